@@ -1,0 +1,36 @@
+// copysynth — turning a CopyPlan into x86-64 machine code.
+//
+// `emit()` is the single place where instructions are chosen. It is written against
+// `asmjit::x86::Emitter`, so the same code feeds the JIT (an `x86::Assembler` on a JitRuntime's
+// CodeHolder) and the tests and `.S` writer (an `x86::Assembler` on a plain x86-64 CodeHolder) —
+// the pattern of asmjit's test/asmjit_test_emitters.cpp (`makeRawFunc(x86::Emitter*)`).
+//
+// The emitted function follows the SysV x86-64 ABI: rdi = dst, rsi = src, rdx = n (all 64 bits
+// used), returns dst in rax. It only writes caller-saved registers (rax, rcx, rdx, rsi, rdi,
+// r8-r11, vector registers 0-15), never changes the direction flag, and executes `vzeroupper`
+// before every `ret` reached after a YMM/ZMM instruction and `sfence` after non-temporal stores.
+#pragma once
+
+#include <asmjit/x86.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "copysynth/plan.hpp"
+
+namespace copysynth {
+
+/// Emits the routine for `plan` at the emitter's current position. The plan must pass
+/// check_plan() (emit checks it and returns its error). Loop-head padding is computed from the
+/// current offset, so `e` must be an `x86::Assembler` when loop_align > 1 (kInvalidArgument
+/// otherwise). Encoding failures are returned as kEmitFailed with asmjit's message.
+Status emit(const CopyPlan& plan, asmjit::x86::Emitter& e);
+
+/// The machine code of `plan` for a generic x86-64 target, starting at offset 0 (all branches
+/// are relative, so the bytes are position independent). With `listing`, also fills in asmjit's
+/// Intel-syntax listing of the same bytes. The target ISA is not checked here: validate the
+/// params against the target first (make_plan does).
+Result<std::vector<std::uint8_t>> assemble(const CopyPlan& plan, std::string* listing = nullptr);
+
+}  // namespace copysynth

@@ -1,0 +1,222 @@
+// copysynth — CopyParams: one point of the search space.
+//
+// Every tunable knob is one field of `CopyParams`, declared once with BOOST_HANA_DEFINE_STRUCT.
+// Each field's type is a `Param<Spec>` whose Spec carries the field's unit, docstring, default and
+// domain (a finite list of choices, or a byte range, optionally with "never"). Generic code walks
+// the fields with Boost.Hana, so JSON (to_json/params_from_json), printing (to_string), validation
+// (validate) and the tuner's search space (domain_values) all come from this one definition:
+// adding a field here adds it everywhere.
+#pragma once
+
+#include <array>
+#include <boost/hana/define_struct.hpp>
+#include <cstdint>
+#include <limits>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "copysynth/isa.hpp"
+#include "copysynth/result.hpp"
+
+namespace copysynth {
+
+/// Which routine is generated. memcpy: `void* f(void* dst, const void* src, size_t n)`, returns
+/// dst; src and dst must not overlap.
+enum class Operation : std::uint8_t { kMemcpy };
+
+/// Software-prefetch hint for the main loop's load stream (Intel SDM vol. 2, PREFETCHh).
+enum class PrefetchHint : std::uint8_t {
+  kT0,   ///< prefetcht0: into all cache levels
+  kNTA,  ///< prefetchnta: non-temporal, minimises cache pollution
+};
+
+/// How padding before a loop head is filled. Every form is emitted byte by byte by copysynth
+/// (generator/nops.hpp), not by asmjit's align().
+enum class NopForm : std::uint8_t {
+  kSingleByte,       ///< a run of 0x90
+  kLongNop,          ///< P6 long NOPs `0F 1F /0`, 1..8 bytes each (Linux x86 nops.h, Intel SDM NOP)
+  kPrefixedLongNop,  ///< long NOPs with up to three 0x66 prefixes, up to 11 bytes each (AMD SOG)
+  kJumpOver,         ///< `jmp rel8` over int3 (0xCC) fill; a single 0x90 when the gap is 1 byte
+};
+
+/// A byte count that means "never" when equal to `kNever`.
+inline constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
+
+/// A field of CopyParams: a value plus, in `Spec`, its documentation and domain.
+/// Spec provides: `type`, `unit`, `doc`, `def`; and either `choices` (+ `names` for enums) or
+/// `lo`/`hi`/`step` (+ `allows_never`).
+template <class Spec>
+struct Param {
+  using spec = Spec;
+  using value_type = typename Spec::type;
+  value_type value = Spec::def;
+
+  constexpr Param() = default;
+  constexpr Param(value_type v) : value(v) {}  // NOLINT: implicit on purpose
+  constexpr operator value_type() const { return value; }
+};
+
+namespace spec {
+struct Operation {
+  using type = copysynth::Operation;
+  static constexpr std::string_view unit = "";
+  static constexpr std::string_view doc = "routine generated: memcpy";
+  static constexpr type def = type::kMemcpy;
+  static constexpr std::array choices{type::kMemcpy};
+  static constexpr std::array<std::string_view, 1> names{"memcpy"};
+};
+struct VectorWidth {
+  using type = std::uint32_t;
+  static constexpr std::string_view unit = "bytes";
+  static constexpr std::string_view doc =
+      "register width of the main loop and of the wider size classes: 8 = GPR, 16 = SSE2, "
+      "32 = AVX2, 64 = AVX-512F";
+  static constexpr type def = 32;
+  static constexpr std::array<type, 4> choices{8, 16, 32, 64};
+};
+struct Unroll {
+  using type = std::uint32_t;
+  static constexpr std::string_view unit = "vectors per loop iteration";
+  static constexpr std::string_view doc = "unroll factor of the main loop";
+  static constexpr type def = 4;
+  static constexpr std::array<type, 5> choices{1, 2, 4, 8, 16};
+};
+struct PrefetchDistance {
+  using type = std::uint32_t;
+  static constexpr std::string_view unit = "bytes";
+  static constexpr std::string_view doc =
+      "software prefetch this many bytes ahead of the main loop's loads; 0 = no prefetch";
+  static constexpr type def = 0;
+  static constexpr type lo = 0, hi = 8192, step = 64;
+  static constexpr bool allows_never = false;
+};
+struct PrefetchHint {
+  using type = copysynth::PrefetchHint;
+  static constexpr std::string_view unit = "";
+  static constexpr std::string_view doc = "prefetch instruction: t0 = prefetcht0, nta = prefetchnta";
+  static constexpr type def = type::kT0;
+  static constexpr std::array choices{type::kT0, type::kNTA};
+  static constexpr std::array<std::string_view, 2> names{"t0", "nta"};
+};
+struct NtThreshold {
+  using type = std::uint64_t;
+  static constexpr std::string_view unit = "bytes";
+  static constexpr std::string_view doc =
+      "copies of at least this many bytes use non-temporal (movnt*) stores of the register "
+      "width, then sfence; \"never\" disables them. Never applies below the main loop's size class";
+  static constexpr type def = kNever;
+  static constexpr type lo = 0, hi = std::uint64_t{1} << 48, step = 1;
+  static constexpr bool allows_never = true;
+};
+struct RepThreshold {
+  using type = std::uint64_t;
+  static constexpr std::string_view unit = "bytes";
+  static constexpr std::string_view doc =
+      "copies of at least this many bytes (and below nt_threshold) use `rep movsb`; \"never\" "
+      "disables it. Never applies below the main loop's size class";
+  static constexpr type def = kNever;
+  static constexpr type lo = 0, hi = std::uint64_t{1} << 48, step = 1;
+  static constexpr bool allows_never = true;
+};
+struct RepAlignDst {
+  using type = bool;
+  static constexpr std::string_view unit = "";
+  static constexpr std::string_view doc =
+      "before `rep movsb`, copy the first 64 bytes with vector moves and align dst to 64";
+  static constexpr type def = true;
+  static constexpr std::array choices{false, true};
+};
+struct LoopAlign {
+  using type = std::uint32_t;
+  static constexpr std::string_view unit = "bytes";
+  static constexpr std::string_view doc = "alignment of every loop head (1 = no padding)";
+  static constexpr type def = 64;
+  static constexpr std::array<type, 4> choices{1, 16, 32, 64};
+};
+struct NopForm {
+  using type = copysynth::NopForm;
+  static constexpr std::string_view unit = "";
+  static constexpr std::string_view doc =
+      "padding before loop heads: single (0x90 run), long (0F 1F /0), prefixed (66-prefixed long "
+      "NOPs), jump (jmp over int3)";
+  static constexpr type def = type::kLongNop;
+  static constexpr std::array choices{type::kSingleByte, type::kLongNop, type::kPrefixedLongNop,
+                                      type::kJumpOver};
+  static constexpr std::array<std::string_view, 4> names{"single", "long", "prefixed", "jump"};
+};
+}  // namespace spec
+
+/// One point of copysynth's search space. Default-constructed = a sane AVX2 routine without
+/// prefetch, rep movsb or non-temporal stores. Field semantics and ranges: the Specs above.
+struct CopyParams {
+  BOOST_HANA_DEFINE_STRUCT(CopyParams,
+                           (Param<spec::Operation>, operation),
+                           (Param<spec::VectorWidth>, vector_width),
+                           (Param<spec::Unroll>, unroll),
+                           (Param<spec::PrefetchDistance>, prefetch_distance),
+                           (Param<spec::PrefetchHint>, prefetch_hint),
+                           (Param<spec::NtThreshold>, nt_threshold),
+                           (Param<spec::RepThreshold>, rep_threshold),
+                           (Param<spec::RepAlignDst>, rep_align_dst),
+                           (Param<spec::LoopAlign>, loop_align),
+                           (Param<spec::NopForm>, nop_form));
+  bool operator==(const CopyParams&) const = default;
+};
+
+/// Checks every field against its domain, and the vector width against `target`.
+/// Error kInvalidParams names the field, the value and the allowed range; error kUnsupportedIsa
+/// names the missing feature and the widths the target allows.
+Status validate(const CopyParams& p, const IsaFeatures& target);
+
+/// Checks only the domains (no ISA check). Same errors as validate().
+Status validate_domains(const CopyParams& p);
+
+/// One line, `field=value` pairs in declaration order, e.g.
+/// "operation=memcpy vector_width=32 unroll=4 prefetch_distance=0 ...".
+std::string to_string(const CopyParams& p);
+
+/// JSON object with one member per field; thresholds equal to kNever are written as "never".
+nlohmann::json to_json(const CopyParams& p);
+
+/// Parses what to_json writes. Unknown members are an error (a typo must not be silently ignored);
+/// missing members take the field's default. Errors (kWisdomMalformed for wrong types or unknown
+/// fields, kInvalidParams for out-of-domain values) name the field. Does not check the ISA: call
+/// validate() with the target's features.
+Result<CopyParams> params_from_json(const nlohmann::json& j);
+
+/// Names of all fields in declaration order.
+std::vector<std::string> param_field_names();
+
+/// Human-readable description of every field: name, unit, default, domain, doc (for --help and
+/// docs/parameters.md).
+std::string describe_params();
+
+/// Name of an enum value as used in JSON ("memcpy", "t0", "long", ...).
+std::string_view name_of(Operation v) noexcept;
+std::string_view name_of(PrefetchHint v) noexcept;
+std::string_view name_of(NopForm v) noexcept;
+
+/// Formats a byte count: "never" for kNever, else a plain integer.
+std::string bytes_or_never(std::uint64_t v);
+
+/// The candidate values of a field for a search: every choice of a finite domain; for a byte
+/// range, 0 (if allowed) then powers of two from `step` (at least 64) up to min(hi, `cap`), then
+/// kNever if allowed. The tuner narrows these with measurements.
+template <class Spec>
+std::vector<typename Spec::type> domain_values(std::uint64_t cap = std::uint64_t{1} << 30) {
+  std::vector<typename Spec::type> out;
+  if constexpr (requires { Spec::choices; }) {
+    out.assign(Spec::choices.begin(), Spec::choices.end());
+  } else {
+    if (Spec::lo == 0) out.push_back(0);
+    const std::uint64_t top = Spec::hi < cap ? Spec::hi : cap;
+    for (std::uint64_t v = Spec::step < 64 ? 64 : Spec::step; v <= top; v *= 2)
+      out.push_back(static_cast<typename Spec::type>(v));
+    if (Spec::allows_never) out.push_back(static_cast<typename Spec::type>(kNever));
+  }
+  return out;
+}
+
+}  // namespace copysynth

@@ -1,0 +1,89 @@
+// copysynth — CopyPlan: the size ladder of one routine.
+//
+// A plan is an ordered list of size classes that together cover every length n in [0, 2^64):
+// each class names the strategy that copies n bytes for n in [lo, hi]. The plan is what emission,
+// verification (its edges are tested ±72), reports and the `.S` writer's header comment read.
+// Templates (templates/) build plans from CopyParams; emit() turns a plan into machine code.
+//
+// Strategies (n = length in bytes, V = vector width in bytes):
+//   kNone            n == 0: return dst, touch no memory.
+//   kBlock           n == block: one move of `block` bytes.
+//   kHeadTail        block <= n < 2*block: all loads, then all stores, of `block` bytes at the head
+//                    [0, block) and at the tail [n-block, n); the two overlap (LLVM libc
+//                    op_generic.h `head_tail`). Never reads or writes outside [0, n).
+//   kAlignedLoop     n >= 4V: store the first V bytes, align dst up to V, loop over unroll*V bytes
+//                    per iteration (aligned stores, optional prefetch), then V at a time, then the
+//                    last 4V bytes with overlapping unaligned moves.
+//   kRepMovsb        `rep movsb`, optionally after storing the first 64 bytes and aligning dst to 64.
+//   kNonTemporalLoop kAlignedLoop with movnt* stores and `sfence` before the tail.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "copysynth/params.hpp"
+
+namespace copysynth {
+
+enum class Strategy : std::uint8_t {
+  kNone,
+  kBlock,
+  kHeadTail,
+  kAlignedLoop,
+  kRepMovsb,
+  kNonTemporalLoop,
+};
+
+std::string_view strategy_name(Strategy s) noexcept;
+
+/// Lengths n with lo <= n <= hi (bytes, inclusive) use `strategy`.
+struct SizeClass {
+  std::uint64_t lo = 0;
+  std::uint64_t hi = 0;          ///< kNever (2^64-1) for the last class
+  Strategy strategy = Strategy::kNone;
+  std::uint32_t block = 0;       ///< kBlock/kHeadTail: bytes per move group; 0 otherwise
+  double weight = 1.0;           ///< relative call frequency; shapes the dispatch tree only
+  bool operator==(const SizeClass&) const = default;
+};
+
+struct CopyPlan {
+  CopyParams params;             ///< what the plan was built from (loop shape, hints, padding)
+  std::string ladder;            ///< name of the template that built it ("vector", ...)
+  std::uint32_t vec = 32;        ///< register width in bytes (== params.vector_width)
+  std::vector<SizeClass> classes;
+  bool operator==(const CopyPlan&) const = default;
+};
+
+/// Checks the structural invariants emit() relies on: classes sorted, contiguous, starting at 0,
+/// ending at kNever; kNone only for {0}; head/tail blocks a power of two with block <= lo and
+/// hi < 2*block; loop classes start at >= 4V; rep classes with dst alignment start at >= 64.
+/// Error kInvalidParams names the offending class.
+Status check_plan(const CopyPlan& plan);
+
+/// Every length where behaviour changes: each class's lo and hi+1 (below 2^64-1). Verification
+/// tests each edge ±72.
+std::vector<std::uint64_t> plan_edges(const CopyPlan& plan);
+
+/// The ladder on one page, one line per class, e.g.
+///   "     32 ..      63  head/tail  1 x 32 B each end (overlapping)".
+std::string to_string(const CopyPlan& plan);
+
+/// JSON: {"ladder", "vector_width", "classes": [{"lo","hi","strategy","block","weight"}...]}.
+nlohmann::json to_json(const CopyPlan& plan);
+
+/// A node of the dispatch tree: either a leaf (class index) or a comparison `n >= pivot`.
+struct DispatchNode {
+  int leaf = -1;            ///< class index for a leaf, -1 for an inner node
+  std::uint64_t pivot = 0;  ///< inner node: go right when n >= pivot
+  int left = -1, right = -1;
+};
+
+/// The binary search tree over `plan.classes` that minimises the expected number of compares
+/// under the class weights (optimal alphabetic tree, O(k^3) dynamic programming; k <= ~16).
+/// Deterministic: ties pick the leftmost split. nodes[0] is the root.
+std::vector<DispatchNode> dispatch_tree(const CopyPlan& plan);
+
+}  // namespace copysynth

@@ -1,0 +1,200 @@
+// copysynth — CopyPlan checks, printing and the dispatch tree.
+#include "copysynth/plan.hpp"
+
+#include <bit>
+#include <cstdio>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace copysynth {
+
+std::string_view strategy_name(Strategy s) noexcept {
+  switch (s) {
+    case Strategy::kNone: return "none";
+    case Strategy::kBlock: return "block";
+    case Strategy::kHeadTail: return "head_tail";
+    case Strategy::kAlignedLoop: return "aligned_loop";
+    case Strategy::kRepMovsb: return "rep_movsb";
+    case Strategy::kNonTemporalLoop: return "nt_loop";
+  }
+  return "?";
+}
+
+namespace {
+std::string range_text(const SizeClass& c) {
+  std::string hi = c.hi == kNever ? "" : std::to_string(c.hi);
+  return std::to_string(c.lo) + (c.lo == c.hi ? "" : (c.hi == kNever ? " .. " : " .. ") + hi);
+}
+Error class_error(std::size_t i, const SizeClass& c, const std::string& what) {
+  return make_error(ErrorCode::kInvalidParams, "size class " + std::to_string(i) + " [" +
+                                                   range_text(c) + "] (" +
+                                                   std::string(strategy_name(c.strategy)) +
+                                                   "): " + what);
+}
+}  // namespace
+
+Status check_plan(const CopyPlan& plan) {
+  if (plan.classes.empty()) return make_error(ErrorCode::kInvalidParams, "plan has no size classes");
+  if (plan.vec != plan.params.vector_width)
+    return make_error(ErrorCode::kInvalidParams, "plan vector width differs from its params");
+  const std::uint64_t V = plan.vec;
+  std::uint64_t expect = 0;
+  for (std::size_t i = 0; i < plan.classes.size(); ++i) {
+    const auto& c = plan.classes[i];
+    if (c.lo != expect) return class_error(i, c, "does not start where the previous class ended");
+    if (c.hi < c.lo) return class_error(i, c, "is empty");
+    if (!(c.weight >= 0)) return class_error(i, c, "has a negative or NaN weight");
+    switch (c.strategy) {
+      case Strategy::kNone:
+        if (c.lo != 0 || c.hi != 0) return class_error(i, c, "kNone only handles n == 0");
+        break;
+      case Strategy::kBlock:
+        if (c.lo != c.hi || c.block != c.lo || c.block == 0 || c.block > 8 ||
+            !std::has_single_bit(c.block))
+          return class_error(i, c, "a block move handles exactly n == block, a power of two <= 8");
+        break;
+      case Strategy::kHeadTail:
+        if (c.block == 0 || !std::has_single_bit(c.block) || c.block > c.lo || c.hi > 2ull * c.block)
+          return class_error(i, c, "head/tail needs a power-of-two block with block <= n <= 2*block");
+        // Registers free for one end's moves: 2 GPRs at width 8, 4 vectors otherwise.
+        if (c.block > (V == 8 ? 16 : 4 * V))
+          return class_error(i, c, "head/tail block exceeds the registers available at this width");
+        break;
+      case Strategy::kAlignedLoop:
+      case Strategy::kNonTemporalLoop:
+        if (c.lo < 4 * V) return class_error(i, c, "a loop class needs n >= 4 x vector width");
+        break;
+      case Strategy::kRepMovsb:
+        if (c.lo < 4 * V) return class_error(i, c, "the rep class must lie above the loop's start");
+        if (plan.params.rep_align_dst && c.lo < 64)
+          return class_error(i, c, "rep movsb with dst alignment needs n >= 64");
+        break;
+    }
+    if (c.hi == kNever) {
+      if (i + 1 != plan.classes.size()) return class_error(i, c, "unbounded class is not the last");
+      return {};
+    }
+    expect = c.hi + 1;
+  }
+  return make_error(ErrorCode::kInvalidParams,
+                    "the last size class must extend to n = 2^64-1 (hi = never)");
+}
+
+std::vector<std::uint64_t> plan_edges(const CopyPlan& plan) {
+  std::vector<std::uint64_t> e;
+  for (const auto& c : plan.classes) {
+    e.push_back(c.lo);
+    if (c.hi != kNever) e.push_back(c.hi + 1);
+  }
+  return e;
+}
+
+std::string to_string(const CopyPlan& plan) {
+  const auto& p = plan.params;
+  std::ostringstream o;
+  o << name_of(p.operation.value) << " plan (ladder \"" << plan.ladder << "\", VEC = " << plan.vec
+    << " bytes";
+  o << (plan.vec == 8 ? ", GPR" : plan.vec == 16 ? ", SSE2" : plan.vec == 32 ? ", AVX2" : ", AVX-512F")
+    << ")\n";
+  const auto reg = [&](std::uint32_t bytes) -> std::string {
+    if (bytes <= 8) return std::to_string(bytes) + "-byte GPR";
+    const std::uint32_t r = std::min<std::uint32_t>(bytes, plan.vec);
+    const char* name = r == 16 ? "xmm" : r == 32 ? "ymm" : r == 64 ? "zmm" : "gpr";
+    return std::to_string(bytes / std::max<std::uint32_t>(r, 8)) + " x " + name;
+  };
+  for (const auto& c : plan.classes) {
+    char range[64];
+    if (c.hi == kNever)
+      std::snprintf(range, sizeof range, "%10llu .. max     ", (unsigned long long)c.lo);
+    else if (c.lo == c.hi)
+      std::snprintf(range, sizeof range, "%10llu             ", (unsigned long long)c.lo);
+    else
+      std::snprintf(range, sizeof range, "%10llu .. %-10llu", (unsigned long long)c.lo,
+                    (unsigned long long)c.hi);
+    o << "  n = " << range << "  ";
+    switch (c.strategy) {
+      case Strategy::kNone: o << "return dst; no memory touched"; break;
+      case Strategy::kBlock: o << "one " << c.block << "-byte move"; break;
+      case Strategy::kHeadTail:
+        o << "head/tail: " << reg(c.block) << " at each end, overlapping; all loads before stores";
+        break;
+      case Strategy::kAlignedLoop:
+      case Strategy::kNonTemporalLoop:
+        o << (c.strategy == Strategy::kNonTemporalLoop ? "non-temporal loop: " : "aligned loop: ")
+          << p.unroll.value << " x " << plan.vec << " B per iteration, dst aligned to " << plan.vec;
+        if (p.prefetch_distance.value)
+          o << ", prefetch" << name_of(p.prefetch_hint.value) << " +" << p.prefetch_distance.value
+            << " B";
+        if (c.strategy == Strategy::kNonTemporalLoop) o << ", movnt stores, sfence";
+        o << "; tail: last " << 4 * plan.vec << " B overlapping";
+        break;
+      case Strategy::kRepMovsb:
+        o << "rep movsb" << (p.rep_align_dst ? " after storing 64 B and aligning dst to 64" : "");
+        break;
+    }
+    o << "\n";
+  }
+  o << "  loop heads aligned to " << p.loop_align.value << " with " << name_of(p.nop_form.value)
+    << " NOP padding\n";
+  return o.str();
+}
+
+nlohmann::json to_json(const CopyPlan& plan) {
+  nlohmann::json classes = nlohmann::json::array();
+  for (const auto& c : plan.classes) {
+    classes.push_back({{"lo", c.lo},
+                       {"hi", c.hi == kNever ? nlohmann::json("max") : nlohmann::json(c.hi)},
+                       {"strategy", strategy_name(c.strategy)},
+                       {"block", c.block},
+                       {"weight", c.weight}});
+  }
+  return {{"ladder", plan.ladder}, {"vector_width", plan.vec}, {"classes", classes}};
+}
+
+std::vector<DispatchNode> dispatch_tree(const CopyPlan& plan) {
+  const int k = static_cast<int>(plan.classes.size());
+  std::vector<DispatchNode> nodes;
+  if (k == 0) return nodes;
+  // cost[i][j]: expected compares for classes i..j; split[i][j]: first class of the right side.
+  std::vector<double> W(k + 1, 0.0);
+  for (int i = 0; i < k; ++i) W[i + 1] = W[i] + plan.classes[i].weight + 1e-9;
+  std::vector<std::vector<double>> cost(k, std::vector<double>(k, 0.0));
+  std::vector<std::vector<int>> split(k, std::vector<int>(k, -1));
+  for (int len = 2; len <= k; ++len) {
+    for (int i = 0; i + len - 1 < k; ++i) {
+      const int j = i + len - 1;
+      double best = std::numeric_limits<double>::infinity();
+      int best_s = -1;
+      for (int s = i + 1; s <= j; ++s) {
+        const double c = cost[i][s - 1] + cost[s][j];
+        if (c < best - 1e-12) {
+          best = c;
+          best_s = s;
+        }
+      }
+      cost[i][j] = best + (W[j + 1] - W[i]);
+      split[i][j] = best_s;
+    }
+  }
+  // Materialise depth-first (root first).
+  auto build = [&](auto&& self, int i, int j) -> int {
+    const int id = static_cast<int>(nodes.size());
+    nodes.emplace_back();
+    if (i == j) {
+      nodes[id].leaf = i;
+      return id;
+    }
+    const int s = split[i][j];
+    nodes[id].pivot = plan.classes[s].lo;
+    const int l = self(self, i, s - 1);
+    const int r = self(self, s, j);
+    nodes[id].left = l;
+    nodes[id].right = r;
+    return id;
+  };
+  build(build, 0, k - 1);
+  return nodes;
+}
+
+}  // namespace copysynth

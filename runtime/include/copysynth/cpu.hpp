@@ -1,0 +1,69 @@
+// copysynth — what the host CPU is and what it can run.
+//
+// Features come from CPUID masked by what the OS enabled in XCR0 (Intel SDM vol. 1, 13.3 "Enabling
+// the XSAVE feature set"): AVX needs XCR0 bits 1-2 (SSE, AVX state), AVX-512 additionally bits 5-7
+// (opmask, ZMM_Hi256, Hi16_ZMM). FSRM is CPUID.(EAX=7,ECX=0):EDX[4], which asmjit's 2022 snapshot
+// does not report, so copysynth reads CPUID itself. Cache sizes come from sysfs
+// (/sys/devices/system/cpu/cpu0/cache), not CPUID leaf 4 / 0x8000001D, which hypervisors fake
+// (glibc 2.36 reads a 256 MiB L3 on the project's VM host).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "copysynth/isa.hpp"
+
+namespace copysynth {
+
+struct CacheSizes {
+  std::uint64_t l1d = 0;  ///< bytes per core, 0 if unknown
+  std::uint64_t l2 = 0;   ///< bytes per core, 0 if unknown
+  std::uint64_t l3 = 0;   ///< bytes shared by the cores of cpu0's L3, 0 if unknown
+};
+
+class CpuInfo {
+ public:
+  /// The host, read once (thread-safe) and cached.
+  static const CpuInfo& host();
+
+  /// A CPU described without asking the hardware (tests, cross-target `.S` output).
+  static CpuInfo synthetic(std::string vendor, unsigned family, unsigned model, unsigned stepping,
+                           IsaFeatures features);
+
+  /// A copy with every vector feature above `level` removed (Highway SetSupportedTargetsForTest).
+  /// The signature changes with the features.
+  CpuInfo capped(IsaLevel level) const;
+
+  const std::string& vendor() const { return vendor_; }  ///< "GenuineIntel", "AuthenticAMD", ...
+  const std::string& brand() const { return brand_; }    ///< CPUID brand string, trimmed
+  unsigned family() const { return family_; }            ///< display family (base + extended)
+  unsigned model() const { return model_; }              ///< display model (with extended model)
+  unsigned stepping() const { return stepping_; }
+  const IsaFeatures& features() const { return features_; }
+  const CacheSizes& caches() const { return caches_; }
+  bool hypervisor() const { return hypervisor_; }        ///< CPUID.1:ECX[31]
+
+  /// Identifies the configuration a wisdom entry was tuned for:
+  /// "<vendor>-<family>-<model>:<features>", e.g. "AuthenticAMD-26-2:sse2,avx,avx2,...,fsrm".
+  /// Stepping and cache sizes are left out: they do not change which routine is valid, and a
+  /// fleet tunes once per CPU model.
+  std::string signature() const;
+
+  /// Multi-line description for reports (`autotune` header, `--show`).
+  std::string describe() const;
+
+ private:
+  std::string vendor_, brand_;
+  unsigned family_ = 0, model_ = 0, stepping_ = 0;
+  IsaFeatures features_;
+  CacheSizes caches_;
+  bool hypervisor_ = false;
+
+  static CpuInfo detect();
+};
+
+/// Reads the cache sizes of cpu0 from `sysfs_cpu_dir` (default /sys/devices/system/cpu/cpu0/cache);
+/// unknown sizes are 0.
+CacheSizes read_cache_sizes(const std::string& sysfs_cache_dir = "/sys/devices/system/cpu/cpu0/cache");
+
+}  // namespace copysynth

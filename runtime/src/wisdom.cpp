@@ -1,0 +1,278 @@
+// copysynth — wisdom files (see wisdom.hpp).
+#include "copysynth/wisdom.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "copysynth/ladders.hpp"
+
+namespace copysynth {
+using nlohmann::json;
+
+namespace {
+
+Error malformed(const std::string& path, const std::string& what) {
+  return make_error(ErrorCode::kWisdomMalformed, path + ": " + what);
+}
+
+/// Member `key` of object `j` with the given type check; `path` names it in errors.
+template <class Check>
+Result<const json*> member(const json& j, const std::string& path, const char* key, Check is_type,
+                           const char* type_text) {
+  auto it = j.find(key);
+  const std::string p = path.empty() ? key : path + "." + key;
+  if (it == j.end()) return malformed(p, std::string("missing (expected ") + type_text + ")");
+  if (!is_type(*it)) return malformed(p, std::string("must be ") + type_text + ", got " + it->dump());
+  return &*it;
+}
+
+const auto is_string = [](const json& v) { return v.is_string(); };
+const auto is_uint = [](const json& v) { return v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0); };
+const auto is_number = [](const json& v) { return v.is_number(); };
+const auto is_object = [](const json& v) { return v.is_object(); };
+const auto is_array = [](const json& v) { return v.is_array(); };
+
+std::string hex64(std::uint64_t v) {
+  char b[17];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+Result<CopyPlan> plan_from_json(const json& j, const CopyParams& params, const std::string& path) {
+  auto ladder = member(j, path, "ladder", is_string, "a string");
+  if (!ladder) return ladder.error();
+  auto classes = member(j, path, "classes", is_array, "an array");
+  if (!classes) return classes.error();
+  auto plan = make_plan(params, IsaFeatures::for_level(IsaLevel::kAVX512), (*ladder)->get<std::string>());
+  if (!plan) return make_error(plan.error().code, path + ": " + plan.error().message);
+  const json& cs = **classes;
+  if (cs.size() != plan->classes.size())
+    return make_error(ErrorCode::kWisdomMismatch,
+                      path + ".classes: has " + std::to_string(cs.size()) + " size classes but these " +
+                          "params give " + std::to_string(plan->classes.size()) +
+                          " with this copysynth version; re-run autotune");
+  for (std::size_t i = 0; i < cs.size(); ++i) {
+    const std::string cp = path + ".classes[" + std::to_string(i) + "]";
+    if (!cs[i].is_object()) return malformed(cp, "must be an object");
+    auto lo = member(cs[i], cp, "lo", is_uint, "a non-negative integer");
+    if (!lo) return lo.error();
+    auto strategy = member(cs[i], cp, "strategy", is_string, "a string");
+    if (!strategy) return strategy.error();
+    auto weight = member(cs[i], cp, "weight", is_number, "a number");
+    if (!weight) return weight.error();
+    auto& c = plan->classes[i];
+    if ((*lo)->get<std::uint64_t>() != c.lo || (*strategy)->get<std::string>() != strategy_name(c.strategy))
+      return make_error(ErrorCode::kWisdomMismatch,
+                        cp + ": starts at n = " + (*lo)->dump() + " with " + (*strategy)->dump() +
+                            " but these params give n = " + std::to_string(c.lo) + " with \"" +
+                            std::string(strategy_name(c.strategy)) +
+                            "\" (file edited, or made by another copysynth version); re-run autotune");
+    const double w = (*weight)->get<double>();
+    if (!(w >= 0) || w > 1e12) return malformed(cp + ".weight", "must be between 0 and 1e12");
+    c.weight = w;
+  }
+  return std::move(plan).value();
+}
+
+}  // namespace
+
+const WisdomEntry* Wisdom::find(Operation op) const {
+  for (const auto& e : entries)
+    if (e.operation == op) return &e;
+  return nullptr;
+}
+
+void set_cpu(Wisdom& w, const CpuInfo& cpu) {
+  w.cpu_signature = cpu.signature();
+  w.cpu_vendor = cpu.vendor();
+  w.cpu_brand = cpu.brand();
+  w.cpu_features = cpu.features().to_string();
+  w.cpu_family = cpu.family();
+  w.cpu_model = cpu.model();
+  w.cpu_stepping = cpu.stepping();
+}
+
+std::uint64_t fnv1a64(const std::vector<std::uint8_t>& bytes) noexcept {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (auto b : bytes) {
+    h ^= b;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+json to_json(const Wisdom& w) {
+  json entries = json::array();
+  for (const auto& e : w.entries) {
+    json points = json::array();
+    for (const auto& p : e.points)
+      points.push_back({{"size", p.size},
+                        {"src_align", p.src_align},
+                        {"dst_align", p.dst_align},
+                        {"baseline_gbps", p.baseline_gbps},
+                        {"tuned_gbps", p.tuned_gbps}});
+    entries.push_back({{"operation", name_of(e.operation)},
+                       {"workload", e.workload},
+                       {"params", to_json(e.plan.params)},
+                       {"plan", to_json(e.plan)},
+                       {"code_fnv1a64", hex64(e.code_hash)},
+                       {"points", points}});
+  }
+  return {{"schema", w.schema},
+          {"generator_version", w.generator_version},
+          {"created", w.created},
+          {"command", w.command},
+          {"cpu",
+           {{"signature", w.cpu_signature},
+            {"vendor", w.cpu_vendor},
+            {"brand", w.cpu_brand},
+            {"family", w.cpu_family},
+            {"model", w.cpu_model},
+            {"stepping", w.cpu_stepping},
+            {"features", w.cpu_features}}},
+          {"entries", entries}};
+}
+
+Result<Wisdom> wisdom_from_json(const json& j) {
+  if (!j.is_object()) return malformed("(top level)", "must be a JSON object, got " + std::string(j.type_name()));
+  Wisdom w;
+  auto schema = member(j, "", "schema", is_uint, "an integer");
+  if (!schema) return schema.error();
+  if ((*schema)->get<std::uint64_t>() != static_cast<std::uint64_t>(kWisdomSchema))
+    return make_error(ErrorCode::kWisdomMismatch,
+                      "schema " + (*schema)->dump() + " is not supported by this copysynth (it reads schema " +
+                          std::to_string(kWisdomSchema) + "); re-run autotune to write a new file");
+  w.schema = kWisdomSchema;
+  auto version = member(j, "", "generator_version", is_string, "a string");
+  if (!version) return version.error();
+  w.generator_version = (*version)->get<std::string>();
+  if (auto it = j.find("created"); it != j.end() && it->is_string()) w.created = it->get<std::string>();
+  if (auto it = j.find("command"); it != j.end() && it->is_string()) w.command = it->get<std::string>();
+  auto cpu = member(j, "", "cpu", is_object, "an object");
+  if (!cpu) return cpu.error();
+  auto sig = member(**cpu, "cpu", "signature", is_string, "a string");
+  if (!sig) return sig.error();
+  w.cpu_signature = (*sig)->get<std::string>();
+  const json& c = **cpu;
+  auto str = [&](const char* k) { auto it = c.find(k); return it != c.end() && it->is_string() ? it->get<std::string>() : std::string(); };
+  auto num = [&](const char* k) { auto it = c.find(k); return it != c.end() && is_uint(*it) ? it->get<unsigned>() : 0u; };
+  w.cpu_vendor = str("vendor");
+  w.cpu_brand = str("brand");
+  w.cpu_features = str("features");
+  w.cpu_family = num("family");
+  w.cpu_model = num("model");
+  w.cpu_stepping = num("stepping");
+
+  auto entries = member(j, "", "entries", is_array, "an array");
+  if (!entries) return entries.error();
+  for (std::size_t i = 0; i < (*entries)->size(); ++i) {
+    const json& e = (**entries)[i];
+    const std::string path = "entries[" + std::to_string(i) + "]";
+    if (!e.is_object()) return malformed(path, "must be an object");
+    WisdomEntry we;
+    auto op = member(e, path, "operation", is_string, "a string");
+    if (!op) return op.error();
+    if ((*op)->get<std::string>() != "memcpy")
+      return make_error(ErrorCode::kWisdomMismatch,
+                        path + ".operation: " + (*op)->dump() + " is not an operation this copysynth knows (memcpy)");
+    we.operation = Operation::kMemcpy;
+    if (auto it = e.find("workload"); it != e.end() && it->is_string()) we.workload = it->get<std::string>();
+    auto params_j = member(e, path, "params", is_object, "an object");
+    if (!params_j) return params_j.error();
+    auto params = params_from_json(**params_j);
+    if (!params) return make_error(params.error().code, path + ".params." + params.error().message);
+    if (params->operation.value != we.operation)
+      return malformed(path + ".params.operation", "differs from the entry's operation");
+    auto plan_j = member(e, path, "plan", is_object, "an object");
+    if (!plan_j) return plan_j.error();
+    auto plan = plan_from_json(**plan_j, *params, path + ".plan");
+    if (!plan) return plan.error();
+    we.plan = std::move(plan).value();
+    auto hash = member(e, path, "code_fnv1a64", is_string, "a 16-digit hex string");
+    if (!hash) return hash.error();
+    {
+      const std::string h = (*hash)->get<std::string>();
+      char* end = nullptr;
+      errno = 0;
+      we.code_hash = std::strtoull(h.c_str(), &end, 16);
+      if (h.size() != 16 || *end != '\0' || errno != 0)
+        return malformed(path + ".code_fnv1a64", "must be 16 hex digits, got \"" + h + "\"");
+    }
+    if (auto it = e.find("points"); it != e.end()) {
+      if (!it->is_array()) return malformed(path + ".points", "must be an array");
+      for (std::size_t k = 0; k < it->size(); ++k) {
+        const json& pj = (*it)[k];
+        const std::string pp = path + ".points[" + std::to_string(k) + "]";
+        if (!pj.is_object()) return malformed(pp, "must be an object");
+        MeasuredPoint mp;
+        auto size = member(pj, pp, "size", is_uint, "a non-negative integer");
+        if (!size) return size.error();
+        auto sa = member(pj, pp, "src_align", is_uint, "a non-negative integer");
+        if (!sa) return sa.error();
+        auto da = member(pj, pp, "dst_align", is_uint, "a non-negative integer");
+        if (!da) return da.error();
+        auto bg = member(pj, pp, "baseline_gbps", is_number, "a number");
+        if (!bg) return bg.error();
+        auto tg = member(pj, pp, "tuned_gbps", is_number, "a number");
+        if (!tg) return tg.error();
+        mp.size = (*size)->get<std::uint64_t>();
+        mp.src_align = static_cast<std::uint32_t>((*sa)->get<std::uint64_t>() % 4096);
+        mp.dst_align = static_cast<std::uint32_t>((*da)->get<std::uint64_t>() % 4096);
+        mp.baseline_gbps = (*bg)->get<double>();
+        mp.tuned_gbps = (*tg)->get<double>();
+        we.points.push_back(mp);
+      }
+    }
+    for (const auto& prev : w.entries)
+      if (prev.operation == we.operation)
+        return malformed(path + ".operation", "a second entry for " + (*op)->dump() + "; keep one");
+    w.entries.push_back(std::move(we));
+  }
+  return w;
+}
+
+Result<Wisdom> load_wisdom(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return make_error(ErrorCode::kWisdomIo, "cannot read wisdom file " + path + ": " + std::strerror(errno) +
+                                                " (run `autotune --emit " + path + "` to create it)");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const json j = json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded())
+    return make_error(ErrorCode::kWisdomMalformed,
+                      path + " is not valid JSON (truncated or edited?); re-run autotune --emit " + path);
+  auto w = wisdom_from_json(j);
+  if (!w) return make_error(w.error().code, path + ": " + w.error().message);
+  return w;
+}
+
+Status save_wisdom(const Wisdom& w, const std::string& path) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return make_error(ErrorCode::kWisdomIo, "cannot write " + tmp + ": " + std::strerror(errno));
+    out << to_json(w).dump(2) << "\n";
+    out.flush();
+    if (!out) return make_error(ErrorCode::kWisdomIo, "error writing " + tmp + ": " + std::strerror(errno));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    std::remove(tmp.c_str());
+    return make_error(ErrorCode::kWisdomIo, "cannot rename " + tmp + " to " + path + ": " + std::strerror(e));
+  }
+  return {};
+}
+
+Status check_cpu(const Wisdom& w, const CpuInfo& cpu) {
+  if (w.cpu_signature == cpu.signature()) return {};
+  return make_error(ErrorCode::kWisdomMismatch,
+                    "wisdom was tuned on CPU \"" + w.cpu_signature + "\" but this host is \"" +
+                        cpu.signature() + "\"; run `autotune --emit FILE` on this host to tune for it");
+}
+
+}  // namespace copysynth

@@ -1,0 +1,56 @@
+// copysynth — routine templates: named ladders of size classes built from CopyParams.
+//
+// A template decides which strategy handles which lengths; emit() decides the instructions.
+// Issue-2 ships one template, "vector" (the default vector ladder below); later templates (GPR
+// kernel loop, rep-first for FSRM, non-temporal streaming, ...) register here too.
+//
+// The "vector" ladder for vector width V (bytes) — the size ladder on one page:
+//
+//   n = 0                 return dst
+//   n = 1                 one byte
+//   n = 2..3              head/tail, 2-byte moves        (overlapping; all loads before stores)
+//   n = 4..7              head/tail, 4-byte moves
+//   n = 8..15             head/tail, 8-byte moves
+//   n = 16..31            head/tail, 16 bytes per end    (xmm; two GPRs at V = 8)
+//   n = 32..63            head/tail, 32 bytes per end    (V >= 16)
+//   ... doubling up to    head/tail, 4V bytes per end    (n < 8V; at V = 8 the ladder stops at 31)
+//   n = L .. R-1          aligned loop (L = 8V, or 32 at V = 8): unroll x V per iteration,
+//                         dst aligned to V, optional prefetch, last 4V bytes overlapping
+//   n = R .. T-1          rep movsb      (R = max(rep_threshold, L), 64-byte dst alignment optional)
+//   n >= T                non-temporal loop (T = max(nt_threshold, L)), sfence before the tail
+//
+// Thresholds below L are raised to L: a threshold of 0 can never send tiny copies to rep movsb or
+// to non-temporal stores (a fault glibc and others have shipped). Class weights (which shape the
+// dispatch tree) default to the mean share of each class in the eight production distributions
+// in data/size-distributions (automemcpy, ISMM 2021); `with_weights` replaces them.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "copysynth/isa.hpp"
+#include "copysynth/plan.hpp"
+
+namespace copysynth {
+
+/// The "vector" ladder for `p`. Does not validate `p` (make_plan does).
+CopyPlan vector_ladder(const CopyParams& p);
+
+/// Validates `p` against `target` (CopyParams validate()) and builds the plan of the named ladder.
+/// Errors: those of validate(); kInvalidArgument for an unknown ladder name.
+Result<CopyPlan> make_plan(const CopyParams& p, const IsaFeatures& target,
+                           const std::string& ladder = "vector");
+
+/// Names of the available ladders.
+std::vector<std::string> ladder_names();
+
+/// Sets each class's weight to `probability(lo, hi)`: the share of calls with lo <= n <= hi.
+CopyPlan with_weights(CopyPlan plan,
+                      const std::function<double(std::uint64_t lo, std::uint64_t hi)>& probability);
+
+/// The built-in prior: mean share of calls in [lo, hi] over the eight MemcpyGoogle
+/// distributions, by power-of-two bucket, with a floor of 0.002 per class.
+double default_class_weight(std::uint64_t lo, std::uint64_t hi);
+
+}  // namespace copysynth

@@ -1,0 +1,81 @@
+// copysynth — the "vector" ladder (see ladders.hpp for the ladder on one page).
+#include "copysynth/ladders.hpp"
+
+#include <algorithm>
+#include <bit>
+
+namespace copysynth {
+namespace {
+
+// Mean share of calls per length bucket over MemcpyGoogle{A,B,D,L,M,Q,S,U}.csv
+// (data/size-distributions): bucket 0 = {0}, bucket k = [2^(k-1), 2^k), bucket 13 = [4096, inf).
+constexpr double kBucketShare[14] = {0.0295, 0.0878, 0.0860, 0.1091, 0.1972, 0.1883, 0.1160,
+                                     0.0724, 0.0459, 0.0555, 0.0068, 0.0026, 0.0029, 0.0};
+
+}  // namespace
+
+double default_class_weight(std::uint64_t lo, std::uint64_t hi) {
+  double w = 0;
+  for (int k = 0; k < 14; ++k) {
+    const std::uint64_t blo = k == 0 ? 0 : std::uint64_t{1} << (k - 1);
+    const std::uint64_t bhi = k == 0 ? 0 : k == 13 ? kNever : (std::uint64_t{1} << k) - 1;
+    const std::uint64_t a = std::max(lo, blo), b = std::min(hi, bhi);
+    if (a > b) continue;
+    const double width = double(bhi - blo) + 1.0;
+    w += kBucketShare[k] * (k == 13 ? 1.0 : (double(b - a) + 1.0) / width);
+  }
+  return std::max(w, 0.002);
+}
+
+CopyPlan vector_ladder(const CopyParams& p) {
+  CopyPlan plan;
+  plan.params = p;
+  plan.ladder = "vector";
+  plan.vec = p.vector_width;
+  const std::uint64_t V = plan.vec;
+  auto& c = plan.classes;
+  c.push_back({0, 0, Strategy::kNone, 0});
+  c.push_back({1, 1, Strategy::kBlock, 1});
+  // Head/tail classes [b, 2b-1] for b = 2, 4, ... up to the widest block the registers allow.
+  const std::uint64_t max_block = V == 8 ? 16 : 4 * V;
+  for (std::uint64_t b = 2; b <= max_block; b *= 2)
+    c.push_back({b, 2 * b - 1, Strategy::kHeadTail, static_cast<std::uint32_t>(b)});
+  const std::uint64_t loop_lo = 2 * max_block;  // 8V, or 32 at V = 8
+  // Thresholds below the loop's start are raised to it; "never" stays kNever.
+  const std::uint64_t nt_lo =
+      p.nt_threshold.value == kNever ? kNever : std::max<std::uint64_t>(p.nt_threshold, loop_lo);
+  std::uint64_t rep_lo = p.rep_threshold.value == kNever
+                             ? kNever
+                             : std::max<std::uint64_t>({p.rep_threshold.value, loop_lo,
+                                                        p.rep_align_dst ? 64u : 0u});
+  if (rep_lo >= nt_lo) rep_lo = kNever;  // the non-temporal class takes over first
+  // [from, to) with to == kNever meaning "up to and including 2^64-1".
+  auto add = [&](std::uint64_t from, std::uint64_t to, Strategy s) {
+    if (from < to) c.push_back({from, to == kNever ? kNever : to - 1, s, 0});
+  };
+  add(loop_lo, std::min(rep_lo, nt_lo), Strategy::kAlignedLoop);
+  add(rep_lo, nt_lo, Strategy::kRepMovsb);
+  add(nt_lo, kNever, Strategy::kNonTemporalLoop);
+  for (auto& k : c) k.weight = default_class_weight(k.lo, k.hi);
+  return plan;
+}
+
+Result<CopyPlan> make_plan(const CopyParams& p, const IsaFeatures& target, const std::string& ladder) {
+  COPYSYNTH_TRY(validate(p, target));
+  if (ladder != "vector")
+    return make_error(ErrorCode::kInvalidArgument,
+                      "unknown ladder \"" + ladder + "\"; available: vector");
+  CopyPlan plan = vector_ladder(p);
+  COPYSYNTH_TRY(check_plan(plan));
+  return plan;
+}
+
+std::vector<std::string> ladder_names() { return {"vector"}; }
+
+CopyPlan with_weights(CopyPlan plan,
+                      const std::function<double(std::uint64_t, std::uint64_t)>& probability) {
+  for (auto& k : plan.classes) k.weight = probability(k.lo, k.hi);
+  return plan;
+}
+
+}  // namespace copysynth

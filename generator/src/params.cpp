@@ -108,7 +108,8 @@ Result<typename Spec::type> value_from_json(std::string_view field, const json& 
         return static_cast<T>(kNever);
     }
     if (!j.is_number_integer()) return wrong("a non-negative integer");
-    if (j.is_number_unsigned()) {
+    // nlohmann stores integers built in C++ as signed and parsed non-negative ones as unsigned.
+    if (j.is_number_unsigned() || j.get<std::int64_t>() >= 0) {
       const auto u = j.get<std::uint64_t>();
       if (u > std::numeric_limits<T>::max())
         return make_error(ErrorCode::kInvalidParams, std::string(field) + " = " + std::to_string(u) +

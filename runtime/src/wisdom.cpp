@@ -47,8 +47,16 @@ Result<CopyPlan> plan_from_json(const json& j, const CopyParams& params, const s
   if (!ladder) return ladder.error();
   auto classes = member(j, path, "classes", is_array, "an array");
   if (!classes) return classes.error();
+  // The ISA is checked when the routine is built for a host (Routine::build), not here.
   auto plan = make_plan(params, IsaFeatures::for_level(IsaLevel::kAVX512), (*ladder)->get<std::string>());
-  if (!plan) return make_error(plan.error().code, path + ": " + plan.error().message);
+  if (!plan)
+    return make_error(plan.error().code == ErrorCode::kInvalidArgument ? ErrorCode::kWisdomMismatch
+                                                                       : plan.error().code,
+                      path + ": " + plan.error().message);
+  if (auto vw = j.find("vector_width"); vw != j.end() && !(is_uint(*vw) && vw->get<std::uint64_t>() == plan->vec))
+    return make_error(ErrorCode::kWisdomMismatch,
+                      path + ".vector_width: " + vw->dump() + " differs from params.vector_width " +
+                          std::to_string(plan->vec));
   const json& cs = **classes;
   if (cs.size() != plan->classes.size())
     return make_error(ErrorCode::kWisdomMismatch,
@@ -65,7 +73,13 @@ Result<CopyPlan> plan_from_json(const json& j, const CopyParams& params, const s
     auto weight = member(cs[i], cp, "weight", is_number, "a number");
     if (!weight) return weight.error();
     auto& c = plan->classes[i];
-    if ((*lo)->get<std::uint64_t>() != c.lo || (*strategy)->get<std::string>() != strategy_name(c.strategy))
+    bool hi_ok = true;
+    if (auto hi = cs[i].find("hi"); hi != cs[i].end())
+      hi_ok = c.hi == kNever ? (hi->is_string() && hi->get<std::string>() == "max")
+                             : (is_uint(*hi) && hi->get<std::uint64_t>() == c.hi);
+    if (auto bl = cs[i].find("block"); bl != cs[i].end())
+      hi_ok = hi_ok && is_uint(*bl) && bl->get<std::uint64_t>() == c.block;
+    if ((*lo)->get<std::uint64_t>() != c.lo || (*strategy)->get<std::string>() != strategy_name(c.strategy) || !hi_ok)
       return make_error(ErrorCode::kWisdomMismatch,
                         cp + ": starts at n = " + (*lo)->dump() + " with " + (*strategy)->dump() +
                             " but these params give n = " + std::to_string(c.lo) + " with \"" +
@@ -196,11 +210,9 @@ Result<Wisdom> wisdom_from_json(const json& j) {
     if (!hash) return hash.error();
     {
       const std::string h = (*hash)->get<std::string>();
-      char* end = nullptr;
-      errno = 0;
-      we.code_hash = std::strtoull(h.c_str(), &end, 16);
-      if (h.size() != 16 || *end != '\0' || errno != 0)
-        return malformed(path + ".code_fnv1a64", "must be 16 hex digits, got \"" + h + "\"");
+      const bool hex = h.size() == 16 && h.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos;
+      if (!hex) return malformed(path + ".code_fnv1a64", "must be 16 hex digits, got \"" + h + "\"");
+      we.code_hash = std::strtoull(h.c_str(), nullptr, 16);
     }
     if (auto it = e.find("points"); it != e.end()) {
       if (!it->is_array()) return malformed(path + ".points", "must be an array");
@@ -220,8 +232,10 @@ Result<Wisdom> wisdom_from_json(const json& j) {
         auto tg = member(pj, pp, "tuned_gbps", is_number, "a number");
         if (!tg) return tg.error();
         mp.size = (*size)->get<std::uint64_t>();
-        mp.src_align = static_cast<std::uint32_t>((*sa)->get<std::uint64_t>() % 4096);
-        mp.dst_align = static_cast<std::uint32_t>((*da)->get<std::uint64_t>() % 4096);
+        if ((*sa)->get<std::uint64_t>() > 63) return malformed(pp + ".src_align", "must be 0..63");
+        if ((*da)->get<std::uint64_t>() > 63) return malformed(pp + ".dst_align", "must be 0..63");
+        mp.src_align = static_cast<std::uint32_t>((*sa)->get<std::uint64_t>());
+        mp.dst_align = static_cast<std::uint32_t>((*da)->get<std::uint64_t>());
         mp.baseline_gbps = (*bg)->get<double>();
         mp.tuned_gbps = (*tg)->get<double>();
         we.points.push_back(mp);

@@ -8,7 +8,7 @@
 // Strategies (n = length in bytes, V = vector width in bytes):
 //   kNone            n == 0: return dst, touch no memory.
 //   kBlock           n == block: one move of `block` bytes.
-//   kHeadTail        block <= n < 2*block: all loads, then all stores, of `block` bytes at the head
+//   kHeadTail        block <= n <= 2*block: all loads, then all stores, of `block` bytes at the head
 //                    [0, block) and at the tail [n-block, n); the two overlap (LLVM libc
 //                    op_generic.h `head_tail`). Never reads or writes outside [0, n).
 //   kAlignedLoop     n >= 4V: store the first V bytes, align dst up to V, loop over unroll*V bytes

@@ -37,7 +37,8 @@ class Routine {
   const CopyParams& params() const { return plan_.params; }
   std::size_t size() const { return bytes_.size(); }           ///< code size in bytes
   const std::vector<std::uint8_t>& bytes() const { return bytes_; }  ///< the installed code
-  /// Short name for reports, e.g. "memcpy/v32u4/pf0/nt-never/rep-never".
+  /// Short name for reports: operation, width, unroll, prefetch, thresholds, loop alignment and
+  /// NOP form, e.g. "memcpy/v32u4/pf0/nt-never/rep-never/al64long".
   std::string name() const;
 
  private:

@@ -33,8 +33,8 @@ inline constexpr int kWisdomSchema = 1;
 /// One measured point of the workload (GB/s = 1e9 bytes/s, medians).
 struct MeasuredPoint {
   std::uint64_t size = 0;        ///< bytes copied per call
-  std::uint32_t src_align = 0;   ///< src address mod 64 (bytes)
-  std::uint32_t dst_align = 0;   ///< dst address mod 64 (bytes)
+  std::uint32_t src_align = 0;   ///< src offset from a 64-byte boundary, 0..63 (bytes)
+  std::uint32_t dst_align = 0;   ///< dst offset from a 64-byte boundary, 0..63 (bytes)
   double baseline_gbps = 0;      ///< the system memcpy, same run
   double tuned_gbps = 0;         ///< the tuned routine
   bool operator==(const MeasuredPoint&) const = default;
@@ -68,9 +68,10 @@ void set_cpu(Wisdom& w, const CpuInfo& cpu);
 nlohmann::json to_json(const Wisdom& w);
 
 /// Parses and checks a whole document. Every entry's params must pass their domain checks and
-/// its plan must be what the named ladder builds from those params (class bounds and strategies;
-/// the weights are taken from the file). Errors: kWisdomMalformed (names the JSON path, e.g.
-/// "entries[0].params.unroll"), kInvalidParams, kWisdomMismatch (schema version).
+/// its plan must be what the named ladder builds from those params (vector width, class bounds,
+/// strategies and blocks; the weights are taken from the file). Errors: kWisdomMalformed (names
+/// the JSON path, e.g. "entries[0].params.unroll"), kInvalidParams (a value out of its domain),
+/// kWisdomMismatch (schema version, unknown ladder or operation, a plan these params do not give).
 Result<Wisdom> wisdom_from_json(const nlohmann::json& j);
 
 /// Reads and parses `path`. kWisdomIo when it cannot be read; otherwise wisdom_from_json's errors

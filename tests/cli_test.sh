@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# End-to-end test of the autotune command line: a short tune that writes wisdom, loading it back,
+# and the errors a user gets for bad input. Usage: cli_test.sh PATH/TO/autotune
+set -u
+at=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+check() {  # check DESCRIPTION COMMAND... : the command must succeed
+  local what=$1; shift
+  if "$@"; then echo "ok   - $what"; else echo "FAIL - $what"; fails=$((fails + 1)); fi
+}
+
+# --help documents every option.
+"$at" --help >"$tmp/help" 2>&1
+for opt in --emit --from --budget --seed --quick --isa --workload --show-plan --list-params --quiet; do
+  check "--help mentions $opt" grep -q -- "$opt" "$tmp/help"
+done
+check "--list-params lists every CopyParams field" bash -c "'$at' --list-params | grep -c -E '^  (operation|vector_width|unroll|prefetch_distance|prefetch_hint|nt_threshold|rep_threshold|rep_align_dst|loop_align|nop_form)' | grep -qx 10"
+
+# A short tune writes wisdom and prints the table on stdout, progress on stderr.
+"$at" --quick --budget 2 --seed 7 --emit "$tmp/best.json" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+check "short tune exits 0 (rc=$rc)" test $rc -eq 0
+check "wisdom file written" test -s "$tmp/best.json"
+check "table header on stdout" grep -q "Len  Src/Dst align  system memcpy GB/s  tuned GB/s  speedup" "$tmp/out"
+check "77 table rows (the seeds' matrix)" bash -c "grep -cE '^ +[0-9]+M? +[0-9]+/[0-9]+ ' '$tmp/out' | grep -qx 77"
+check "progress on stderr" grep -q "final:" "$tmp/err"
+check "nothing but the table on stdout" bash -c "! grep -q 'kernel:' '$tmp/out'"
+check "wisdom names schema, CPU and params" bash -c "grep -q '\"schema\": 1' '$tmp/best.json' && grep -q '\"signature\"' '$tmp/best.json' && grep -q '\"unroll\"' '$tmp/best.json'"
+
+# --from loads it back, re-verifies and re-measures.
+"$at" --from "$tmp/best.json" >"$tmp/out2" 2>"$tmp/err2"
+rc=$?
+check "--from exits 0 (rc=$rc)" test $rc -eq 0
+check "--from prints the table" grep -q "speedup" "$tmp/out2"
+check "--from says the code is identical" grep -q "identical to the tuned one" "$tmp/err2"
+
+# Bad input: clear error, exit status 2.
+expect_error() {  # expect_error DESCRIPTION PATTERN FILE
+  "$at" --from "$3" >/dev/null 2>"$tmp/e"
+  local rc=$?
+  check "$1: exit 2 (rc=$rc)" test $rc -eq 2
+  check "$1: message matches '$2'" grep -q -- "$2" "$tmp/e"
+}
+sed 's/"signature": "[^"]*"/"signature": "GenuineIntel-6-85:sse2,avx"/' "$tmp/best.json" >"$tmp/other_cpu.json"
+expect_error "another CPU" "tuned on CPU" "$tmp/other_cpu.json"
+head -c 200 "$tmp/best.json" >"$tmp/truncated.json"
+expect_error "truncated file" "not valid JSON" "$tmp/truncated.json"
+sed 's/"schema": 1/"schema": 99/' "$tmp/best.json" >"$tmp/schema.json"
+expect_error "other schema" "schema 99" "$tmp/schema.json"
+sed 's/"unroll": [0-9]*/"unroll": 3/' "$tmp/best.json" >"$tmp/unroll.json"
+expect_error "unroll out of range" "unroll = 3" "$tmp/unroll.json"
+sed 's/"unroll": [0-9]*/"unroll": "four"/' "$tmp/best.json" >"$tmp/type.json"
+expect_error "unroll of the wrong type" "entries\[0\].params.unroll" "$tmp/type.json"
+expect_error "missing file" "cannot read wisdom file" "$tmp/does-not-exist.json"
+
+# Bad command lines: exit 1.
+"$at" --budget -5 >/dev/null 2>&1; rc=$?
+check "negative budget refused (rc=$rc)" test $rc -eq 1
+"$at" --isa mmx >/dev/null 2>&1; rc=$?
+check "unknown ISA refused (rc=$rc)" test $rc -eq 1
+"$at" --from "$tmp/best.json" --budget 3 >/dev/null 2>&1; rc=$?
+check "--from with --budget refused (rc=$rc)" test $rc -eq 1
+
+echo "$fails failure(s)"
+test $fails -eq 0

@@ -1,0 +1,267 @@
+// Tests of the tuner: the conformance checker (including that it catches broken routines), the
+// timing helpers, the seeds workload and a tiny end-to-end tune. No test asserts a speed.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <string>
+
+#include "copysynth/ladders.hpp"
+#include "copysynth/tuner.hpp"
+#include "copysynth/verify.hpp"
+
+using namespace copysynth;
+
+namespace {
+
+VerifyOptions fast_options() {
+  VerifyOptions o;
+  o.dense_max = 300;
+  o.random_sizes = 4;
+  o.max_size = 1 << 20;
+  return o;
+}
+
+// ---- deliberately broken memcpy variants (volatile so the compiler keeps them as written) ----
+
+void* byte_copy(void* d, const void* s, std::size_t n) {
+  auto* dp = static_cast<volatile unsigned char*>(d);
+  auto* sp = static_cast<const volatile unsigned char*>(s);
+  for (std::size_t i = 0; i < n; ++i) dp[i] = sp[i];
+  return d;
+}
+
+void* short_by_one(void* d, const void* s, std::size_t n) {  // drops the last byte from n = 17
+  byte_copy(d, s, n >= 17 ? n - 1 : n);
+  return d;
+}
+
+void* writes_past_end(void* d, const void* s, std::size_t n) {  // one extra byte at n = 300
+  byte_copy(d, s, n);
+  if (n == 300) static_cast<volatile unsigned char*>(d)[n] = 0;
+  return d;
+}
+
+void* reads_past_end(void* d, const void* s, std::size_t n) {  // 8-byte loads, last one too wide
+  auto* dp = static_cast<volatile unsigned char*>(d);
+  auto* sp = static_cast<const volatile unsigned char*>(s);
+  for (std::size_t i = 0; i < n; i += 8) {
+    unsigned char tmp[8];
+    for (int k = 0; k < 8; ++k) tmp[k] = sp[i + k];  // reads up to 7 bytes past src + n
+    for (std::size_t k = 0; k < 8 && i + k < n; ++k) dp[i + k] = tmp[k];
+  }
+  return d;
+}
+
+void* wrong_return(void* d, const void* s, std::size_t n) {
+  byte_copy(d, s, n);
+  return static_cast<char*>(d) + (n == 64 ? 1 : 0);
+}
+
+void* touches_on_zero(void* d, const void* s, std::size_t n) {  // reads *src even for n = 0
+  volatile unsigned char first = *static_cast<const volatile unsigned char*>(s);
+  (void)first;
+  return byte_copy(d, s, n);
+}
+
+void* bad_at_one_alignment(void* d, const void* s, std::size_t n) {  // wrong only at dst%64 == 33
+  byte_copy(d, s, n);
+  auto* dp = static_cast<volatile unsigned char*>(d);
+  if (n == 100 && reinterpret_cast<std::uintptr_t>(d) % 64 == 33) dp[50] = dp[50] ^ 1;
+  return d;
+}
+
+void* bad_near_edge(void* d, const void* s, std::size_t n) {  // wrong only at n = 5000 (edge - 3)
+  byte_copy(d, s, n);
+  auto* dp = static_cast<volatile unsigned char*>(d);
+  if (n == 5000) dp[4999] = dp[4999] ^ 0x80;
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("the checker passes a correct memcpy (glibc's and a byte loop)") {
+  const VerifyReport r1 = verify_copy(system_memcpy(), {64, 256, 4096}, fast_options());
+  CHECK_MESSAGE(r1.ok(), r1.summary());
+  CHECK(r1.cases > 10000);
+  const VerifyReport r2 = verify_copy(&byte_copy, {64}, fast_options());
+  CHECK_MESSAGE(r2.ok(), r2.summary());
+}
+
+TEST_CASE("the checker catches each kind of broken routine, with the first failing case") {
+  SUBCASE("a short copy") {
+    const auto r = verify_copy(&short_by_one, {}, fast_options());
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.failure->n == 17);
+    CHECK(r.failure->what.find("byte 16 of dst differs") != std::string::npos);
+  }
+  SUBCASE("a write past the end") {
+    const auto r = verify_copy(&writes_past_end, {}, fast_options());
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.failure->n == 300);
+    CHECK(r.failure->what.find("past the end") != std::string::npos);
+  }
+  SUBCASE("a read past the end faults on the PROT_NONE page and is reported, not fatal") {
+    const auto r = verify_copy(&reads_past_end, {}, fast_options());
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.failure->placement == Placement::kSrcEndsAtGuard);
+    CHECK(r.failure->what.find("SIGSEGV") != std::string::npos);
+    CHECK(r.failure->what.find("read past the end") != std::string::npos);
+    CHECK(r.failure->n % 8 != 0);
+  }
+  SUBCASE("a wrong return value") {
+    const auto r = verify_copy(&wrong_return, {}, fast_options());
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.failure->n == 64);
+    CHECK(r.failure->what.find("instead of dst") != std::string::npos);
+  }
+  SUBCASE("touching memory when n = 0") {
+    const auto r = verify_copy(&touches_on_zero, {}, fast_options());
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.failure->placement == Placement::kZeroLength);
+  }
+  SUBCASE("a fault at one misalignment only") {
+    const auto r = verify_copy(&bad_at_one_alignment, {}, fast_options());
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.failure->n == 100);
+    CHECK(r.failure->dst_offset == 33);
+  }
+  SUBCASE("a fault next to an edge above the dense range is found through the edge list") {
+    const auto clean = verify_copy(&bad_near_edge, {}, fast_options());
+    // Without the edge the random sample is unlikely to hit n = 5000 exactly (seeded: it does not).
+    CHECK(clean.ok());
+    const auto r = verify_copy(&bad_near_edge, {5003}, fast_options());
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.failure->n == 5000);
+  }
+  SUBCASE("check_routine's message names the params and the case") {
+    CopyParams p;
+    p.vector_width = 16;
+    auto plan = make_plan(p, CpuInfo::host().features());
+    REQUIRE(plan.ok());
+    auto r = Routine::build(*plan);
+    REQUIRE(r.ok());
+    CHECK(check_routine(*r, fast_options()).ok());
+  }
+}
+
+TEST_CASE("every width x unroll x NOP form the host supports passes conformance") {
+  const unsigned vmax = CpuInfo::host().features().max_vector_bytes();
+  VerifyOptions o;
+  o.random_sizes = 6;
+  o.max_size = 4 << 20;
+  int checked = 0;
+  for (unsigned w : {8u, 16u, 32u, 64u}) {
+    if (w > vmax) continue;
+    for (unsigned u : {1u, 2u, 4u, 8u, 16u}) {
+      for (NopForm f : {NopForm::kSingleByte, NopForm::kLongNop, NopForm::kPrefixedLongNop, NopForm::kJumpOver}) {
+        CopyParams p;
+        p.vector_width = w;
+        p.unroll = u;
+        p.nop_form = f;
+        p.loop_align = 64;
+        // Alternate the optional classes so every strategy runs for every width.
+        if ((u + static_cast<unsigned>(f)) % 2 == 0) {
+          p.rep_threshold = 1024 + 8 * u;
+          p.rep_align_dst = u % 4 != 0;
+          p.nt_threshold = 1u << 18;
+          p.prefetch_distance = 64 * u;
+          p.prefetch_hint = u % 2 ? PrefetchHint::kNTA : PrefetchHint::kT0;
+        }
+        auto plan = make_plan(p, CpuInfo::host().features());
+        REQUIRE_MESSAGE(plan.ok(), to_string(p));
+        auto r = Routine::build(*plan);
+        REQUIRE_MESSAGE(r.ok(), to_string(p));
+        const VerifyReport rep = verify_routine(*r, o);
+        CHECK_MESSAGE(rep.ok(), r->name() << ": " << rep.summary());
+        ++checked;
+      }
+    }
+  }
+  MESSAGE("routines verified: " << checked);
+  CHECK(checked >= 40);
+}
+
+TEST_CASE("thresholds of 0, 1, 63 and 4095 never send tiny copies to rep or non-temporal paths") {
+  for (std::uint64_t thr : {0ull, 1ull, 63ull, 4095ull}) {
+    CopyParams p;
+    p.vector_width = 16;
+    p.rep_threshold = thr;
+    p.nt_threshold = thr == 4095 ? 8192 : thr;
+    auto plan = make_plan(p, CpuInfo::host().features());
+    REQUIRE(plan.ok());
+    for (const auto& c : plan->classes)
+      if (c.strategy == Strategy::kRepMovsb || c.strategy == Strategy::kNonTemporalLoop) CHECK(c.lo >= 128);
+    auto r = Routine::build(*plan);
+    REQUIRE(r.ok());
+    const VerifyReport rep = verify_routine(*r, fast_options());
+    CHECK_MESSAGE(rep.ok(), rep.summary());
+  }
+}
+
+TEST_CASE("timing helpers") {
+  CHECK(median({3.0, 1.0, 2.0}) == 2.0);
+  CHECK(median({4.0, 1.0, 2.0, 3.0}) == 2.5);
+  CHECK(tsc_hz() > 1e8);
+  BenchBuffers buf(1 << 16);
+  TimingOptions t;
+  t.rounds = 3;
+  const auto m = compare({system_memcpy(), &byte_copy}, buf, 4096, 0, 4, t);
+  REQUIRE(m.size() == 2);
+  for (const auto& x : m) {
+    CHECK(x.ticks_per_call > 0);
+    CHECK(x.gbps > 0);
+    CHECK(x.samples == 3);
+  }
+  // Buffers that are too small are refused, not overrun.
+  CHECK_THROWS_AS(compare({system_memcpy()}, buf, 1 << 20, 0, 0, t), std::invalid_argument);
+}
+
+TEST_CASE("the seeds workload has the seeds' points") {
+  const Workload w = seeds_workload();
+  CHECK(w.points.size() == 14 * 4 + 12 + 7 + 2);
+  auto has = [&](std::uint64_t n, std::uint32_t s, std::uint32_t d) {
+    return std::find(w.points.begin(), w.points.end(), Point{n, s, d}) != w.points.end();
+  };
+  CHECK(has(1, 0, 0));
+  CHECK(has(4096, 4, 4));
+  CHECK(has(15360, 0, 0));
+  CHECK(has(262144, 0, 32));
+  CHECK(has(64ull << 20, 4, 4));
+  CHECK(size_label(64ull << 20) == "64M");
+  CHECK(size_label(4096) == "4096");
+}
+
+TEST_CASE("a tiny tune returns a verified routine and a table row per point") {
+  Workload w{"tiny", {{16, 0, 0}, {100, 1, 3}, {4096, 0, 4}, {20000, 0, 0}}};
+  TuneOptions opt;
+  opt.quick = true;
+  opt.budget_seconds = 2;
+  opt.verify = fast_options();
+  int lines = 0;
+  opt.progress = [&](const std::string&) { ++lines; };
+  auto r = tune(w, opt);
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
+  CHECK(r->points.size() == w.points.size());
+  CHECK(r->stats.built >= 1);
+  CHECK(r->stats.rejected == 0);
+  CHECK(lines > 0);
+  CHECK(verify_routine(r->routine, fast_options()).ok());
+  for (std::size_t i = 0; i < w.points.size(); ++i) {
+    CHECK(r->points[i].size == w.points[i].size);
+    CHECK(r->points[i].baseline_gbps > 0);
+    CHECK(r->points[i].tuned_gbps > 0);
+  }
+  const std::string table = format_table(r->points);
+  CHECK(table.find("Len") != std::string::npos);
+  CHECK(table.find("Src/Dst align") != std::string::npos);
+  CHECK(table.find("system memcpy GB/s") != std::string::npos);
+  CHECK(table.find("tuned GB/s") != std::string::npos);
+  CHECK(table.find("speedup") != std::string::npos);
+}
+
+TEST_CASE("an empty workload is an error, not a crash") {
+  TuneOptions opt;
+  auto r = tune(Workload{"empty", {}}, opt);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == ErrorCode::kInvalidArgument);
+}

@@ -1,0 +1,185 @@
+// autotune — tune a memcpy routine for this CPU and write it as wisdom (best.json).
+//
+//   autotune --emit best.json          search within the budget, print the table, write wisdom
+//   autotune --from best.json          re-verify and re-measure a wisdom file, print the table
+//
+// Progress goes to stderr, the table to stdout. Exit status: 0 success, 1 bad command line,
+// 2 the work failed (unreadable or mismatched wisdom, verification failure, I/O error).
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+#include <string>
+
+#include "copysynth/ladders.hpp"
+#include "copysynth/tuner.hpp"
+#include "copysynth/wisdom.hpp"
+
+using namespace copysynth;
+
+namespace {
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char b[32];
+  std::strftime(b, sizeof b, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return b;
+}
+
+int fail(const Error& e) {
+  std::cerr << "autotune: error (" << error_code_name(e.code) << "): " << e.message << "\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "autotune: generate, verify and time memcpy routines on this CPU and keep the fastest.\n"
+      "Every candidate passes conformance verification (all lengths near every size-class edge,\n"
+      "src/dst misalignment 0..63, buffers ending at PROT_NONE pages) before it is timed.\n"
+      "Timings are TSC medians, interleaved with the system memcpy in the same run.\n"
+      "Progress goes to stderr; the table (Len, Src/Dst align, GB/s, speedup) to stdout.",
+      "autotune"};
+  app.set_version_flag("--version", std::string("copysynth ") + COPYSYNTH_VERSION);
+
+  std::string emit_path, from_path, isa = "host", workload_name = "seeds";
+  double budget = 40;
+  std::uint64_t seed = 1;
+  bool quick = false, quiet = false, show_plan = false, list_params = false;
+
+  app.add_option("--emit", emit_path, "Write the winner (params, plan, CPU signature, measured points) "
+                                      "as a wisdom file, e.g. best.json")
+      ->type_name("FILE");
+  app.add_option("--from", from_path,
+                 "Load a wisdom file instead of searching: refuse it if it was made on another CPU or "
+                 "schema, rebuild the same routine, re-verify it, re-measure it and print the table")
+      ->type_name("FILE");
+  app.add_option("--budget", budget,
+                 "Wall-clock budget of the search in seconds (verification + timing); the final "
+                 "measurement comes on top. The default run fits in 60 s on a 2-core machine")
+      ->check(CLI::Range(1.0, 86400.0))
+      ->capture_default_str();
+  app.add_option("--seed", seed, "Seed for candidate order and verification sampling (same seed, same "
+                                 "search order)")
+      ->capture_default_str();
+  app.add_flag("--quick", quick, "Fewer candidates and rounds (about 10 s)");
+  app.add_option("--isa", isa,
+                 "Tune for at most this ISA level on this host: host, sse2, avx2 or avx512 (a level "
+                 "above the host's is refused)")
+      ->check(CLI::IsMember({"host", "sse2", "avx2", "avx512"}))
+      ->capture_default_str();
+  app.add_option("--workload", workload_name, "Workload to tune and report on: seeds (the seeds' matrix)")
+      ->check(CLI::IsMember({"seeds"}))
+      ->capture_default_str();
+  app.add_flag("--show-plan", show_plan, "Print the winner's size ladder (stderr)");
+  app.add_flag("--list-params", list_params, "Print every tunable parameter with unit, range and default, then exit");
+  app.add_flag("-q,--quiet", quiet, "No progress lines on stderr");
+  app.footer(
+      "Examples:\n"
+      "  autotune --emit best.json            tune (about 45 s), print the table, write best.json\n"
+      "  autotune --quick                     a short search, table only\n"
+      "  autotune --from best.json            check a wisdom file on this host and re-measure it\n"
+      "  autotune --isa avx2 --emit avx2.json tune without AVX-512\n"
+      "Exit status: 0 success, 1 bad command line, 2 failure (message on stderr).");
+  app.get_option("--from")->excludes("--quick")->excludes("--budget");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 1;
+  }
+
+  if (list_params) {
+    std::cout << "Tunable parameters (CopyParams; JSON field names):\n" << describe_params();
+    return 0;
+  }
+
+  auto progress = [&](const std::string& s) {
+    if (!quiet) std::cerr << s << "\n" << std::flush;
+  };
+
+  CpuInfo cpu = CpuInfo::host();
+  if (isa != "host") {
+    const IsaLevel level = *parse_isa_level(isa);
+    const IsaFeatures capped = cpu.features().capped(level);
+    if (capped.max_vector_bytes() < IsaFeatures::for_level(level).max_vector_bytes())
+      return fail(make_error(ErrorCode::kUnsupportedIsa,
+                             "--isa " + isa + " is above what this CPU runs (" + cpu.features().to_string() +
+                                 "); pick a lower level or `host`"));
+    cpu = cpu.capped(level);
+  }
+  progress(cpu.describe());
+  const Workload workload = seeds_workload();
+  std::string command;
+  for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(i ? argv[i] : "autotune");
+
+  if (!from_path.empty()) {
+    auto w = load_wisdom(from_path);
+    if (!w) return fail(w.error());
+    if (auto st = check_cpu(*w, cpu); !st) return fail(st.error());
+    const WisdomEntry* e = w->find(Operation::kMemcpy);
+    if (!e) return fail(make_error(ErrorCode::kWisdomMismatch, from_path + " has no memcpy entry"));
+    auto r = Routine::build(e->plan, cpu);
+    if (!r) return fail(r.error());
+    if (fnv1a64(r->bytes()) != e->code_hash)
+      return fail(make_error(ErrorCode::kWisdomMismatch,
+                             "the rebuilt routine's code differs from the one tuned (" + from_path +
+                                 " was made by copysynth " + w->generator_version + ", this is " +
+                                 COPYSYNTH_VERSION + "); re-run autotune --emit " + from_path));
+    progress("loaded " + from_path + ": " + r->name() + " (" + std::to_string(r->size()) +
+             " bytes of code, identical to the tuned one); verifying");
+    if (auto st = check_routine(*r); !st) return fail(st.error());
+    progress("verified; measuring " + std::to_string(workload.points.size()) + " points");
+    if (show_plan) std::cerr << to_string(r->plan());
+    const auto points = measure_table(*r, workload, 11, progress);
+    std::cout << format_table(points);
+    if (!emit_path.empty()) {
+      Wisdom out = *w;
+      out.entries.clear();
+      WisdomEntry ne = *e;
+      ne.points = points;
+      out.entries.push_back(ne);
+      out.created = utc_now();
+      out.command = command;
+      if (auto st = save_wisdom(out, emit_path); !st) return fail(st.error());
+      progress("wrote " + emit_path);
+    }
+    return 0;
+  }
+
+  TuneOptions opt;
+  opt.budget_seconds = quick ? std::min(budget, 8.0) : budget;
+  opt.seed = seed;
+  opt.quick = quick;
+  opt.cpu = cpu;
+  opt.progress = progress;
+  auto result = tune(workload, opt);
+  if (!result) return fail(result.error());
+  const TuneResult& r = *result;
+  progress("done in " + std::to_string(static_cast<int>(r.stats.seconds + 0.5)) + " s: " +
+           std::to_string(r.stats.built) + " candidates built, " + std::to_string(r.stats.rejected) +
+           " rejected by verification, " + std::to_string(r.stats.timed) + " timed, " +
+           std::to_string(r.stats.verify_cases) + " verification cases");
+  progress("winner: " + r.routine.name() + "\n  params: " + to_string(r.routine.params()));
+  if (show_plan) std::cerr << to_string(r.routine.plan());
+  std::cout << format_table(r.points);
+  if (!emit_path.empty()) {
+    Wisdom w;
+    set_cpu(w, cpu);
+    w.created = utc_now();
+    w.command = command;
+    WisdomEntry e;
+    e.operation = Operation::kMemcpy;
+    e.workload = workload.name;
+    e.plan = r.routine.plan();
+    e.code_hash = fnv1a64(r.routine.bytes());
+    e.points = r.points;
+    w.entries.push_back(e);
+    if (auto st = save_wisdom(w, emit_path); !st) return fail(st.error());
+    progress("wrote " + emit_path);
+  }
+  return 0;
+}

@@ -1,0 +1,91 @@
+// copysynth — timing copy routines with the TSC.
+//
+// These VMs expose no hardware performance counters, so every time is read from the time-stamp
+// counter: `lfence; rdtsc` before and `rdtscp; lfence` after a batch of calls (Intel white paper
+// "How to Benchmark Code Execution Times on Intel IA-32 and IA-64", 2010). The TSC is invariant
+// (constant rate, not the core clock), so ticks convert to seconds with a frequency calibrated
+// once against CLOCK_MONOTONIC_RAW. Candidates are compared as ratios measured in the same run,
+// interleaved round by round (round-robin order rotates every round), with medians and MAD —
+// the shape of Highway's hwy/auto_tune.h and FFTW's kernel/timer.c.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "copysynth/result.hpp"
+#include "copysynth/routine.hpp"
+
+namespace copysynth {
+
+/// Current TSC value (ticks), serialised: `lfence; rdtsc; lfence`.
+std::uint64_t tsc_begin() noexcept;
+/// Current TSC value (ticks) after all earlier instructions retired: `rdtscp; lfence`.
+std::uint64_t tsc_end() noexcept;
+
+/// TSC ticks per second, calibrated over ~50 ms on first use (thread-safe).
+double tsc_hz();
+
+/// Pins the calling thread to the CPU it is running on for the object's lifetime, then restores
+/// the previous affinity mask. `ok()` is false (and nothing changes) when the kernel refuses.
+class ThreadPin {
+ public:
+  ThreadPin();
+  ~ThreadPin();
+  ThreadPin(const ThreadPin&) = delete;
+  ThreadPin& operator=(const ThreadPin&) = delete;
+  bool ok() const { return ok_; }
+  int cpu() const { return cpu_; }
+
+ private:
+  bool ok_ = false;
+  int cpu_ = -1;
+  unsigned char saved_[128] = {};  // cpu_set_t storage
+};
+
+/// Median and spread of repeated measurements of one routine at one point.
+struct Measurement {
+  double ticks_per_call = 0;   ///< median TSC ticks per call
+  double mad_ticks = 0;        ///< median absolute deviation of ticks per call
+  double ns_per_call = 0;      ///< ticks_per_call converted with tsc_hz()
+  double gbps = 0;             ///< bytes / ns_per_call (1e9 bytes per second); 0 when size 0
+  std::size_t samples = 0;     ///< number of batches behind the median
+};
+
+/// Two page-aligned buffers (src, dst) with `bytes` usable bytes each plus 4 KiB of slack for
+/// offsets, touched once so that no page fault lands in a timed batch.
+class BenchBuffers {
+ public:
+  explicit BenchBuffers(std::size_t bytes);
+  ~BenchBuffers();
+  BenchBuffers(const BenchBuffers&) = delete;
+  BenchBuffers& operator=(const BenchBuffers&) = delete;
+  std::uint8_t* src() const { return src_; }
+  std::uint8_t* dst() const { return dst_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  std::uint8_t* src_ = nullptr;
+  std::uint8_t* dst_ = nullptr;
+  std::size_t bytes_ = 0, mapped_ = 0;
+};
+
+struct TimingOptions {
+  unsigned rounds = 9;          ///< timed rounds; each round times one batch of every routine
+  unsigned warmup_rounds = 2;   ///< untimed rounds first
+  double batch_seconds = 20e-6; ///< target duration of one batch (sets the calls per batch)
+  double max_seconds = 2.0;     ///< cap for one compare() call; rounds stop early past it
+};
+
+/// Times each routine in `fns` copying `size` bytes from src+src_align to dst+dst_align of
+/// `buf`, interleaved round by round. Returns one Measurement per routine, in order. `size` +
+/// 64 must fit in the buffers.
+std::vector<Measurement> compare(const std::vector<CopyFn>& fns, BenchBuffers& buf, std::uint64_t size,
+                                 std::uint32_t src_align, std::uint32_t dst_align,
+                                 const TimingOptions& opt = {});
+
+/// Median of a non-empty vector (by value; averages the two middle elements for even sizes).
+double median(std::vector<double> v);
+
+}  // namespace copysynth

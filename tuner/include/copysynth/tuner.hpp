@@ -1,0 +1,81 @@
+// copysynth — the tuner: search CopyParams on the host CPU within a wall-clock budget.
+//
+// Shape (Highway hwy/auto_tune.h, FFTW kernel/planner.c): candidates are built, verified
+// (verify.hpp) — a candidate that fails is never timed — then timed interleaved with the system
+// memcpy in the same run, so every cost is a ratio to the baseline. Scores are geometric means of
+// per-point speedups (median over rounds). The search is coordinate descent in stages, each over
+// the parameters that matter for one part of the size ladder:
+//   1. kernel     vector width x unroll factor, on every workload point below 1 MiB
+//                 (successive halving: all candidates few rounds, the best third more rounds);
+//   2. prefetch   prefetch distance x hint, on the points that reach the main loop;
+//   3. padding    loop alignment x NOP form, on the loop points up to 16 KiB;
+//   4. rep        where `rep movsb` beats the loop: a size ladder 1 KiB..8 MiB at dst offsets
+//                 0, 1, 4, 15, 33, with and without 64-byte dst alignment; the threshold T
+//                 maximises the summed log-speedup of rep over the ladder sizes >= T and must gain
+//                 >= 3% in total (else never);
+//   5. nt         where non-temporal stores beat the best so far: 256 KiB..64 MiB, same rule;
+//   then a final interleaved measurement of the winner on the whole workload (the table).
+// A stage keeps the current choice unless a candidate wins by >= 1% (ties go to the simpler
+// configuration), which keeps two runs from flip-flopping on noise.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "copysynth/cpu.hpp"
+#include "copysynth/routine.hpp"
+#include "copysynth/timing.hpp"
+#include "copysynth/verify.hpp"
+#include "copysynth/wisdom.hpp"
+#include "copysynth/workload.hpp"
+
+namespace copysynth {
+
+struct TuneOptions {
+  double budget_seconds = 40;   ///< wall-clock budget of the search (stages 1-5), seconds
+  std::uint64_t seed = 1;       ///< orders candidates and seeds verification; same seed, same order
+  bool quick = false;           ///< fewer rounds and candidates (about 10 s)
+  CpuInfo cpu = CpuInfo::host();///< features to tune for (cap it to tune a lower ISA level)
+  VerifyOptions verify;         ///< conformance checks every candidate must pass
+  /// Progress lines (no trailing newline); autotune prints them on stderr.
+  std::function<void(const std::string&)> progress;
+};
+
+struct TuneStats {
+  unsigned built = 0;      ///< distinct candidates generated
+  unsigned rejected = 0;   ///< failed verification (never timed)
+  unsigned timed = 0;      ///< candidates that reached timing
+  std::uint64_t verify_cases = 0;
+  double seconds = 0;      ///< wall time of the whole tune() call
+};
+
+struct TuneResult {
+  Routine routine;                   ///< the verified winner
+  std::vector<MeasuredPoint> points; ///< final measurement on the workload
+  TuneStats stats;
+  std::vector<std::string> log;      ///< one line per stage decision
+};
+
+/// The system memcpy, called through a pointer the compiler cannot see through.
+CopyFn system_memcpy();
+
+/// Tunes memcpy for `w` on the host. Errors: kUnsupportedIsa when not even the default width
+/// can run on opt.cpu; kVerifyFailed if no candidate passes (a copysynth bug).
+Result<TuneResult> tune(const Workload& w, const TuneOptions& opt);
+
+/// Measures `r` against the system memcpy on every point of `w`, interleaved, `rounds` per point,
+/// in three passes over the workload; each figure is the median of the three passes.
+std::vector<MeasuredPoint> measure_table(const Routine& r, const Workload& w, unsigned rounds,
+                                         const std::function<void(const std::string&)>& progress = {});
+
+/// The seeds-style table: "Len  Src/Dst align  system memcpy GB/s  tuned GB/s  speedup", one
+/// row per point, and a last line with the geometric-mean speedup.
+std::string format_table(const std::vector<MeasuredPoint>& points);
+
+/// Geometric mean of tuned/baseline over the points (1.0 when empty).
+double geomean_speedup(const std::vector<MeasuredPoint>& points);
+
+}  // namespace copysynth

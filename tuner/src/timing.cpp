@@ -1,0 +1,155 @@
+// copysynth — TSC timing (see timing.hpp).
+#include "copysynth/timing.hpp"
+
+#include <sched.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+
+namespace copysynth {
+
+std::uint64_t tsc_begin() noexcept {
+  _mm_lfence();
+  const std::uint64_t t = __rdtsc();
+  _mm_lfence();
+  return t;
+}
+
+std::uint64_t tsc_end() noexcept {
+  unsigned aux;
+  const std::uint64_t t = __rdtscp(&aux);
+  _mm_lfence();
+  return t;
+}
+
+namespace {
+double now_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+}  // namespace
+
+double tsc_hz() {
+  static const double hz = [] {
+    // Three 20 ms windows; take the median rate.
+    std::vector<double> rates;
+    for (int i = 0; i < 3; ++i) {
+      const double t0 = now_seconds();
+      const std::uint64_t c0 = tsc_begin();
+      double t1;
+      do t1 = now_seconds();
+      while (t1 - t0 < 0.02);
+      const std::uint64_t c1 = tsc_end();
+      rates.push_back(double(c1 - c0) / (t1 - t0));
+    }
+    return median(rates);
+  }();
+  return hz;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const std::size_t m = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + m, v.end());
+  if (v.size() % 2) return v[m];
+  const double hi = v[m];
+  const double lo = *std::max_element(v.begin(), v.begin() + m);
+  return (lo + hi) / 2;
+}
+
+ThreadPin::ThreadPin() {
+  static_assert(sizeof(saved_) >= sizeof(cpu_set_t));
+  cpu_set_t* saved = reinterpret_cast<cpu_set_t*>(saved_);
+  if (sched_getaffinity(0, sizeof(cpu_set_t), saved) != 0) return;
+  cpu_ = sched_getcpu();
+  if (cpu_ < 0) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu_, &one);
+  ok_ = sched_setaffinity(0, sizeof(one), &one) == 0;
+}
+
+ThreadPin::~ThreadPin() {
+  if (ok_) sched_setaffinity(0, sizeof(cpu_set_t), reinterpret_cast<cpu_set_t*>(saved_));
+}
+
+BenchBuffers::BenchBuffers(std::size_t bytes) : bytes_(bytes) {
+  const std::size_t each = (bytes + 8192 + 4095) & ~std::size_t{4095};
+  mapped_ = 2 * each;
+  void* p = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  // Try to get transparent huge pages for the big buffers (fewer TLB misses, as glibc's
+  // benchmarks see); harmless when THP is off.
+  madvise(p, mapped_, MADV_HUGEPAGE);
+  src_ = static_cast<std::uint8_t*>(p);
+  dst_ = src_ + each;
+  for (std::size_t i = 0; i < each; ++i) src_[i] = static_cast<std::uint8_t>(i * 131 + 7);
+  std::memset(dst_, 0, each);
+}
+
+BenchBuffers::~BenchBuffers() {
+  if (src_) munmap(src_, mapped_);
+}
+
+std::vector<Measurement> compare(const std::vector<CopyFn>& fns, BenchBuffers& buf, std::uint64_t size,
+                                 std::uint32_t src_align, std::uint32_t dst_align,
+                                 const TimingOptions& opt) {
+  const std::size_t k = fns.size();
+  std::vector<Measurement> out(k);
+  if (k == 0) return out;
+  if (size + src_align + 64 > buf.bytes() || size + dst_align + 64 > buf.bytes())
+    throw std::invalid_argument("compare(): size does not fit the bench buffers");
+  std::uint8_t* src = buf.src() + src_align;
+  std::uint8_t* dst = buf.dst() + dst_align;
+  const double hz = tsc_hz();
+
+  // Calls per batch from a first guess of the cost (5 ns + 20 GB/s), refined after warm-up.
+  auto calls_for = [&](double seconds_per_call) {
+    const double c = opt.batch_seconds / std::max(seconds_per_call, 1e-9);
+    return static_cast<unsigned>(std::clamp(c, 1.0, 100000.0));
+  };
+  unsigned calls = calls_for(5e-9 + double(size) / 20e9);
+
+  auto run_batch = [&](CopyFn fn) -> double {
+    const std::uint64_t t0 = tsc_begin();
+    for (unsigned c = 0; c < calls; ++c) fn(dst, src, size);
+    const std::uint64_t t1 = tsc_end();
+    return double(t1 - t0) / calls;
+  };
+
+  // Warm-up, and measure the real cost to size the batches.
+  double slowest = 0;
+  for (unsigned r = 0; r < std::max(1u, opt.warmup_rounds); ++r)
+    for (std::size_t i = 0; i < k; ++i) slowest = std::max(slowest, run_batch(fns[i]));
+  calls = calls_for(slowest / hz);
+
+  std::vector<std::vector<double>> samples(k);
+  const double t_start = now_seconds();
+  for (unsigned r = 0; r < opt.rounds; ++r) {
+    for (std::size_t j = 0; j < k; ++j) {
+      const std::size_t i = (j + r) % k;  // rotate the order every round
+      samples[i].push_back(run_batch(fns[i]));
+    }
+    if (r >= 2 && now_seconds() - t_start > opt.max_seconds) break;
+  }
+  for (std::size_t i = 0; i < k; ++i) {
+    Measurement& m = out[i];
+    m.ticks_per_call = median(samples[i]);
+    std::vector<double> dev;
+    for (double s : samples[i]) dev.push_back(std::fabs(s - m.ticks_per_call));
+    m.mad_ticks = median(dev);
+    m.ns_per_call = m.ticks_per_call / hz * 1e9;
+    m.gbps = m.ns_per_call > 0 ? double(size) / m.ns_per_call : 0;
+    m.samples = samples[i].size();
+  }
+  return out;
+}
+
+}  // namespace copysynth

@@ -1,0 +1,477 @@
+// copysynth — the staged search (see tuner.hpp).
+#include "copysynth/tuner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+#include <sstream>
+
+#include "copysynth/ladders.hpp"
+
+namespace copysynth {
+
+namespace {
+void* (*volatile g_system_memcpy)(void*, const void*, std::size_t) = &std::memcpy;
+
+double now() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+}  // namespace
+
+CopyFn system_memcpy() { return g_system_memcpy; }
+
+double geomean_speedup(const std::vector<MeasuredPoint>& points) {
+  if (points.empty()) return 1.0;
+  double s = 0;
+  for (const auto& p : points) s += std::log(p.tuned_gbps / p.baseline_gbps);
+  return std::exp(s / double(points.size()));
+}
+
+std::string format_table(const std::vector<MeasuredPoint>& points) {
+  std::ostringstream o;
+  char line[160];
+  std::snprintf(line, sizeof line, "%10s  %13s  %18s  %10s  %7s\n", "Len", "Src/Dst align",
+                "system memcpy GB/s", "tuned GB/s", "speedup");
+  o << line;
+  for (const auto& p : points) {
+    char al[32];
+    std::snprintf(al, sizeof al, "%u/%u", p.src_align, p.dst_align);
+    std::snprintf(line, sizeof line, "%10s  %13s  %18.2f  %10.2f  %6.2fx\n", size_label(p.size).c_str(),
+                  al, p.baseline_gbps, p.tuned_gbps, p.tuned_gbps / p.baseline_gbps);
+    o << line;
+  }
+  std::snprintf(line, sizeof line, "geometric-mean speedup over %zu points: %.2fx\n", points.size(),
+                geomean_speedup(points));
+  o << line;
+  return o.str();
+}
+
+namespace {
+
+/// Largest size of a workload (sizes the bench buffers).
+std::uint64_t max_size(const std::vector<Point>& pts) {
+  std::uint64_t m = 0;
+  for (const auto& p : pts) m = std::max(m, p.size);
+  return m;
+}
+
+/// How the dispatch tree is weighted (CopyPlan class weights): by the production prior, by the
+/// workload's own points, or flat (a balanced tree).
+enum class Dispatch { kPrior, kWorkload, kFlat };
+const char* dispatch_name(Dispatch d) {
+  return d == Dispatch::kPrior ? "prior" : d == Dispatch::kWorkload ? "workload" : "flat";
+}
+
+/// One point of the search: parameters plus the dispatch-tree weighting.
+struct Candidate {
+  CopyParams params;
+  Dispatch dispatch = Dispatch::kPrior;
+};
+
+class Search {
+ public:
+  Search(const Workload& w, const TuneOptions& opt)
+      : w_(w), opt_(opt), t0_(now()), rng_(opt.seed),
+        buffers_(std::max<std::uint64_t>(max_size(w.points), 64ull << 20) + 4096) {
+    timing_.rounds = opt.quick ? 7 : 15;
+  }
+
+  Result<TuneResult> run() {
+    ThreadPin pin;
+    say(std::string("timing with the TSC (") + fmt("%.3f", tsc_hz() / 1e9) + " GHz), " +
+        (pin.ok() ? "pinned to cpu " + std::to_string(pin.cpu()) : std::string("not pinned")) +
+        "; no hardware performance counters are used");
+    vmax_ = opt_.cpu.features().max_vector_bytes();
+    Candidate best;  // defaults
+    best.params.vector_width = std::min(32u, vmax_);
+    if (!get(best)) return make_error(ErrorCode::kVerifyFailed, "the default routine failed verification: " + last_reject_);
+
+    for (const auto& p : w_.points)
+      if (p.size < (1u << 20)) below_1m_.push_back(p);
+    if (below_1m_.empty()) below_1m_ = w_.points;
+
+    // Pass 1 sets every coordinate once; pass 2 revisits the kernel, dispatch and prefetch with
+    // the thresholds in place (they interact), when the budget allows.
+    for (int pass = 1; pass <= (opt_.quick ? 1 : 2); ++pass) {
+      if (pass == 2 && !time_left()) break;
+      if (pass == 2) say("second pass over kernel, dispatch and prefetch");
+      best = kernel_stage(best);
+      if (time_left()) best = dispatch_stage(best);
+      if (time_left()) best = prefetch_stage(best);
+      if (pass == 1) {
+        if (time_left() && !opt_.quick) best = padding_stage(best);
+        if (time_left()) best = threshold_stage("rep", best);
+        if (time_left()) best = threshold_stage("nt", best);
+      }
+    }
+    if (!time_left()) say("budget of " + fmt("%.0f", opt_.budget_seconds) + " s reached; keeping the best so far");
+
+    // ---- final measurement ------------------------------------------------------------------
+    const Routine* winner = get(best);
+    if (!winner) return make_error(ErrorCode::kVerifyFailed, "winner vanished: " + last_reject_);
+    say("final: " + label(best) + "; measuring " + std::to_string(w_.points.size()) +
+        " points against the system memcpy");
+    TuneResult result{std::move(*pool_.at(key(best))), {}, {}, log_};
+    pool_.erase(key(best));
+    result.points = measure_table(result.routine, w_, opt_.quick ? 5 : 7, opt_.progress);
+    stats_.seconds = now() - t0_;
+    result.stats = stats_;
+    return result;
+  }
+
+ private:
+  // ----- stages ----------------------------------------------------------------------------
+
+  Candidate kernel_stage(const Candidate& best) {
+    std::vector<Candidate> cands;
+    for (unsigned v : {8u, 16u, 32u, 64u}) {
+      if (v > vmax_) continue;
+      for (unsigned u : {1u, 2u, 4u, 8u, 16u}) {
+        if (opt_.quick && (u == 1 || u == 16 || v == 8)) continue;
+        Candidate c = best;
+        c.params.vector_width = v;
+        c.params.unroll = u;
+        cands.push_back(c);
+      }
+    }
+    return stage("kernel", best, cands, below_1m_, /*halving=*/true);
+  }
+
+  Candidate dispatch_stage(const Candidate& best) {
+    std::vector<Candidate> cands;
+    for (Dispatch d : {Dispatch::kPrior, Dispatch::kWorkload, Dispatch::kFlat}) {
+      Candidate c = best;
+      c.dispatch = d;
+      cands.push_back(c);
+    }
+    return stage("dispatch", best, cands, below_1m_, false);
+  }
+
+  Candidate prefetch_stage(const Candidate& best) {
+    std::vector<Candidate> cands;
+    for (unsigned d : {0u, 128u, 256u, 512u, 1024u, 2048u})
+      for (PrefetchHint h : {PrefetchHint::kT0, PrefetchHint::kNTA}) {
+        if (d == 0 && h == PrefetchHint::kNTA) continue;
+        if (opt_.quick && (d == 128 || d == 2048)) continue;
+        Candidate c = best;
+        c.params.prefetch_distance = d;
+        c.params.prefetch_hint = d ? h : PrefetchHint::kT0;
+        cands.push_back(c);
+      }
+    return stage("prefetch", best, cands, loop_points(best, 1u << 20), false);
+  }
+
+  Candidate padding_stage(const Candidate& best) {
+    std::vector<Candidate> cands;
+    for (unsigned a : {1u, 16u, 32u, 64u})
+      for (NopForm f : {NopForm::kSingleByte, NopForm::kLongNop, NopForm::kPrefixedLongNop, NopForm::kJumpOver}) {
+        if (a == 1 && f != NopForm::kLongNop) continue;
+        Candidate c = best;
+        c.params.loop_align = a;
+        c.params.nop_form = f;
+        cands.push_back(c);
+      }
+    return stage("padding", best, cands, loop_points(best, 16384), false);
+  }
+
+  /// Workload points below 1 MiB that reach the main loop of `c` and are at most `cap` bytes.
+  std::vector<Point> loop_points(const Candidate& c, std::uint64_t cap) const {
+    std::vector<Point> out;
+    const std::uint64_t lo = loop_start(c.params);
+    for (const auto& p : below_1m_)
+      if (p.size >= lo && p.size <= cap) out.push_back(p);
+    return out.empty() ? below_1m_ : out;
+  }
+
+  // ----- candidates --------------------------------------------------------------------------
+
+  std::string key(const Candidate& c) const { return to_string(c.params) + " dispatch=" + dispatch_name(c.dispatch); }
+  std::string label(const Candidate& c) const {
+    return short_name(c.params) + "/" + dispatch_name(c.dispatch);
+  }
+
+  void say(const std::string& s) {
+    if (opt_.progress) opt_.progress(fmt("[%5.1fs] ", now() - t0_) + s);
+  }
+  bool time_left() const { return now() - t0_ < opt_.budget_seconds; }
+
+  static std::uint64_t loop_start(const CopyParams& p) {
+    for (const auto& c : vector_ladder(p).classes)
+      if (c.strategy == Strategy::kAlignedLoop || c.strategy == Strategy::kRepMovsb ||
+          c.strategy == Strategy::kNonTemporalLoop)
+        return c.lo;
+    return 256;
+  }
+
+  /// The plan of a candidate, with its dispatch weights.
+  Result<CopyPlan> plan_of(const Candidate& c) const {
+    auto plan = make_plan(c.params, opt_.cpu.features());
+    if (!plan) return plan;
+    switch (c.dispatch) {
+      case Dispatch::kPrior: break;
+      case Dispatch::kFlat:
+        for (auto& k : plan->classes) k.weight = 1.0;
+        break;
+      case Dispatch::kWorkload:
+        for (auto& k : plan->classes) {
+          k.weight = 0.01;  // classes the workload never reaches still get a leaf
+          for (const auto& p : w_.points)
+            if (p.size >= k.lo && p.size <= k.hi) k.weight += 1.0;
+        }
+        break;
+    }
+    return plan;
+  }
+
+  /// Builds and verifies a candidate once; nullptr if it cannot be built or fails verification.
+  const Routine* get(const Candidate& c) {
+    const std::string k = key(c);
+    if (auto it = pool_.find(k); it != pool_.end()) return it->second.get();
+    if (rejected_.count(k)) return nullptr;
+    ++stats_.built;
+    auto plan = plan_of(c);
+    if (!plan) return reject(k, plan.error().message);
+    auto r = Routine::build(*plan, opt_.cpu);
+    if (!r) return reject(k, r.error().message);
+    VerifyOptions vo = opt_.verify;
+    vo.seed = opt_.seed + stats_.built;
+    const VerifyReport rep = verify_routine(*r, vo);
+    stats_.verify_cases += rep.cases;
+    if (!rep.ok()) return reject(k, label(c) + ": " + rep.summary());
+    auto owned = std::make_unique<Routine>(std::move(r).value());
+    const Routine* out = owned.get();
+    pool_.emplace(k, std::move(owned));
+    return out;
+  }
+  const Routine* reject(const std::string& k, const std::string& why) {
+    ++stats_.rejected;
+    rejected_.emplace(k, why);
+    last_reject_ = why;
+    say("rejected (never timed): " + why);
+    return nullptr;
+  }
+
+  // ----- scoring -----------------------------------------------------------------------------
+
+  /// Geometric-mean speedup over the system memcpy of each routine on `pts`.
+  std::vector<double> score(const std::vector<const Routine*>& rs, const std::vector<Point>& pts,
+                            unsigned rounds) {
+    std::vector<double> logsum(rs.size(), 0.0);
+    TimingOptions t = timing_;
+    t.rounds = rounds;
+    std::vector<CopyFn> fns{system_memcpy()};
+    for (auto* r : rs) fns.push_back(r->fn());
+    for (const auto& p : pts) {
+      const auto m = compare(fns, buffers_, p.size, p.src_align, p.dst_align, t);
+      for (std::size_t i = 0; i < rs.size(); ++i)
+        logsum[i] += std::log(m[0].ticks_per_call / m[i + 1].ticks_per_call);
+    }
+    std::vector<double> s(rs.size());
+    for (std::size_t i = 0; i < rs.size(); ++i)
+      s[i] = std::exp(logsum[i] / double(std::max<std::size_t>(1, pts.size())));
+    return s;
+  }
+
+  /// Scores `cands` (plus `incumbent`) on `pts`; returns the incumbent unless one wins by >= 1%.
+  Candidate stage(const char* name, const Candidate& incumbent, std::vector<Candidate> cands,
+                  const std::vector<Point>& pts, bool halving) {
+    std::shuffle(cands.begin(), cands.end(), rng_);
+    cands.insert(cands.begin(), incumbent);
+    std::vector<Candidate> live;
+    std::vector<const Routine*> rs;
+    for (const auto& c : cands) {
+      const Routine* r = get(c);
+      if (!r || std::find(rs.begin(), rs.end(), r) != rs.end()) continue;
+      live.push_back(c);
+      rs.push_back(r);
+    }
+    if (rs.empty()) return incumbent;
+    stats_.timed += static_cast<unsigned>(rs.size());
+    say(std::string(name) + ": timing " + std::to_string(rs.size()) + " verified candidates on " +
+        std::to_string(pts.size()) + " points");
+    std::vector<double> s = score(rs, pts, halving ? std::max(3u, timing_.rounds / 3) : timing_.rounds);
+    if (halving && rs.size() > 4 && time_left()) {
+      // Keep the best third (and the incumbent, index 0); re-score them with full rounds.
+      std::vector<std::size_t> idx(rs.size());
+      for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+      std::sort(idx.begin(), idx.end(), [&](auto a, auto b) { return s[a] > s[b]; });
+      std::vector<std::size_t> keep{0};
+      for (std::size_t i = 0; i < idx.size() && keep.size() < std::max<std::size_t>(3, rs.size() / 3 + 1); ++i)
+        if (idx[i] != 0) keep.push_back(idx[i]);
+      std::vector<Candidate> l2;
+      std::vector<const Routine*> r2;
+      for (auto i : keep) {
+        l2.push_back(live[i]);
+        r2.push_back(rs[i]);
+      }
+      live = l2;
+      rs = r2;
+      s = score(rs, pts, timing_.rounds);
+    }
+    std::size_t bi = 0;
+    for (std::size_t i = 1; i < rs.size(); ++i)
+      if (s[i] > s[bi]) bi = i;
+    if (bi != 0 && s[bi] < s[0] * 1.01) bi = 0;  // not a clear win: keep the incumbent
+    const std::string line = std::string(name) + ": " + label(live[bi]) + " at " + fmt("%.3f", s[bi]) +
+                             "x the system memcpy (incumbent " + fmt("%.3f", s[0]) + "x)";
+    say(line);
+    log_.push_back(line);
+    return live[bi];
+  }
+
+  /// Measures `variant` (rep movsb, or non-temporal stores, for every size from the loop's
+  /// start) against `base` on a size ladder, and returns `base` with the threshold T that
+  /// maximises the summed log-speedup over the ladder sizes >= T (at least 3% in total).
+  Candidate threshold_stage(const char* name, const Candidate& base) {
+    const bool rep = std::string(name) == "rep";
+    const std::uint64_t loop_lo = loop_start(base.params);
+    std::vector<std::uint64_t> sizes;
+    const std::uint64_t lo = rep ? 1024 : 256 * 1024, hi = rep ? (8ull << 20) : (64ull << 20);
+    for (std::uint64_t s = std::max(lo, loop_lo); s <= hi; s *= 2) sizes.push_back(s);
+    const std::vector<std::uint32_t> dst_aligns =
+        rep ? std::vector<std::uint32_t>{0, 1, 4, 15, 33} : std::vector<std::uint32_t>{0, 4};
+
+    std::vector<Candidate> variants;
+    if (rep) {
+      for (bool align : {true, false}) {
+        Candidate c = base;
+        c.params.rep_threshold = 0;
+        c.params.rep_align_dst = align;
+        variants.push_back(c);
+      }
+    } else {
+      Candidate c = base;
+      c.params.nt_threshold = 0;
+      variants.push_back(c);
+    }
+    std::vector<const Routine*> rs{get(base)};
+    std::vector<Candidate> live;
+    for (const auto& v : variants)
+      if (const Routine* r = get(v)) {
+        rs.push_back(r);
+        live.push_back(v);
+      }
+    if (rs[0] == nullptr || rs.size() < 2) return base;
+    stats_.timed += static_cast<unsigned>(rs.size() - 1);
+    say(std::string(name) + ": comparing the loop with " + (rep ? "rep movsb" : "non-temporal stores") +
+        " at " + std::to_string(sizes.size()) + " sizes x " + std::to_string(dst_aligns.size()) +
+        " dst offsets");
+    // ratio[v][s] = mean over offsets of log(t_base / t_variant).
+    std::vector<std::vector<double>> ratio(live.size(), std::vector<double>(sizes.size(), 0.0));
+    TimingOptions t = timing_;
+    t.rounds = opt_.quick ? 3 : 7;
+    t.warmup_rounds = 1;
+    std::vector<CopyFn> fns;
+    for (auto* r : rs) fns.push_back(r->fn());
+    for (std::size_t si = 0; si < sizes.size(); ++si) {
+      if (!time_left() && si > 0) {
+        say(std::string(name) + ": budget spent; sizes from " + std::to_string(sizes[si]) + " not measured");
+        sizes.resize(si);
+        for (auto& r : ratio) r.resize(si);
+        break;
+      }
+      for (std::uint32_t d : dst_aligns) {
+        const auto m = compare(fns, buffers_, sizes[si], rep ? 0 : d, d, t);
+        for (std::size_t v = 0; v < live.size(); ++v)
+          ratio[v][si] += std::log(m[0].ticks_per_call / m[v + 1].ticks_per_call) / double(dst_aligns.size());
+      }
+    }
+    Candidate out = base;
+    std::uint64_t best_thr = kNever;
+    double best_gain = std::log(1.03);
+    for (std::size_t v = 0; v < live.size(); ++v) {
+      std::ostringstream o;
+      o << name << (rep ? (live[v].params.rep_align_dst ? " (dst aligned to 64)" : " (unaligned)") : "")
+        << ", loop time / variant time:";
+      for (std::size_t si = 0; si < sizes.size(); ++si)
+        o << ' ' << size_label(sizes[si]) << '=' << fmt("%.2f", std::exp(ratio[v][si]));
+      say(o.str());
+      double suffix = 0;
+      for (std::size_t si = sizes.size(); si-- > 0;) {
+        suffix += ratio[v][si];
+        if (suffix > best_gain) {
+          best_gain = suffix;
+          best_thr = sizes[si];
+          out = base;
+          if (rep) {
+            out.params.rep_threshold = sizes[si];
+            out.params.rep_align_dst = live[v].params.rep_align_dst;
+          } else {
+            out.params.nt_threshold = sizes[si];
+          }
+        }
+      }
+    }
+    const std::string line = std::string(name) + " threshold: " +
+                             (best_thr == kNever ? std::string("never (no size range where it wins by 3% in total)")
+                                                 : std::to_string(best_thr) + " bytes");
+    say(line);
+    log_.push_back(line);
+    if (!get(out)) return base;
+    return out;
+  }
+
+  const Workload& w_;
+  const TuneOptions& opt_;
+  const double t0_;
+  std::mt19937_64 rng_;
+  BenchBuffers buffers_;
+  TimingOptions timing_;
+  unsigned vmax_ = 16;
+  std::vector<Point> below_1m_;
+  std::map<std::string, std::unique_ptr<Routine>> pool_;
+  std::map<std::string, std::string> rejected_;
+  std::string last_reject_;
+  TuneStats stats_;
+  std::vector<std::string> log_;
+};
+
+}  // namespace
+
+Result<TuneResult> tune(const Workload& w, const TuneOptions& opt) {
+  if (w.points.empty()) return make_error(ErrorCode::kInvalidArgument, "workload \"" + w.name + "\" has no points");
+  Search s(w, opt);
+  return s.run();
+}
+
+std::vector<MeasuredPoint> measure_table(const Routine& r, const Workload& w, unsigned rounds,
+                                         const std::function<void(const std::string&)>& progress) {
+  BenchBuffers buf(std::max<std::uint64_t>(max_size(w.points), 4096) + 4096);
+  ThreadPin pin;
+  TimingOptions t;
+  t.rounds = rounds;
+  // Three passes over the whole workload, a median per point across passes: a burst of
+  // interference from another process hits one pass of a point, not all three.
+  constexpr int kPasses = 3;
+  std::vector<std::vector<double>> base(w.points.size()), tuned(w.points.size());
+  for (int pass = 0; pass < kPasses; ++pass) {
+    for (std::size_t i = 0; i < w.points.size(); ++i) {
+      const Point& p = w.points[i];
+      const auto m = compare({system_memcpy(), r.fn()}, buf, p.size, p.src_align, p.dst_align, t);
+      base[i].push_back(m[0].gbps);
+      tuned[i].push_back(m[1].gbps);
+    }
+    if (progress) progress("measured pass " + std::to_string(pass + 1) + "/" + std::to_string(kPasses) +
+                           " over " + std::to_string(w.points.size()) + " points");
+  }
+  std::vector<MeasuredPoint> out;
+  for (std::size_t i = 0; i < w.points.size(); ++i) {
+    const Point& p = w.points[i];
+    out.push_back({p.size, p.src_align, p.dst_align, median(base[i]), median(tuned[i])});
+  }
+  return out;
+}
+
+}  // namespace copysynth

@@ -1,6 +1,7 @@
 // copysynth — tests of the runtime module: CpuInfo (host detection, capping, synthetic CPUs,
 // sysfs cache sizes), Routine (JIT build and install, copying correctness with canaries and
 // guard pages, the SysV ABI, W^X) and wisdom files (round trip, CPU check, malformed files).
+#include <algorithm>
 #include <doctest/doctest.h>
 #include <sys/mman.h>
 #include <unistd.h>

@@ -1,5 +1,6 @@
 // Tests of the tuner: the conformance checker (including that it catches broken routines), the
 // timing helpers, the seeds workload and a tiny end-to-end tune. No test asserts a speed.
+#include <algorithm>
 #include <doctest/doctest.h>
 
 #include <cstring>

@@ -7,6 +7,7 @@
 //   r8-r11  GPR data                         vector registers 0-7 data
 #include "copysynth/emit.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <optional>
 

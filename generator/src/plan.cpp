@@ -1,6 +1,7 @@
 // copysynth — CopyPlan checks, printing and the dispatch tree.
 #include "copysynth/plan.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstdio>
 #include <limits>

@@ -1,6 +1,7 @@
 // copysynth — JIT installation of routines (see routine.hpp).
 #include "copysynth/routine.hpp"
 
+#include <algorithm>
 #include <asmjit/x86.h>
 
 #include "copysynth/emit.hpp"

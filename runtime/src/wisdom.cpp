@@ -1,6 +1,7 @@
 // copysynth — wisdom files (see wisdom.hpp).
 #include "copysynth/wisdom.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>

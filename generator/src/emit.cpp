@@ -1,10 +1,11 @@
 // copysynth — instruction selection for every strategy of the size ladder (see emit.hpp, plan.hpp).
 //
 // Register use (SysV x86-64, caller-saved only):
-//   rax  dst, the return value (set once at entry, never changed)
-//   rdi  dst, later the loop cursor          rsi  src, later src - dst
-//   rdx  n, later dst + n - 4V (tail start)  rcx  scratch / loop counter / rep count
-//   r8-r11  GPR data                         vector registers 0-7 data
+//   rax      dst, the return value (set once at entry; rep stos saves and restores it)
+//   rdi      dst, later the loop cursor         rsi  src (fill: the byte), later src - dst
+//   rdx      n, later a loop bound              rcx  scratch / loop counter / rep count
+//   r8-r11   GPR data; fill keeps the byte broadcast to 8 bytes in r8
+//   vectors  0-7 loop and head/tail data; 8-12 the loop's saved head and tail; 15 fill pattern
 #include "copysynth/emit.hpp"
 
 #include <algorithm>
@@ -34,23 +35,46 @@ class FirstError final : public asmjit::ErrorHandler {
 
 class RoutineEmitter {
  public:
-  RoutineEmitter(const CopyPlan& plan, x86::Emitter& e)
-      : plan_(plan), p_(plan.params), a_(e), V_(plan.vec) {}
+  RoutineEmitter(const CopyPlan& plan, x86::Emitter& e, const EmitFaults& faults)
+      : plan_(plan), p_(plan.params), a_(e), V_(plan.vec), f_(faults), op_(plan.params.operation.value) {}
 
   Status run() {
-    a_.mov(x86::rax, x86::rdi);
+    if (op_ == Operation::kClearPage) {
+      a_.mov(x86::rax, x86::rdi);
+      a_.xor_(x86::r8d, x86::r8d);  // the pattern: zero
+      a_.mov(x86::edx, static_cast<int32_t>(kPageBytes));
+    } else {
+      a_.mov(x86::rax, x86::rdi);
+      if (f_.truncate_length) a_.mov(x86::edx, x86::edx);
+      if (fill()) {
+        // r8 = the fill byte broadcast to 8 bytes.
+        a_.movzx(x86::r8d, x86::sil);
+        a_.mov(x86::r9, 0x0101010101010101ll);
+        a_.imul(x86::r8, x86::r9);
+      }
+    }
+    loop_entry_ = a_.newLabel();
+    backward_ = a_.newLabel();
     const auto tree = dispatch_tree(plan_);
     COPYSYNTH_TRY(node(tree, 0));
+    // memmove's rep and non-temporal classes fall back to the direction-aware loop for
+    // overlapping buffers; emit it here when no loop class emitted it inline.
+    if (need_loop_entry_ && !loop_entry_bound_) memmove_loop();
     return pad_error_ ? Status(*pad_error_) : Status();
   }
 
  private:
+  bool fill() const { return op_ == Operation::kFill || op_ == Operation::kClearPage; }
+  bool memmove() const { return op_ == Operation::kMemmove; }
+
   // ----- registers and moves ---------------------------------------------------------------
 
-  /// GPR number i (0..4) of the data set {rcx, r8, r9, r10, r11}, as a register of `bytes`.
+  /// GPR number i of {rcx, r8, r9, r10, r11}, as a register of `bytes`.
   static x86::Gp gpr(unsigned i, unsigned bytes) {
     static const x86::Gp q[] = {x86::rcx, x86::r8, x86::r9, x86::r10, x86::r11};
-    const unsigned id = q[i].id();
+    // Callers pass 0..4 (head/tail and loop register maps above); the mask keeps a bad index
+    // from reading outside the table and makes the bound visible to the compiler.
+    const unsigned id = q[i < 5 ? i : 0].id();
     switch (bytes) {
       case 1: return x86::gpb(id);
       case 2: return x86::gpw(id);
@@ -58,9 +82,9 @@ class RoutineEmitter {
       default: return x86::gpq(id);
     }
   }
-  static x86::Vec vreg(unsigned i, unsigned bytes) {
-    return bytes == 16 ? x86::Vec(x86::xmm(i)) : bytes == 32 ? x86::Vec(x86::ymm(i)) : x86::Vec(x86::zmm(i));
-  }
+  static constexpr unsigned kR8 = 1, kR9 = 2, kR10 = 3, kR11 = 4;  // indices into gpr()
+  static constexpr unsigned kPattern = 15;                         // fill's vector register
+
   static x86::Mem mem(const x86::Gp& base, int32_t disp, unsigned bytes) {
     x86::Mem m = x86::ptr(base, disp);
     m.setSize(bytes);
@@ -77,21 +101,17 @@ class RoutineEmitter {
     if (block <= 8) return block;
     return std::min<unsigned>(block, V_ == 8 ? 8 : V_);
   }
-  static bool is_wide(unsigned unit) { return unit >= 32; }
 
   enum class StoreKind { kUnaligned, kAligned, kNonTemporal };
 
-  /// Loads `unit` bytes into data register `r` (GPR index r + first_gpr for unit <= 8).
+  /// Loads `unit` bytes into register `r` (a gpr() index for unit <= 8, else a vector number).
   void load(unsigned r, unsigned unit, const x86::Mem& src) {
     if (unit <= 8) {
-      const x86::Gp g = gpr(r, unit);
-      if (unit < 4)
-        a_.movzx(gpr(r, 4), src);
-      else
-        a_.mov(g, src);
+      if (unit < 4) a_.movzx(gpr(r, 4), src);
+      else a_.mov(gpr(r, unit), src);
       return;
     }
-    used_wide_ |= is_wide(unit);
+    used_wide_ |= unit >= 32;
     if (unit == 16) {
       if (V_ == 16) a_.movdqu(x86::xmm(r), src);
       else a_.vmovdqu(x86::xmm(r), src);
@@ -104,12 +124,11 @@ class RoutineEmitter {
 
   void store(unsigned r, unsigned unit, const x86::Mem& dst, StoreKind kind) {
     if (unit <= 8) {
-      if (kind == StoreKind::kNonTemporal && unit == 8)
-        a_.movnti(dst, gpr(r, 8));
-      else
-        a_.mov(dst, gpr(r, unit));
+      if (kind == StoreKind::kNonTemporal && unit == 8) a_.movnti(dst, gpr(r, 8));
+      else a_.mov(dst, gpr(r, unit));
       return;
     }
+    used_wide_ |= unit >= 32;
     if (unit == 16) {
       const x86::Xmm x = x86::xmm(r);
       if (V_ == 16) {
@@ -134,9 +153,49 @@ class RoutineEmitter {
     }
   }
 
+  /// Fill: the register holding the pattern at `unit` bytes (r8 for GPR units; else vector 15,
+  /// broadcast on first use in the current body).
+  unsigned pattern(unsigned unit) {
+    if (unit <= 8) return kR8;
+    if (pattern_width_ >= unit) return kPattern;
+    const x86::Xmm x = x86::xmm(kPattern);
+    if (op_ == Operation::kClearPage) {
+      if (V_ == 16) a_.pxor(x, x);
+      else a_.vpxor(x, x, x);  // VEX: zeroes the register up to its full width
+      pattern_width_ = 64;
+      return kPattern;
+    }
+    if (V_ == 16) {
+      a_.movq(x, x86::r8);
+      a_.punpcklqdq(x, x);
+    } else if (unit == 16) {
+      a_.vmovq(x, x86::r8);
+      a_.vpunpcklqdq(x, x, x);
+    } else if (unit == 32) {
+      a_.vmovq(x, x86::r8);
+      a_.vpbroadcastq(x86::ymm(kPattern), x);
+      used_wide_ = true;
+    } else {
+      a_.vpbroadcastq(x86::zmm(kPattern), x86::r8);
+      used_wide_ = true;
+    }
+    pattern_width_ = unit;
+    return kPattern;
+  }
+
   void ret() {
-    if (used_wide_) a_.vzeroupper();
+    if (used_wide_ && !f_.skip_vzeroupper) a_.vzeroupper();
     a_.ret();
+  }
+
+  void sfence() {
+    if (!f_.skip_sfence) a_.sfence();
+  }
+
+  /// Starts the code of one size class or shared body: resets what "this path" has used.
+  void begin_body() {
+    used_wide_ = false;
+    pattern_width_ = 0;
   }
 
   // ----- padding ------------------------------------------------------------------------------
@@ -182,23 +241,44 @@ class RoutineEmitter {
   }
 
   Status leaf(const SizeClass& c) {
-    used_wide_ = false;
+    begin_body();
     switch (c.strategy) {
       case Strategy::kNone: ret(); break;
       case Strategy::kBlock: block(c.block); break;
       case Strategy::kHeadTail: head_tail(c.block); break;
-      case Strategy::kAlignedLoop: aligned_loop(false); break;
-      case Strategy::kNonTemporalLoop: aligned_loop(true); break;
-      case Strategy::kRepMovsb: rep_movsb(); break;
+      case Strategy::kAlignedLoop:
+        if (memmove()) memmove_loop();
+        else forward_loop(false);
+        break;
+      case Strategy::kNonTemporalLoop:
+        if (memmove()) {
+          // Non-temporal stores only when the buffers do not overlap at all.
+          need_loop_entry_ = true;
+          a_.mov(x86::rcx, x86::rdi);
+          a_.sub(x86::rcx, x86::rsi);
+          a_.cmp(x86::rcx, x86::rdx);
+          a_.jb(loop_entry_);  // 0 <= dst - src < n
+          a_.mov(x86::rcx, x86::rsi);
+          a_.sub(x86::rcx, x86::rdi);
+          a_.cmp(x86::rcx, x86::rdx);
+          a_.jb(loop_entry_);  // 0 <= src - dst < n
+        }
+        forward_loop(true);
+        break;
+      case Strategy::kRepString: rep_string(); break;
     }
     return {};
   }
 
-  // ----- strategies ------------------------------------------------------------------------
+  // ----- small classes ---------------------------------------------------------------------
 
   void block(unsigned bytes) {
-    load(0, bytes, mem(x86::rsi, 0, bytes));
-    store(0, bytes, mem(x86::rdi, 0, bytes), StoreKind::kUnaligned);
+    if (fill()) {
+      store(pattern(bytes), bytes, mem(x86::rdi, 0, bytes), StoreKind::kUnaligned);
+    } else {
+      load(0, bytes, mem(x86::rsi, 0, bytes));
+      store(0, bytes, mem(x86::rdi, 0, bytes), StoreKind::kUnaligned);
+    }
     ret();
   }
 
@@ -206,114 +286,264 @@ class RoutineEmitter {
   void head_tail(unsigned bytes) {
     const unsigned unit = unit_for(bytes);
     const unsigned k = bytes / unit;  // registers per end
+    const int32_t back = -int32_t(bytes);
+    if (fill()) {
+      const unsigned r = pattern(unit);
+      for (unsigned i = 0; i < k; ++i) store(r, unit, mem(x86::rdi, int32_t(i * unit), unit), StoreKind::kUnaligned);
+      for (unsigned i = 0; i < k; ++i)
+        store(r, unit, mem(x86::rdi, x86::rdx, int32_t(i * unit) + back, unit), StoreKind::kUnaligned);
+      ret();
+      return;
+    }
+    const int32_t skew = f_.over_read ? 1 : 0;
     for (unsigned i = 0; i < k; ++i) load(i, unit, mem(x86::rsi, int32_t(i * unit), unit));
+    if (f_.wrong_overlap_order)
+      for (unsigned i = 0; i < k; ++i) store(i, unit, mem(x86::rdi, int32_t(i * unit), unit), StoreKind::kUnaligned);
     for (unsigned i = 0; i < k; ++i)
-      load(k + i, unit, mem(x86::rsi, x86::rdx, int32_t(i * unit) - int32_t(bytes), unit));
+      load(k + i, unit, mem(x86::rsi, x86::rdx, int32_t(i * unit) + back + skew, unit));
+    if (!f_.wrong_overlap_order)
+      for (unsigned i = 0; i < k; ++i) store(i, unit, mem(x86::rdi, int32_t(i * unit), unit), StoreKind::kUnaligned);
     for (unsigned i = 0; i < k; ++i)
-      store(i, unit, mem(x86::rdi, int32_t(i * unit), unit), StoreKind::kUnaligned);
-    for (unsigned i = 0; i < k; ++i)
-      store(k + i, unit, mem(x86::rdi, x86::rdx, int32_t(i * unit) - int32_t(bytes), unit),
-            StoreKind::kUnaligned);
+      store(k + i, unit, mem(x86::rdi, x86::rdx, int32_t(i * unit) + back, unit), StoreKind::kUnaligned);
     ret();
   }
 
-  /// Data register for loop slot `i`: GPR r8..r11 (indices 1..4) at width 8, vectors 0..7.
-  unsigned loop_reg(unsigned i) const { return V_ == 8 ? 1 + (i % 4) : i % 8; }
-  unsigned loop_group() const { return V_ == 8 ? 4 : 8; }
+  // ----- loops -----------------------------------------------------------------------------
 
-  /// n >= 4V. Head V bytes, dst aligned up to V, unroll*V per iteration, then V per iteration,
-  /// then the last 4V bytes (overlapping). See plan.hpp for the invariants.
-  void aligned_loop(bool nt) {
+  /// Vectors saved at the tail by the forward loop / at the head by the backward loop:
+  /// 4 for vector widths, 1 at width 8 (the GPRs run out).
+  unsigned saved_k() const { return V_ == 8 ? 1 : 4; }
+  /// Registers of the loop body: vectors 0-7, or r8 (and r9 in the forward loop) at width 8.
+  unsigned body_reg(unsigned i, bool backward) const {
+    if (V_ != 8) return i % 8;
+    return backward ? kR8 : (i % 2 ? kR9 : kR8);
+  }
+  unsigned body_group(bool backward) const { return V_ != 8 ? 8 : (backward ? 1 : 2); }
+  /// Saved head / tail registers.
+  unsigned head_reg(unsigned i) const { return V_ == 8 ? kR10 : 8 + i; }
+  unsigned tail_reg(unsigned i, bool backward) const {
+    if (V_ == 8) return kR11;
+    return backward ? 12 : 9 + i;
+  }
+
+  void prefetch(const x86::Mem& m) {
+    if (p_.prefetch_hint.value == PrefetchHint::kNTA) a_.prefetchnta(m);
+    else a_.prefetcht0(m);
+  }
+
+  /// n >= 4V (n >= 32 at width 8). Copy ops: save the first V and the last saved_k()*V bytes of
+  /// src, align dst up to V, copy unroll*V per iteration then V per iteration up to the tail,
+  /// then store the saved tail and head. Fill: the same with pattern stores (no saving needed).
+  void forward_loop(bool nt) {
     const unsigned U = p_.unroll;
     const unsigned step = U * V_;
+    const unsigned tk = fill() ? (V_ == 8 ? 1 : 4) : saved_k();
     const StoreKind body_store = nt ? StoreKind::kNonTemporal : StoreKind::kAligned;
-    Label loop = a_.newLabel(), rest = a_.newLabel(), rest_loop = a_.newLabel(),
-          tail = a_.newLabel();
+    Label loop = a_.newLabel(), rest = a_.newLabel(), rest_loop = a_.newLabel(), tail = a_.newLabel();
 
-    // Head: the first V bytes, unaligned.
-    load(loop_reg(0), V_, mem(x86::rsi, 0, V_));
-    store(loop_reg(0), V_, mem(x86::rdi, 0, V_), StoreKind::kUnaligned);
-    // At this point: [dst, dst+V) is done.
-    a_.sub(x86::rsi, x86::rdi);                                          // rsi = src - dst
-    a_.lea(x86::rdx, x86::ptr(x86::rdi, x86::rdx, 0, -int32_t(4 * V_)));  // rdx = tail start
+    if (fill()) {
+      store(pattern(V_), V_, mem(x86::rdi, 0, V_), StoreKind::kUnaligned);  // head
+    } else {
+      load(head_reg(0), V_, mem(x86::rsi, 0, V_));
+      for (unsigned i = 0; i < tk; ++i)
+        load(tail_reg(i, false), V_, mem(x86::rsi, x86::rdx, int32_t(i * V_) - int32_t(tk * V_), V_));
+      a_.sub(x86::rsi, x86::rdi);  // rsi = src - dst
+    }
+    a_.lea(x86::rdx, x86::ptr(x86::rdi, x86::rdx, 0, -int32_t(tk * V_)));  // rdx = tail start
     a_.add(x86::rdi, V_);
-    a_.and_(x86::rdi, -int32_t(V_));                                     // cursor, V-aligned
-    // At this point: dst < rdi <= dst+V, so [dst, rdi) is done; the tail [rdx, dst+n) is left
-    // for the end; the loops copy [rdi, rdx).
+    a_.and_(x86::rdi, -int32_t(V_));  // cursor, V-aligned
+    // At this point: dst < rdi <= dst+V, so [dst, rdi) is covered by the head; [rdx, dst+n) by
+    // the tail; the loops below cover [rdi, rdx).
     a_.mov(x86::rcx, x86::rdx);
     a_.sub(x86::rcx, x86::rdi);
-    a_.jbe(tail);                                                        // nothing between
-    a_.shr(x86::rcx, std::countr_zero(step));                            // full iterations
+    a_.jbe(tail);
+    a_.shr(x86::rcx, std::countr_zero(step));  // full iterations
     a_.jz(rest);
     pad_loop_head();
     a_.bind(loop);
-    if (p_.prefetch_distance.value != 0) {
-      for (unsigned off = 0; off < std::max(step, 64u); off += 64) {
-        x86::Mem pf = x86::ptr(x86::rdi, x86::rsi, 0, int32_t(p_.prefetch_distance.value + off));
-        if (p_.prefetch_hint.value == PrefetchHint::kNTA) a_.prefetchnta(pf);
-        else a_.prefetcht0(pf);
-      }
-    }
-    for (unsigned g = 0; g < U; g += loop_group()) {
-      const unsigned n = std::min(loop_group(), U - g);
-      for (unsigned i = 0; i < n; ++i)
-        load(loop_reg(i), V_, mem(x86::rdi, x86::rsi, int32_t((g + i) * V_), V_));
-      for (unsigned i = 0; i < n; ++i)
-        store(loop_reg(i), V_, mem(x86::rdi, int32_t((g + i) * V_), V_), body_store);
-    }
+    if (!fill() && p_.prefetch_distance.value != 0)
+      for (unsigned off = 0; off < std::max(step, 64u); off += 64)
+        prefetch(x86::ptr(x86::rdi, x86::rsi, 0, int32_t(p_.prefetch_distance.value + off)));
+    body(U, false, body_store);
     a_.add(x86::rdi, step);
     a_.sub(x86::rcx, 1);
     a_.jnz(loop);
     // At this point: rdx - rdi < unroll*V bytes are left before the tail.
     a_.bind(rest);
-    if (U > 1) {
-      a_.cmp(x86::rdi, x86::rdx);
-      a_.jae(tail);
-      pad_loop_head();
-      a_.bind(rest_loop);
-      load(loop_reg(0), V_, mem(x86::rdi, x86::rsi, 0, V_));
-      store(loop_reg(0), V_, mem(x86::rdi, 0, V_), body_store);
-      a_.add(x86::rdi, V_);
-      a_.cmp(x86::rdi, x86::rdx);
-      a_.jb(rest_loop);
-    } else {
-      // unroll 1: fewer than V bytes are left, one more aligned vector covers them.
-      a_.cmp(x86::rdi, x86::rdx);
-      a_.jae(tail);
-      load(loop_reg(0), V_, mem(x86::rdi, x86::rsi, 0, V_));
-      store(loop_reg(0), V_, mem(x86::rdi, 0, V_), body_store);
-    }
-    // At this point: [dst, rdx) is done; the last 4V bytes [rdx, rdx+4V) remain.
+    a_.cmp(x86::rdi, x86::rdx);
+    a_.jae(tail);
+    pad_loop_head();  // every backward-branch target is a loop head
+    a_.bind(rest_loop);
+    body(1, false, body_store);
+    a_.add(x86::rdi, V_);
+    a_.cmp(x86::rdi, x86::rdx);
+    a_.jb(rest_loop);
+    // At this point: [dst, rdx) is done except the head, which is stored last.
     a_.bind(tail);
-    if (nt) a_.sfence();
-    for (unsigned i = 0; i < 4; ++i)
-      load(loop_reg(i), V_, mem(x86::rdx, x86::rsi, int32_t(i * V_), V_));
-    for (unsigned i = 0; i < 4; ++i)
-      store(loop_reg(i), V_, mem(x86::rdx, int32_t(i * V_), V_), StoreKind::kUnaligned);
+    if (nt) sfence();
+    if (fill()) {
+      const unsigned r = pattern(V_);
+      for (unsigned i = 0; i < tk; ++i) store(r, V_, mem(x86::rdx, int32_t(i * V_), V_), StoreKind::kUnaligned);
+    } else {
+      for (unsigned i = 0; i < tk; ++i)
+        store(tail_reg(i, false), V_, mem(x86::rdx, int32_t(i * V_), V_), StoreKind::kUnaligned);
+      store(head_reg(0), V_, mem(x86::rax, 0, V_), StoreKind::kUnaligned);
+    }
     ret();
   }
 
-  /// `rep movsb`, optionally after copying 64 bytes and aligning dst up to 64 (n >= 64).
-  void rep_movsb() {
-    if (p_.rep_align_dst) {
+  /// `count` vectors at the cursor rdi (copy: from rdi + rsi), in register groups; the backward
+  /// loop handles the highest group first.
+  void body(unsigned count, bool backward, StoreKind kind) {
+    const unsigned g = body_group(backward);
+    for (unsigned done = 0; done < count; done += g) {
+      const unsigned n = std::min(g, count - done);
+      const unsigned first = backward ? count - done - n : done;  // vector index of the group
+      if (fill()) {
+        const unsigned r = pattern(V_);
+        for (unsigned i = 0; i < n; ++i) store(r, V_, mem(x86::rdi, int32_t((first + i) * V_), V_), kind);
+        continue;
+      }
+      for (unsigned i = 0; i < n; ++i)
+        load(body_reg(i, backward), V_, mem(x86::rdi, x86::rsi, int32_t((first + i) * V_), V_));
+      for (unsigned i = 0; i < n; ++i)
+        store(body_reg(i, backward), V_, mem(x86::rdi, int32_t((first + i) * V_), V_), kind);
+    }
+  }
+
+  /// memmove's loop class: backward when 0 <= dst - src < n (the copy would overwrite source
+  /// bytes not yet read), forward otherwise.
+  void memmove_loop() {
+    begin_body();
+    a_.bind(loop_entry_);
+    loop_entry_bound_ = true;
+    if (!f_.wrong_overlap_order) {
+      a_.mov(x86::rcx, x86::rdi);
+      a_.sub(x86::rcx, x86::rsi);
+      a_.cmp(x86::rcx, x86::rdx);
+      a_.jb(backward_);
+    }
+    forward_loop(false);
+    begin_body();
+    a_.bind(backward_);
+    backward_loop();
+  }
+
+  /// The mirror of forward_loop for memmove with src < dst < src + n: save the first
+  /// saved_k()*V and the last V bytes, align the end down to V, copy downward, store the saved
+  /// bytes last. Every store lands above the source bytes still to be read.
+  void backward_loop() {
+    const unsigned U = p_.unroll;
+    const unsigned step = U * V_;
+    const unsigned hk = saved_k();
+    Label loop = a_.newLabel(), rest = a_.newLabel(), rest_loop = a_.newLabel(), tail = a_.newLabel();
+    for (unsigned i = 0; i < hk; ++i) load(head_reg(i), V_, mem(x86::rsi, int32_t(i * V_), V_));
+    load(tail_reg(0, true), V_, mem(x86::rsi, x86::rdx, -int32_t(V_), V_));
+    a_.sub(x86::rsi, x86::rdi);  // rsi = src - dst
+    a_.add(x86::rdi, x86::rdx);  // end of dst
+    a_.mov(x86::rdx, x86::rdi);  // keep the end for the tail store
+    a_.and_(x86::rdi, -int32_t(V_));  // cursor: end aligned down, in (end-V, end]
+    a_.lea(x86::r9, x86::ptr(x86::rax, int32_t(hk * V_)));  // lower bound: the saved head's end
+    // At this point: [rdi, end) is covered by the saved tail, [dst, r9) by the saved head; the
+    // loops below cover [r9, rdi) from the top down.
+    a_.mov(x86::rcx, x86::rdi);
+    a_.sub(x86::rcx, x86::r9);
+    a_.jbe(tail);
+    a_.mov(x86::r9, x86::rcx);
+    a_.and_(x86::r9, int32_t(step - 1));  // bytes left for the one-vector loop
+    a_.shr(x86::rcx, std::countr_zero(step));
+    a_.jz(rest);
+    pad_loop_head();
+    a_.bind(loop);
+    a_.sub(x86::rdi, step);
+    if (p_.prefetch_distance.value != 0)
+      for (unsigned off = 0; off < std::max(step, 64u); off += 64)
+        prefetch(x86::ptr(x86::rdi, x86::rsi, 0, -int32_t(p_.prefetch_distance.value + off)));
+    body(U, true, StoreKind::kAligned);
+    a_.sub(x86::rcx, 1);
+    a_.jnz(loop);
+    a_.bind(rest);
+    a_.test(x86::r9, x86::r9);
+    a_.jz(tail);
+    pad_loop_head();  // every backward-branch target is a loop head
+    a_.bind(rest_loop);
+    a_.sub(x86::rdi, V_);
+    body(1, true, StoreKind::kAligned);
+    a_.sub(x86::r9, V_);
+    a_.ja(rest_loop);  // more than V bytes were left
+    // At this point: [dst + hk*V - (V-1) at worst, end) is done; store the saved head and tail.
+    a_.bind(tail);
+    for (unsigned i = 0; i < hk; ++i) store(head_reg(i), V_, mem(x86::rax, int32_t(i * V_), V_), StoreKind::kUnaligned);
+    store(tail_reg(0, true), V_, mem(x86::rdx, -int32_t(V_), V_), StoreKind::kUnaligned);
+    ret();
+  }
+
+  // ----- rep string ------------------------------------------------------------------------
+
+  /// rep movs / rep stos (element rep_unit bytes), optionally after writing the first 64 bytes
+  /// and aligning dst up to 64. memmove takes the loop instead when the buffers overlap.
+  void rep_string() {
+    const bool clear = op_ == Operation::kClearPage;
+    if (memmove()) {
+      need_loop_entry_ = true;
+      a_.mov(x86::rcx, x86::rdi);
+      a_.sub(x86::rcx, x86::rsi);
+      a_.cmp(x86::rcx, x86::rdx);
+      a_.jb(loop_entry_);  // 0 <= dst - src < n: must go backward
+      a_.mov(x86::rcx, x86::rsi);
+      a_.sub(x86::rcx, x86::rdi);
+      a_.cmp(x86::rcx, x86::rdx);
+      a_.jb(loop_entry_);  // 0 <= src - dst < n: overlapping, the loop saves head and tail first
+    }
+    if (p_.rep_align_dst && !clear) {
+      // n >= 64 here (the ladder guarantees it). Write [dst, dst+64), then skip 1..64 bytes.
       const unsigned unit = V_ == 8 ? 8 : V_;
       const unsigned group = V_ == 8 ? 4 : 64 / unit;
       for (unsigned g = 0; g < 64; g += group * unit) {
+        if (fill()) {
+          const unsigned r = pattern(unit);
+          for (unsigned i = 0; i < group; ++i)
+            store(r, unit, mem(x86::rdi, int32_t(g + i * unit), unit), StoreKind::kUnaligned);
+          continue;
+        }
+        const auto reg = [&](unsigned i) { return V_ == 8 ? kR8 + i : i; };
+        for (unsigned i = 0; i < group; ++i) load(reg(i), unit, mem(x86::rsi, int32_t(g + i * unit), unit));
         for (unsigned i = 0; i < group; ++i)
-          load(loop_reg(i), unit, mem(x86::rsi, int32_t(g + i * unit), unit));
-        for (unsigned i = 0; i < group; ++i)
-          store(loop_reg(i), unit, mem(x86::rdi, int32_t(g + i * unit), unit), StoreKind::kUnaligned);
+          store(reg(i), unit, mem(x86::rdi, int32_t(g + i * unit), unit), StoreKind::kUnaligned);
       }
-      // At this point: [dst, dst+64) is done; skip to the next 64-byte boundary (1..64 bytes).
       a_.lea(x86::rcx, x86::ptr(x86::rdi, 64));
       a_.and_(x86::rcx, -64);
       a_.sub(x86::rcx, x86::rdi);
       a_.add(x86::rdi, x86::rcx);
-      a_.add(x86::rsi, x86::rcx);
+      if (!fill()) a_.add(x86::rsi, x86::rcx);
       a_.sub(x86::rdx, x86::rcx);
     }
-    a_.mov(x86::rcx, x86::rdx);
-    a_.rep().movsb();
+    const bool q = p_.rep_unit.value == 8;
+    if (fill()) {
+      a_.mov(x86::r10, x86::rax);  // stos uses rax; keep dst
+      if (q) {
+        a_.mov(x86::ptr(x86::rdi, x86::rdx, 0, -8), x86::r8);  // the last 8 bytes
+        a_.mov(x86::rax, x86::r8);
+        a_.mov(x86::rcx, x86::rdx);
+        a_.shr(x86::rcx, 3);
+        a_.rep().stosq();
+      } else {
+        a_.mov(x86::eax, x86::r8d);
+        a_.mov(x86::rcx, x86::rdx);
+        a_.rep().stosb();
+      }
+      a_.mov(x86::rax, x86::r10);
+    } else if (q) {
+      a_.mov(x86::r9, x86::ptr(x86::rsi, x86::rdx, 0, -8));  // the last 8 bytes of src
+      a_.lea(x86::r10, x86::ptr(x86::rdi, x86::rdx, 0, -8));
+      a_.mov(x86::rcx, x86::rdx);
+      a_.shr(x86::rcx, 3);
+      a_.rep().movsq();
+      a_.mov(x86::ptr(x86::r10), x86::r9);
+    } else {
+      a_.mov(x86::rcx, x86::rdx);
+      a_.rep().movsb();
+    }
     ret();
   }
 
@@ -321,18 +551,23 @@ class RoutineEmitter {
   const CopyParams& p_;
   x86::Emitter& a_;
   const unsigned V_;
+  const EmitFaults& f_;
+  const Operation op_;
   bool used_wide_ = false;
+  unsigned pattern_width_ = 0;
+  Label loop_entry_, backward_;
+  bool need_loop_entry_ = false, loop_entry_bound_ = false;
   std::optional<Error> pad_error_;
 };
 
 }  // namespace
 
-Status emit(const CopyPlan& plan, x86::Emitter& e) {
+Status emit(const CopyPlan& plan, x86::Emitter& e, const EmitFaults& faults) {
   COPYSYNTH_TRY(check_plan(plan));
   FirstError handler;
   asmjit::ErrorHandler* previous = e.errorHandler();
   e.setErrorHandler(&handler);
-  Status st = RoutineEmitter(plan, e).run();
+  Status st = RoutineEmitter(plan, e, faults).run();
   e.setErrorHandler(previous);
   if (handler.error != asmjit::kErrorOk)
     return make_error(ErrorCode::kEmitFailed,
@@ -343,14 +578,14 @@ Status emit(const CopyPlan& plan, x86::Emitter& e) {
   return st;
 }
 
-Result<std::vector<std::uint8_t>> assemble(const CopyPlan& plan, std::string* listing) {
+Result<std::vector<std::uint8_t>> assemble(const CopyPlan& plan, std::string* listing, const EmitFaults& faults) {
   asmjit::Environment env(asmjit::Arch::kX64);
   asmjit::CodeHolder code;
   code.init(env);
   asmjit::StringLogger logger;
   if (listing) code.setLogger(&logger);
   x86::Assembler a(&code);
-  COPYSYNTH_TRY(emit(plan, *a.as<x86::Emitter>()));
+  COPYSYNTH_TRY(emit(plan, *a.as<x86::Emitter>(), faults));
   code.flatten();
   code.resolveUnresolvedLinks();
   const asmjit::Section* text = code.textSection();

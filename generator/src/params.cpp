@@ -164,6 +164,11 @@ Status validate_domains(const CopyParams& p) {
 
 Status validate(const CopyParams& p, const IsaFeatures& target) {
   COPYSYNTH_TRY(validate_domains(p));
+  const bool stores_only = p.operation.value == Operation::kFill || p.operation.value == Operation::kClearPage;
+  if (stores_only && p.prefetch_distance.value != 0)
+    return make_error(ErrorCode::kInvalidParams,
+                      "prefetch_distance = " + std::to_string(p.prefetch_distance.value) + " does not apply to " +
+                          std::string(name_of(p.operation.value)) + " (it has no loads): use 0");
   const unsigned w = p.vector_width;
   auto lacks = [&](Feature f, std::string_view what) -> Status {
     std::string allowed = "8, 16";

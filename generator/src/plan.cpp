@@ -16,7 +16,7 @@ std::string_view strategy_name(Strategy s) noexcept {
     case Strategy::kBlock: return "block";
     case Strategy::kHeadTail: return "head_tail";
     case Strategy::kAlignedLoop: return "aligned_loop";
-    case Strategy::kRepMovsb: return "rep_movsb";
+    case Strategy::kRepString: return "rep_string";
     case Strategy::kNonTemporalLoop: return "nt_loop";
   }
   return "?";
@@ -40,6 +40,16 @@ Status check_plan(const CopyPlan& plan) {
   if (plan.vec != plan.params.vector_width)
     return make_error(ErrorCode::kInvalidParams, "plan vector width differs from its params");
   const std::uint64_t V = plan.vec;
+  if (plan.params.operation.value == Operation::kClearPage) {
+    const auto& c = plan.classes[0];
+    if (plan.classes.size() != 1 || c.lo != kPageBytes || c.hi != kPageBytes ||
+        !(c.strategy == Strategy::kAlignedLoop || c.strategy == Strategy::kRepString ||
+          c.strategy == Strategy::kNonTemporalLoop))
+      return make_error(ErrorCode::kInvalidParams,
+                        "a clear_page plan has exactly one size class, n = 4096, with strategy "
+                        "aligned_loop, rep_string or nt_loop");
+    return {};
+  }
   std::uint64_t expect = 0;
   for (std::size_t i = 0; i < plan.classes.size(); ++i) {
     const auto& c = plan.classes[i];
@@ -66,7 +76,7 @@ Status check_plan(const CopyPlan& plan) {
       case Strategy::kNonTemporalLoop:
         if (c.lo < 4 * V) return class_error(i, c, "a loop class needs n >= 4 x vector width");
         break;
-      case Strategy::kRepMovsb:
+      case Strategy::kRepString:
         if (c.lo < 4 * V) return class_error(i, c, "the rep class must lie above the loop's start");
         if (plan.params.rep_align_dst && c.lo < 64)
           return class_error(i, c, "rep movsb with dst alignment needs n >= 64");
@@ -93,6 +103,7 @@ std::vector<std::uint64_t> plan_edges(const CopyPlan& plan) {
 
 std::string to_string(const CopyPlan& plan) {
   const auto& p = plan.params;
+  const bool fill = p.operation.value == Operation::kFill || p.operation.value == Operation::kClearPage;
   std::ostringstream o;
   o << name_of(p.operation.value) << " plan (ladder \"" << plan.ladder << "\", VEC = " << plan.vec
     << " bytes";
@@ -116,9 +127,10 @@ std::string to_string(const CopyPlan& plan) {
     o << "  n = " << range << "  ";
     switch (c.strategy) {
       case Strategy::kNone: o << "return dst; no memory touched"; break;
-      case Strategy::kBlock: o << "one " << c.block << "-byte move"; break;
+      case Strategy::kBlock: o << "one " << c.block << "-byte " << (fill ? "store" : "move"); break;
       case Strategy::kHeadTail:
-        o << "head/tail: " << reg(c.block) << " at each end, overlapping; all loads before stores";
+        o << "head/tail: " << reg(c.block) << " at each end, overlapping"
+          << (fill ? "" : "; all loads before stores");
         break;
       case Strategy::kAlignedLoop:
       case Strategy::kNonTemporalLoop:
@@ -128,10 +140,17 @@ std::string to_string(const CopyPlan& plan) {
           o << ", prefetch" << name_of(p.prefetch_hint.value) << " +" << p.prefetch_distance.value
             << " B";
         if (c.strategy == Strategy::kNonTemporalLoop) o << ", movnt stores, sfence";
-        o << "; tail: last " << 4 * plan.vec << " B overlapping";
+        o << "; head " << plan.vec << " B and tail " << 4 * plan.vec << " B overlapping";
+        if (p.operation.value == Operation::kMemmove)
+          o << (c.strategy == Strategy::kNonTemporalLoop ? "; overlapping buffers take the loop"
+                                                        : "; backward when dst - src < n");
         break;
-      case Strategy::kRepMovsb:
-        o << "rep movsb" << (p.rep_align_dst ? " after storing 64 B and aligning dst to 64" : "");
+      case Strategy::kRepString:
+        o << (fill ? (p.rep_unit.value == 8 ? "rep stosq" : "rep stosb")
+                   : (p.rep_unit.value == 8 ? "rep movsq" : "rep movsb"))
+          << (p.rep_unit.value == 8 ? " + overlapping 8-byte tail" : "")
+          << (p.rep_align_dst && p.operation.value != Operation::kClearPage ? " after aligning dst to 64" : "");
+        if (p.operation.value == Operation::kMemmove) o << "; the backward loop when dst - src < n";
         break;
     }
     o << "\n";

@@ -28,25 +28,32 @@ std::string short_name(const CopyParams& p) {
   s += "/pf" + std::to_string(p.prefetch_distance.value);
   if (p.prefetch_distance.value) s += std::string(name_of(p.prefetch_hint.value));
   s += "/nt-" + bytes_or_never(p.nt_threshold) + "/rep-" + bytes_or_never(p.rep_threshold);
-  if (p.rep_threshold.value != kNever && p.rep_align_dst) s += "a";
+  if (p.rep_threshold.value != kNever) {
+    if (p.rep_unit.value == 8) s += "q";
+    if (p.rep_align_dst) s += "a";
+  }
   s += "/al" + std::to_string(p.loop_align.value) + std::string(name_of(p.nop_form.value));
   return s;
 }
 
 Result<Routine> Routine::build(const CopyPlan& plan, const CpuInfo& cpu) {
+  return build_with_faults(plan, EmitFaults{}, cpu);
+}
+
+Result<Routine> Routine::build_with_faults(const CopyPlan& plan, const EmitFaults& faults, const CpuInfo& cpu) {
   COPYSYNTH_TRY(validate(plan.params, cpu.features()));
   asmjit::JitRuntime& rt = jit_runtime();
   asmjit::CodeHolder code;
   code.init(rt.environment());
   asmjit::x86::Assembler a(&code);
-  COPYSYNTH_TRY(emit(plan, *a.as<asmjit::x86::Emitter>()));
+  COPYSYNTH_TRY(emit(plan, *a.as<asmjit::x86::Emitter>(), faults));
   Routine r;
   r.plan_ = plan;
   {
     const auto& buf = code.textSection()->buffer();
     r.bytes_.assign(buf.data(), buf.data() + buf.size());
   }
-  CopyFn fn = nullptr;
+  void* fn = nullptr;
   const asmjit::Error err = rt.add(&fn, &code);
   if (err != asmjit::kErrorOk)
     return make_error(ErrorCode::kJitFailed,

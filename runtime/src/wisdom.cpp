@@ -174,7 +174,10 @@ Result<Wisdom> wisdom_from_json(const json& j) {
   w.cpu_signature = (*sig)->get<std::string>();
   const json& c = **cpu;
   auto str = [&](const char* k) { auto it = c.find(k); return it != c.end() && it->is_string() ? it->get<std::string>() : std::string(); };
-  auto num = [&](const char* k) { auto it = c.find(k); return it != c.end() && is_uint(*it) ? it->get<unsigned>() : 0u; };
+  auto num = [&](const char* k) {  // informational fields: out-of-range values read as 0
+    auto it = c.find(k);
+    return it != c.end() && is_uint(*it) && it->get<std::uint64_t>() <= 0xFFFFFFFFu ? it->get<unsigned>() : 0u;
+  };
   w.cpu_vendor = str("vendor");
   w.cpu_brand = str("brand");
   w.cpu_features = str("features");
@@ -191,10 +194,18 @@ Result<Wisdom> wisdom_from_json(const json& j) {
     WisdomEntry we;
     auto op = member(e, path, "operation", is_string, "a string");
     if (!op) return op.error();
-    if ((*op)->get<std::string>() != "memcpy")
-      return make_error(ErrorCode::kWisdomMismatch,
-                        path + ".operation: " + (*op)->dump() + " is not an operation this copysynth knows (memcpy)");
-    we.operation = Operation::kMemcpy;
+    {
+      bool known = false;
+      for (std::size_t k = 0; k < spec::Operation::choices.size(); ++k)
+        if (spec::Operation::names[k] == (*op)->get<std::string>()) {
+          we.operation = spec::Operation::choices[k];
+          known = true;
+        }
+      if (!known)
+        return make_error(ErrorCode::kWisdomMismatch,
+                          path + ".operation: " + (*op)->dump() +
+                              " is not an operation this copysynth knows (memcpy, memmove, fill, clear_page)");
+    }
     if (auto it = e.find("workload"); it != e.end() && it->is_string()) we.workload = it->get<std::string>();
     auto params_j = member(e, path, "params", is_object, "an object");
     if (!params_j) return params_j.error();

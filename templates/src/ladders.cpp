@@ -27,7 +27,20 @@ double default_class_weight(std::uint64_t lo, std::uint64_t hi) {
   return std::max(w, 0.002);
 }
 
+CopyPlan clear_page_plan(const CopyParams& p) {
+  CopyPlan plan;
+  plan.params = p;
+  plan.ladder = "vector";
+  plan.vec = p.vector_width;
+  const Strategy s = p.rep_threshold.value <= kPageBytes   ? Strategy::kRepString
+                     : p.nt_threshold.value <= kPageBytes ? Strategy::kNonTemporalLoop
+                                                          : Strategy::kAlignedLoop;
+  plan.classes.push_back({kPageBytes, kPageBytes, s, 0, 1.0});
+  return plan;
+}
+
 CopyPlan vector_ladder(const CopyParams& p) {
+  if (p.operation.value == Operation::kClearPage) return clear_page_plan(p);
   CopyPlan plan;
   plan.params = p;
   plan.ladder = "vector";
@@ -54,7 +67,7 @@ CopyPlan vector_ladder(const CopyParams& p) {
     if (from < to) c.push_back({from, to == kNever ? kNever : to - 1, s, 0});
   };
   add(loop_lo, std::min(rep_lo, nt_lo), Strategy::kAlignedLoop);
-  add(rep_lo, nt_lo, Strategy::kRepMovsb);
+  add(rep_lo, nt_lo, Strategy::kRepString);
   add(nt_lo, kNever, Strategy::kNonTemporalLoop);
   for (auto& k : c) k.weight = default_class_weight(k.lo, k.hi);
   return plan;

@@ -22,9 +22,13 @@
 
 namespace copysynth {
 
-/// Which routine is generated. memcpy: `void* f(void* dst, const void* src, size_t n)`, returns
-/// dst; src and dst must not overlap.
-enum class Operation : std::uint8_t { kMemcpy };
+/// Which routine is generated.
+enum class Operation : std::uint8_t {
+  kMemcpy,     ///< `void* memcpy(void* dst, const void* src, size_t n)`: returns dst; no overlap
+  kMemmove,    ///< `void* memmove(void* dst, const void* src, size_t n)`: any overlap
+  kFill,       ///< `void* memset(void* dst, int c, size_t n)`: n bytes of (unsigned char)c
+  kClearPage,  ///< `void clear_page(void* page)`: zero 4096 bytes at a 4096-aligned address
+};
 
 /// Software-prefetch hint for the main loop's load stream (Intel SDM vol. 2, PREFETCHh).
 enum class PrefetchHint : std::uint8_t {
@@ -62,10 +66,11 @@ namespace spec {
 struct Operation {
   using type = copysynth::Operation;
   static constexpr std::string_view unit = "";
-  static constexpr std::string_view doc = "routine generated: memcpy";
+  static constexpr std::string_view doc =
+      "routine generated: memcpy, memmove, fill (memset semantics) or clear_page (4096 zero bytes)";
   static constexpr type def = type::kMemcpy;
-  static constexpr std::array choices{type::kMemcpy};
-  static constexpr std::array<std::string_view, 1> names{"memcpy"};
+  static constexpr std::array choices{type::kMemcpy, type::kMemmove, type::kFill, type::kClearPage};
+  static constexpr std::array<std::string_view, 4> names{"memcpy", "memmove", "fill", "clear_page"};
 };
 struct VectorWidth {
   using type = std::uint32_t;
@@ -104,8 +109,9 @@ struct NtThreshold {
   using type = std::uint64_t;
   static constexpr std::string_view unit = "bytes";
   static constexpr std::string_view doc =
-      "copies of at least this many bytes use non-temporal (movnt*) stores of the register "
-      "width, then sfence; \"never\" disables them. Never applies below the main loop's size class";
+      "lengths of at least this many bytes use non-temporal (movnt*) stores of the register "
+      "width, then sfence; \"never\" disables them. Never applies below the main loop's size "
+      "class, nor to memmove calls whose buffers overlap";
   static constexpr type def = kNever;
   static constexpr type lo = 0, hi = std::uint64_t{1} << 48, step = 1;
   static constexpr bool allows_never = true;
@@ -114,17 +120,28 @@ struct RepThreshold {
   using type = std::uint64_t;
   static constexpr std::string_view unit = "bytes";
   static constexpr std::string_view doc =
-      "copies of at least this many bytes (and below nt_threshold) use `rep movsb`; \"never\" "
-      "disables it. Never applies below the main loop's size class";
+      "lengths of at least this many bytes (and below nt_threshold) use `rep movs` / `rep stos`; "
+      "\"never\" disables it. Never applies below the main loop's size class. memmove uses it only "
+      "when a forward copy is safe (dst <= src or dst >= src + n)";
   static constexpr type def = kNever;
   static constexpr type lo = 0, hi = std::uint64_t{1} << 48, step = 1;
   static constexpr bool allows_never = true;
+};
+struct RepUnit {
+  using type = std::uint32_t;
+  static constexpr std::string_view unit = "bytes";
+  static constexpr std::string_view doc =
+      "element size of the rep class: 1 = rep movsb / rep stosb, 8 = rep movsq / rep stosq with an "
+      "overlapping 8-byte tail";
+  static constexpr type def = 1;
+  static constexpr std::array<type, 2> choices{1, 8};
 };
 struct RepAlignDst {
   using type = bool;
   static constexpr std::string_view unit = "";
   static constexpr std::string_view doc =
-      "before `rep movsb`, copy the first 64 bytes with vector moves and align dst to 64";
+      "before the rep string instruction, copy the first 64 bytes with vector moves and align dst "
+      "to 64";
   static constexpr type def = true;
   static constexpr std::array choices{false, true};
 };
@@ -159,15 +176,17 @@ struct CopyParams {
                            (Param<spec::PrefetchHint>, prefetch_hint),
                            (Param<spec::NtThreshold>, nt_threshold),
                            (Param<spec::RepThreshold>, rep_threshold),
+                           (Param<spec::RepUnit>, rep_unit),
                            (Param<spec::RepAlignDst>, rep_align_dst),
                            (Param<spec::LoopAlign>, loop_align),
                            (Param<spec::NopForm>, nop_form));
   bool operator==(const CopyParams&) const = default;
 };
 
-/// Checks every field against its domain, and the vector width against `target`.
-/// Error kInvalidParams names the field, the value and the allowed range; error kUnsupportedIsa
-/// names the missing feature and the widths the target allows.
+/// Checks every field against its domain, the fields against the operation (fill and
+/// clear_page have no loads, so prefetch_distance must be 0), and the vector width against
+/// `target`. Error kInvalidParams names the field, the value and the allowed range; error
+/// kUnsupportedIsa names the missing feature and the widths the target allows.
 Status validate(const CopyParams& p, const IsaFeatures& target);
 
 /// Checks only the domains (no ISA check). Same errors as validate().

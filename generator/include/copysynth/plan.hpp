@@ -1,21 +1,26 @@
 // copysynth — CopyPlan: the size ladder of one routine.
 //
 // A plan is an ordered list of size classes that together cover every length n in [0, 2^64):
-// each class names the strategy that copies n bytes for n in [lo, hi]. The plan is what emission,
-// verification (its edges are tested ±72), reports and the `.S` writer's header comment read.
-// Templates (templates/) build plans from CopyParams; emit() turns a plan into machine code.
+// each class names the strategy that handles n bytes for n in [lo, hi]. (A clear_page plan has
+// one class, n = 4096.) The plan is what emission, verification (its edges are tested ±72),
+// reports and the `.S` writer's header comment read. Templates (templates/) build plans from
+// CopyParams; emit() turns a plan into machine code for the plan's operation.
 //
 // Strategies (n = length in bytes, V = vector width in bytes):
 //   kNone            n == 0: return dst, touch no memory.
-//   kBlock           n == block: one move of `block` bytes.
-//   kHeadTail        block <= n <= 2*block: all loads, then all stores, of `block` bytes at the head
-//                    [0, block) and at the tail [n-block, n); the two overlap (LLVM libc
-//                    op_generic.h `head_tail`). Never reads or writes outside [0, n).
-//   kAlignedLoop     n >= 4V: store the first V bytes, align dst up to V, loop over unroll*V bytes
-//                    per iteration (aligned stores, optional prefetch), then V at a time, then the
-//                    last 4V bytes with overlapping unaligned moves.
-//   kRepMovsb        `rep movsb`, optionally after storing the first 64 bytes and aligning dst to 64.
-//   kNonTemporalLoop kAlignedLoop with movnt* stores and `sfence` before the tail.
+//   kBlock           n == block: one move (or store, for fill) of `block` bytes.
+//   kHeadTail        block <= n <= 2*block: all loads, then all stores, of `block` bytes at the
+//                    head [0, block) and at the tail [n-block, n); the two overlap (LLVM libc
+//                    op_generic.h `head_tail`). Never reads or writes outside [0, n). Loads
+//                    before stores make it correct for memmove at any overlap.
+//   kAlignedLoop     n >= 4V: load the first V and the last 4V bytes, align dst up to V, loop
+//                    over unroll*V bytes per iteration (aligned stores, optional prefetch), then
+//                    V at a time, then store the saved tail and head (glibc's more_8x_vec).
+//                    memmove runs it backward (mirrored) when dst - src < n.
+//   kRepString       `rep movsb`/`movsq` (`stosb`/`stosq` for fill), optionally after aligning dst
+//                    to 64; memmove takes it only when a forward copy is safe, else the loop.
+//   kNonTemporalLoop kAlignedLoop with movnt* stores and `sfence` before the tail; memmove
+//                    takes it only when the buffers do not overlap, else the loop.
 #pragma once
 
 #include <cstdint>
@@ -33,9 +38,12 @@ enum class Strategy : std::uint8_t {
   kBlock,
   kHeadTail,
   kAlignedLoop,
-  kRepMovsb,
+  kRepString,
   kNonTemporalLoop,
 };
+
+/// Length of the region clear_page zeroes (bytes).
+inline constexpr std::uint64_t kPageBytes = 4096;
 
 std::string_view strategy_name(Strategy s) noexcept;
 
@@ -59,7 +67,8 @@ struct CopyPlan {
 
 /// Checks the structural invariants emit() relies on: classes sorted, contiguous, starting at 0,
 /// ending at kNever; kNone only for {0}; head/tail blocks a power of two with block <= lo and
-/// hi < 2*block; loop classes start at >= 4V; rep classes with dst alignment start at >= 64.
+/// hi <= 2*block; loop classes start at >= 4V; rep classes with dst alignment start at >= 64.
+/// A clear_page plan instead has exactly one class, n = 4096, with a loop or rep strategy.
 /// Error kInvalidParams names the offending class.
 Status check_plan(const CopyPlan& plan);
 

@@ -11,12 +11,17 @@
 #include <vector>
 
 #include "copysynth/cpu.hpp"
+#include "copysynth/emit.hpp"
 #include "copysynth/plan.hpp"
 
 namespace copysynth {
 
-/// The memcpy call form: `void* memcpy(void* dst, const void* src, size_t n)`, returns dst.
+/// The memcpy / memmove call form: `void* f(void* dst, const void* src, size_t n)`, returns dst.
 using CopyFn = void* (*)(void* dst, const void* src, std::size_t n);
+/// The fill (memset) call form: `void* f(void* dst, int c, size_t n)`, returns dst.
+using FillFn = void* (*)(void* dst, int c, std::size_t n);
+/// The clear_page call form: `void f(void* page)`, page 4096-aligned, 4096 bytes zeroed.
+using ClearPageFn = void (*)(void* page);
 
 class Routine {
  public:
@@ -26,13 +31,30 @@ class Routine {
   /// verify_routine() must pass before the routine is timed, installed or written out.
   static Result<Routine> build(const CopyPlan& plan, const CpuInfo& cpu = CpuInfo::host());
 
+  /// build() with faults injected on purpose (EmitFaults), for tests that show the verification
+  /// suite catches each kind of bug. Never use the result outside such a test.
+  static Result<Routine> build_with_faults(const CopyPlan& plan, const EmitFaults& faults,
+                                           const CpuInfo& cpu = CpuInfo::host());
+
   Routine(Routine&& o) noexcept;
   Routine& operator=(Routine&& o) noexcept;
   Routine(const Routine&) = delete;
   Routine& operator=(const Routine&) = delete;
   ~Routine();  ///< releases the code; no thread may still be inside fn()
 
-  CopyFn fn() const { return fn_; }
+  /// The entry point as a memcpy/memmove function; nullptr for fill and clear_page routines.
+  CopyFn fn() const { return is_copy() ? reinterpret_cast<CopyFn>(fn_) : nullptr; }
+  /// The entry point as a fill function; nullptr unless the operation is fill.
+  FillFn fill_fn() const {
+    return plan_.params.operation.value == Operation::kFill ? reinterpret_cast<FillFn>(fn_) : nullptr;
+  }
+  /// The entry point as a clear_page function; nullptr unless the operation is clear_page.
+  ClearPageFn clear_page_fn() const {
+    return plan_.params.operation.value == Operation::kClearPage ? reinterpret_cast<ClearPageFn>(fn_) : nullptr;
+  }
+  /// The entry point, whatever the operation.
+  const void* entry() const { return fn_; }
+  Operation operation() const { return plan_.params.operation.value; }
   const CopyPlan& plan() const { return plan_; }
   const CopyParams& params() const { return plan_.params; }
   std::size_t size() const { return bytes_.size(); }           ///< code size in bytes
@@ -44,7 +66,10 @@ class Routine {
  private:
   Routine() = default;
   void release() noexcept;
-  CopyFn fn_ = nullptr;
+  bool is_copy() const {
+    return plan_.params.operation.value == Operation::kMemcpy || plan_.params.operation.value == Operation::kMemmove;
+  }
+  void* fn_ = nullptr;  // the entry point in executable memory
   CopyPlan plan_;
   std::vector<std::uint8_t> bytes_;
 };

@@ -19,6 +19,10 @@
 //   n = R .. T-1          rep movsb      (R = max(rep_threshold, L), 64-byte dst alignment optional)
 //   n >= T                non-temporal loop (T = max(nt_threshold, L)), sfence before the tail
 //
+// memcpy, memmove and fill share this ladder (memmove's loop and rep classes pick a direction;
+// fill stores a broadcast byte). clear_page has one class, n = 4096: rep stos if rep_threshold <=
+// 4096, else a non-temporal loop if nt_threshold <= 4096, else the aligned loop.
+//
 // Thresholds below L are raised to L: a threshold of 0 can never send tiny copies to rep movsb or
 // to non-temporal stores (a fault glibc and others have shipped). Class weights (which shape the
 // dispatch tree) default to the mean share of each class in the eight production distributions
@@ -34,7 +38,8 @@
 
 namespace copysynth {
 
-/// The "vector" ladder for `p`. Does not validate `p` (make_plan does).
+/// The "vector" ladder for `p` (the one-class clear_page plan for Operation::kClearPage). Does
+/// not validate `p` (make_plan does).
 CopyPlan vector_ladder(const CopyParams& p);
 
 /// Validates `p` against `target` (CopyParams validate()) and builds the plan of the named ladder.

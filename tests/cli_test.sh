@@ -13,10 +13,10 @@ check() {  # check DESCRIPTION COMMAND... : the command must succeed
 
 # --help documents every option.
 "$at" --help >"$tmp/help" 2>&1
-for opt in --emit --from --budget --seed --quick --isa --workload --show-plan --list-params --quiet; do
+for opt in --emit --from --op --budget --seed --quick --isa --workload --show-plan --list-params --quiet; do
   check "--help mentions $opt" grep -q -- "$opt" "$tmp/help"
 done
-check "--list-params lists every CopyParams field" bash -c "'$at' --list-params | grep -c -E '^  (operation|vector_width|unroll|prefetch_distance|prefetch_hint|nt_threshold|rep_threshold|rep_align_dst|loop_align|nop_form)' | grep -qx 10"
+check "--list-params lists every CopyParams field" bash -c "'$at' --list-params | grep -c -E '^  (operation|vector_width|unroll|prefetch_distance|prefetch_hint|nt_threshold|rep_threshold|rep_unit|rep_align_dst|loop_align|nop_form)' | grep -qx 11"
 
 # A short tune writes wisdom and prints the table on stdout, progress on stderr.
 "$at" --quick --budget 2 --seed 7 --emit "$tmp/best.json" >"$tmp/out" 2>"$tmp/err"
@@ -35,6 +35,21 @@ rc=$?
 check "--from exits 0 (rc=$rc)" test $rc -eq 0
 check "--from prints the table" grep -q "speedup" "$tmp/out2"
 check "--from says the code is identical" grep -q "identical to the tuned one" "$tmp/err2"
+
+# More operations in the same file: fill and clear_page are added, the memcpy entry is kept.
+"$at" --quick --budget 2 --op fill,clear_page --emit "$tmp/best.json" >"$tmp/out3" 2>"$tmp/err3"
+rc=$?
+check "--op fill,clear_page exits 0 (rc=$rc)" test $rc -eq 0
+check "a table per operation" bash -c "grep -q '== fill ==' '$tmp/out3' && grep -q '== clear_page ==' '$tmp/out3'"
+check "fill is compared with memset" grep -q "system memset GB/s" "$tmp/out3"
+check "the existing memcpy entry is kept" grep -q "kept the memcpy entry" "$tmp/err3"
+check "wisdom holds three entries" bash -c "grep -c '\"workload\": \"seeds\"' '$tmp/best.json' | grep -qx 3"
+"$at" --from "$tmp/best.json" --op fill >"$tmp/out4" 2>/dev/null
+rc=$?
+check "--from --op fill re-measures only fill (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'system memset' '$tmp/out4' && ! grep -q 'system memcpy' '$tmp/out4'"
+printf 'not json' >"$tmp/garbage.json"
+"$at" --quick --budget 1 --op clear_page --emit "$tmp/garbage.json" >/dev/null 2>"$tmp/err5"
+check "an unmergeable file is moved aside, not lost" bash -c "test -s '$tmp/garbage.json.bak' && grep -q 'moved the existing' '$tmp/err5' && grep -q clear_page '$tmp/garbage.json'"
 
 # Bad input: clear error, exit status 2.
 expect_error() {  # expect_error DESCRIPTION PATTERN FILE
@@ -60,6 +75,8 @@ expect_error "missing file" "cannot read wisdom file" "$tmp/does-not-exist.json"
 check "negative budget refused (rc=$rc)" test $rc -eq 1
 "$at" --isa mmx >/dev/null 2>&1; rc=$?
 check "unknown ISA refused (rc=$rc)" test $rc -eq 1
+"$at" --op memset >/dev/null 2>&1; rc=$?
+check "unknown operation refused (rc=$rc)" test $rc -eq 1
 "$at" --from "$tmp/best.json" --budget 3 >/dev/null 2>&1; rc=$?
 check "--from with --budget refused (rc=$rc)" test $rc -eq 1
 

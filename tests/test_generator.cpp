@@ -90,7 +90,7 @@ const SizeClass* class_of(const CopyPlan& plan, std::uint64_t n) {
 TEST_CASE("param_field_names lists every CopyParams field in declaration order") {
   const std::vector<std::string> expected{"operation",     "vector_width",  "unroll",
                                           "prefetch_distance", "prefetch_hint", "nt_threshold",
-                                          "rep_threshold", "rep_align_dst", "loop_align",
+                                          "rep_threshold", "rep_unit", "rep_align_dst", "loop_align",
                                           "nop_form"};
   CHECK(param_field_names() == expected);
 }
@@ -357,7 +357,7 @@ TEST_CASE("params_from_json errors name the field") {
       {json{{"nop_form", 1}}, ErrorCode::kWisdomMalformed, "nop_form"},
       {json{{"nop_form", "wide"}}, ErrorCode::kInvalidParams, "nop_form"},
       {json{{"prefetch_hint", "w"}}, ErrorCode::kInvalidParams, "prefetch_hint"},
-      {json{{"operation", "memmove"}}, ErrorCode::kInvalidParams, "operation"},
+      {json{{"operation", "memset"}}, ErrorCode::kInvalidParams, "operation"},  // it is called fill
       {json{{"unrol", 4u}}, ErrorCode::kWisdomMalformed, "unrol"},  // unknown field (typo)
       {json{{"unroll", 4u}, {"extra", 1u}}, ErrorCode::kWisdomMalformed, "extra"},
       {json::array({1, 2}), ErrorCode::kWisdomMalformed, "params"},  // not an object
@@ -712,8 +712,8 @@ TEST_CASE("emit: loop heads are aligned and preceded by exactly nop_padding(form
         const Emitted base = emit_with_labels(base_plan);
         const std::size_t loops = loop_class_count(base_plan);
         REQUIRE(loops == (variant == 1 ? 2u : 1u));
-        // One head per main loop, plus the one-vector rest loop when unroll > 1.
-        REQUIRE(base.loop_heads.size() == loops * (u > 1 ? 2 : 1));
+        // One head per main loop, plus its one-vector rest loop.
+        REQUIRE(base.loop_heads.size() == loops * 2);
 
         for (std::uint32_t A : {16u, 32u, 64u}) {
           for (auto form : kForms) {
@@ -846,7 +846,7 @@ constexpr auto kN = Strategy::kNone;
 constexpr auto kB = Strategy::kBlock;
 constexpr auto kHT = Strategy::kHeadTail;
 constexpr auto kL = Strategy::kAlignedLoop;
-constexpr auto kR = Strategy::kRepMovsb;
+constexpr auto kR = Strategy::kRepString;
 constexpr auto kNT = Strategy::kNonTemporalLoop;
 }  // namespace
 
@@ -1110,7 +1110,7 @@ TEST_CASE("check_plan rejects hand-broken plans") {
   {
     CopyPlan p = good;  // rep below 4V
     p.classes.resize(8);
-    p.classes.back() = {64, kNever, Strategy::kRepMovsb, 0};
+    p.classes.back() = {64, kNever, Strategy::kRepString, 0};
     rejects(p, "rep below 4V");
   }
   {

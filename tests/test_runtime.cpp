@@ -350,7 +350,7 @@ TEST_CASE("Routine::build copies correctly through the rep movsb and non-tempora
         INFO(r.name());
         int rep = 0, nt = 0;
         for (const auto& c : r.plan().classes) {
-          rep += c.strategy == Strategy::kRepMovsb;
+          rep += c.strategy == Strategy::kRepString;
           nt += c.strategy == Strategy::kNonTemporalLoop;
         }
         REQUIRE(rep == 1);

@@ -9,6 +9,8 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <fstream>
+#include <algorithm>
 #include <iostream>
 #include <string>
 
@@ -45,12 +47,15 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("copysynth ") + COPYSYNTH_VERSION);
 
   std::string emit_path, from_path, isa = "host", workload_name = "seeds";
+  std::vector<std::string> op_names{"memcpy"};
   double budget = 40;
   std::uint64_t seed = 1;
   bool quick = false, quiet = false, show_plan = false, list_params = false;
 
-  app.add_option("--emit", emit_path, "Write the winner (params, plan, CPU signature, measured points) "
-                                      "as a wisdom file, e.g. best.json")
+  app.add_option("--emit", emit_path,
+                 "Write the winners (params, plan, CPU signature, measured points) as a wisdom file, "
+                 "e.g. best.json. Entries of an existing file of this CPU for other operations are "
+                 "kept; a file that cannot be merged is moved to FILE.bak")
       ->type_name("FILE");
   app.add_option("--from", from_path,
                  "Load a wisdom file instead of searching: refuse it if it was made on another CPU or "
@@ -60,6 +65,13 @@ int main(int argc, char** argv) {
                  "Wall-clock budget of the search in seconds (verification + timing); the final "
                  "measurement comes on top. The default run fits in 60 s on a 2-core machine")
       ->check(CLI::Range(1.0, 86400.0))
+      ->capture_default_str();
+  app.add_option("--op", op_names,
+                 "Operation(s) to tune, comma-separated: memcpy, memmove, fill (memset), clear_page, or "
+                 "all. Each gets its own search, table and wisdom entry. With --from: only these "
+                 "entries (default: every entry in the file)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"memcpy", "memmove", "fill", "clear_page", "all"}))
       ->capture_default_str();
   app.add_option("--seed", seed, "Seed for candidate order and verification sampling (same seed, same "
                                  "search order)")
@@ -82,6 +94,7 @@ int main(int argc, char** argv) {
       "  autotune --quick                     a short search, table only\n"
       "  autotune --from best.json            check a wisdom file on this host and re-measure it\n"
       "  autotune --isa avx2 --emit avx2.json tune without AVX-512\n"
+      "  autotune --op all --emit best.json   memcpy, memmove, fill and clear_page in one file\n"
       "Exit status: 0 success, 1 bad command line, 2 failure (message on stderr).");
   app.get_option("--from")->excludes("--quick")->excludes("--budget");
 
@@ -112,36 +125,60 @@ int main(int argc, char** argv) {
     cpu = cpu.capped(level);
   }
   progress(cpu.describe());
-  const Workload workload = seeds_workload();
+
+  // The operations to work on, in order.
+  std::vector<Operation> ops;
+  const bool ops_given = app.get_option("--op")->count() > 0;
+  for (const auto& name : op_names) {
+    if (name == "all") {
+      ops = {Operation::kMemcpy, Operation::kMemmove, Operation::kFill, Operation::kClearPage};
+      break;
+    }
+    for (std::size_t k = 0; k < spec::Operation::choices.size(); ++k)
+      if (spec::Operation::names[k] == name &&
+          std::find(ops.begin(), ops.end(), spec::Operation::choices[k]) == ops.end())
+        ops.push_back(spec::Operation::choices[k]);
+  }
   std::string command;
   for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(i ? argv[i] : "autotune");
+  const auto heading = [&](Operation op, std::size_t count) {
+    if (count > 1) std::cout << (op == ops.front() ? "" : "\n") << "== " << name_of(op) << " ==\n";
+  };
 
   if (!from_path.empty()) {
     auto w = load_wisdom(from_path);
     if (!w) return fail(w.error());
     if (auto st = check_cpu(*w, cpu); !st) return fail(st.error());
-    const WisdomEntry* e = w->find(Operation::kMemcpy);
-    if (!e) return fail(make_error(ErrorCode::kWisdomMismatch, from_path + " has no memcpy entry"));
-    auto r = Routine::build(e->plan, cpu);
-    if (!r) return fail(r.error());
-    if (fnv1a64(r->bytes()) != e->code_hash)
-      return fail(make_error(ErrorCode::kWisdomMismatch,
-                             "the rebuilt routine's code differs from the one tuned (" + from_path +
-                                 " was made by copysynth " + w->generator_version + ", this is " +
-                                 COPYSYNTH_VERSION + "); re-run autotune --emit " + from_path));
-    progress("loaded " + from_path + ": " + r->name() + " (" + std::to_string(r->size()) +
-             " bytes of code, identical to the tuned one); verifying");
-    if (auto st = check_routine(*r); !st) return fail(st.error());
-    progress("verified; measuring " + std::to_string(workload.points.size()) + " points");
-    if (show_plan) std::cerr << to_string(r->plan());
-    const auto points = measure_table(*r, workload, 11, progress);
-    std::cout << format_table(points);
-    if (!emit_path.empty()) {
-      Wisdom out = *w;
-      out.entries.clear();
+    Wisdom out = *w;
+    out.entries.clear();
+    std::vector<const WisdomEntry*> entries;
+    for (const auto& e : w->entries)
+      if (!ops_given || std::find(ops.begin(), ops.end(), e.operation) != ops.end()) entries.push_back(&e);
+    if (entries.empty())
+      return fail(make_error(ErrorCode::kWisdomMismatch, from_path + " has no entry for the requested operation(s)"));
+    for (const WisdomEntry* e : entries) {
+      auto r = Routine::build(e->plan, cpu);
+      if (!r) return fail(r.error());
+      if (fnv1a64(r->bytes()) != e->code_hash)
+        return fail(make_error(ErrorCode::kWisdomMismatch,
+                               "the rebuilt " + std::string(name_of(e->operation)) +
+                                   " routine's code differs from the one tuned (" + from_path +
+                                   " was made by copysynth " + w->generator_version + ", this is " +
+                                   COPYSYNTH_VERSION + "); re-run autotune --emit " + from_path));
+      progress("loaded " + from_path + ": " + r->name() + " (" + std::to_string(r->size()) +
+               " bytes of code, identical to the tuned one); verifying");
+      if (auto st = check_routine(*r); !st) return fail(st.error());
+      const Workload workload = seeds_workload(e->operation);
+      progress("verified; measuring " + std::to_string(workload.points.size()) + " points");
+      if (show_plan) std::cerr << to_string(r->plan());
+      const auto points = measure_table(*r, workload, 11, progress);
+      heading(e->operation, entries.size());
+      std::cout << format_table(points, e->operation) << std::flush;
       WisdomEntry ne = *e;
       ne.points = points;
       out.entries.push_back(ne);
+    }
+    if (!emit_path.empty()) {
       out.created = utc_now();
       out.command = command;
       if (auto st = save_wisdom(out, emit_path); !st) return fail(st.error());
@@ -150,34 +187,57 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  TuneOptions opt;
-  opt.budget_seconds = quick ? std::min(budget, 8.0) : budget;
-  opt.seed = seed;
-  opt.quick = quick;
-  opt.cpu = cpu;
-  opt.progress = progress;
-  auto result = tune(workload, opt);
-  if (!result) return fail(result.error());
-  const TuneResult& r = *result;
-  progress("done in " + std::to_string(static_cast<int>(r.stats.seconds + 0.5)) + " s: " +
-           std::to_string(r.stats.built) + " candidates built, " + std::to_string(r.stats.rejected) +
-           " rejected by verification, " + std::to_string(r.stats.timed) + " timed, " +
-           std::to_string(r.stats.verify_cases) + " verification cases");
-  progress("winner: " + r.routine.name() + "\n  params: " + to_string(r.routine.params()));
-  if (show_plan) std::cerr << to_string(r.routine.plan());
-  std::cout << format_table(r.points);
-  if (!emit_path.empty()) {
-    Wisdom w;
-    set_cpu(w, cpu);
-    w.created = utc_now();
-    w.command = command;
+  Wisdom w;
+  set_cpu(w, cpu);
+  w.created = utc_now();
+  w.command = command;
+  for (Operation op : ops) {
+    const Workload workload = seeds_workload(op);
+    TuneOptions opt;
+    opt.operation = op;
+    opt.budget_seconds = quick ? std::min(budget, 8.0) : budget;
+    opt.seed = seed;
+    opt.quick = quick;
+    opt.cpu = cpu;
+    opt.progress = progress;
+    auto result = tune(workload, opt);
+    if (!result) return fail(result.error());
+    const TuneResult& r = *result;
+    progress("done in " + std::to_string(static_cast<int>(r.stats.seconds + 0.5)) + " s: " +
+             std::to_string(r.stats.built) + " candidates built, " + std::to_string(r.stats.rejected) +
+             " rejected by verification, " + std::to_string(r.stats.timed) + " timed, " +
+             std::to_string(r.stats.verify_cases) + " verification cases");
+    progress("winner: " + r.routine.name() + "\n  params: " + to_string(r.routine.params()));
+    if (show_plan) std::cerr << to_string(r.routine.plan());
+    heading(op, ops.size());
+    std::cout << format_table(r.points, op) << std::flush;
     WisdomEntry e;
-    e.operation = Operation::kMemcpy;
+    e.operation = op;
     e.workload = workload.name;
     e.plan = r.routine.plan();
     e.code_hash = fnv1a64(r.routine.bytes());
     e.points = r.points;
     w.entries.push_back(e);
+  }
+  if (!emit_path.empty()) {
+    // Keep what an existing wisdom file of this CPU holds for other operations; set aside
+    // (FILE.bak) a file that cannot be merged rather than destroy it.
+    if (std::ifstream(emit_path).good()) {
+      auto old = load_wisdom(emit_path);
+      if (old && check_cpu(*old, cpu).ok()) {
+        for (const auto& e : old->entries)
+          if (!w.find(e.operation)) {
+            w.entries.push_back(e);
+            progress("kept the " + std::string(name_of(e.operation)) + " entry of " + emit_path);
+          }
+      } else {
+        const std::string bak = emit_path + ".bak";
+        if (std::rename(emit_path.c_str(), bak.c_str()) != 0)
+          return fail(make_error(ErrorCode::kWisdomIo, "cannot move the existing " + emit_path + " aside to " + bak));
+        progress("moved the existing " + emit_path + " to " + bak + " (" +
+                 (old ? old.error().message : std::string("it was made on another CPU")) + ")");
+      }
+    }
     if (auto st = save_wisdom(w, emit_path); !st) return fail(st.error());
     progress("wrote " + emit_path);
   }

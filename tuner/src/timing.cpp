@@ -99,11 +99,22 @@ BenchBuffers::~BenchBuffers() {
 }
 
 std::vector<Measurement> compare(const std::vector<CopyFn>& fns, BenchBuffers& buf, std::uint64_t size,
-                                 std::uint32_t src_align, std::uint32_t dst_align,
+                                 std::uint32_t src_align, std::uint32_t dst_align, const TimingOptions& opt) {
+  std::vector<const void*> entries;
+  for (CopyFn f : fns) entries.push_back(reinterpret_cast<const void*>(f));
+  return compare(Operation::kMemcpy, entries, buf, size, src_align, dst_align, opt);
+}
+
+std::vector<Measurement> compare(Operation op, const std::vector<const void*>& entries, BenchBuffers& buf,
+                                 std::uint64_t size, std::uint32_t src_align, std::uint32_t dst_align,
                                  const TimingOptions& opt) {
-  const std::size_t k = fns.size();
+  const std::size_t k = entries.size();
   std::vector<Measurement> out(k);
   if (k == 0) return out;
+  if (op == Operation::kClearPage) {
+    size = kPageBytes;
+    src_align = dst_align = 0;
+  }
   if (size + src_align + 64 > buf.bytes() || size + dst_align + 64 > buf.bytes())
     throw std::invalid_argument("compare(): size does not fit the bench buffers");
   std::uint8_t* src = buf.src() + src_align;
@@ -117,17 +128,39 @@ std::vector<Measurement> compare(const std::vector<CopyFn>& fns, BenchBuffers& b
   };
   unsigned calls = calls_for(5e-9 + double(size) / 20e9);
 
-  auto run_batch = [&](CopyFn fn) -> double {
-    const std::uint64_t t0 = tsc_begin();
-    for (unsigned c = 0; c < calls; ++c) fn(dst, src, size);
-    const std::uint64_t t1 = tsc_end();
+  auto run_batch = [&](const void* entry) -> double {
+    std::uint64_t t0 = 0, t1 = 0;
+    switch (op) {
+      case Operation::kMemcpy:
+      case Operation::kMemmove: {
+        const auto fn = reinterpret_cast<CopyFn>(const_cast<void*>(entry));
+        t0 = tsc_begin();
+        for (unsigned c = 0; c < calls; ++c) fn(dst, src, size);
+        t1 = tsc_end();
+        break;
+      }
+      case Operation::kFill: {
+        const auto fn = reinterpret_cast<FillFn>(const_cast<void*>(entry));
+        t0 = tsc_begin();
+        for (unsigned c = 0; c < calls; ++c) fn(dst, 0x5A, size);
+        t1 = tsc_end();
+        break;
+      }
+      case Operation::kClearPage: {
+        const auto fn = reinterpret_cast<ClearPageFn>(const_cast<void*>(entry));
+        t0 = tsc_begin();
+        for (unsigned c = 0; c < calls; ++c) fn(dst);
+        t1 = tsc_end();
+        break;
+      }
+    }
     return double(t1 - t0) / calls;
   };
 
   // Warm-up, and measure the real cost to size the batches.
   double slowest = 0;
   for (unsigned r = 0; r < std::max(1u, opt.warmup_rounds); ++r)
-    for (std::size_t i = 0; i < k; ++i) slowest = std::max(slowest, run_batch(fns[i]));
+    for (std::size_t i = 0; i < k; ++i) slowest = std::max(slowest, run_batch(entries[i]));
   calls = calls_for(slowest / hz);
 
   std::vector<std::vector<double>> samples(k);
@@ -135,7 +168,7 @@ std::vector<Measurement> compare(const std::vector<CopyFn>& fns, BenchBuffers& b
   for (unsigned r = 0; r < opt.rounds; ++r) {
     for (std::size_t j = 0; j < k; ++j) {
       const std::size_t i = (j + r) % k;  // rotate the order every round
-      samples[i].push_back(run_batch(fns[i]));
+      samples[i].push_back(run_batch(entries[i]));
     }
     if (r >= 2 && now_seconds() - t_start > opt.max_seconds) break;
   }

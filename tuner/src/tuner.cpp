@@ -17,6 +17,9 @@ namespace copysynth {
 
 namespace {
 void* (*volatile g_system_memcpy)(void*, const void*, std::size_t) = &std::memcpy;
+void* (*volatile g_system_memmove)(void*, const void*, std::size_t) = &std::memmove;
+void* (*volatile g_system_memset)(void*, int, std::size_t) = &std::memset;
+void system_clear_page(void* page) { g_system_memset(page, 0, kPageBytes); }
 
 double now() {
   using namespace std::chrono;
@@ -32,6 +35,26 @@ std::string fmt(const char* f, double v) {
 
 CopyFn system_memcpy() { return g_system_memcpy; }
 
+const void* system_routine(Operation op) {
+  switch (op) {
+    case Operation::kMemcpy: return reinterpret_cast<const void*>(g_system_memcpy);
+    case Operation::kMemmove: return reinterpret_cast<const void*>(g_system_memmove);
+    case Operation::kFill: return reinterpret_cast<const void*>(g_system_memset);
+    case Operation::kClearPage: return reinterpret_cast<const void*>(&system_clear_page);
+  }
+  return nullptr;
+}
+
+std::string baseline_name(Operation op) {
+  switch (op) {
+    case Operation::kMemcpy: return "system memcpy";
+    case Operation::kMemmove: return "system memmove";
+    case Operation::kFill: return "system memset";
+    case Operation::kClearPage: return "memset(0) page";
+  }
+  return "system";
+}
+
 double geomean_speedup(const std::vector<MeasuredPoint>& points) {
   if (points.empty()) return 1.0;
   double s = 0;
@@ -39,17 +62,19 @@ double geomean_speedup(const std::vector<MeasuredPoint>& points) {
   return std::exp(s / double(points.size()));
 }
 
-std::string format_table(const std::vector<MeasuredPoint>& points) {
+std::string format_table(const std::vector<MeasuredPoint>& points, Operation op) {
   std::ostringstream o;
   char line[160];
-  std::snprintf(line, sizeof line, "%10s  %13s  %18s  %10s  %7s\n", "Len", "Src/Dst align",
-                "system memcpy GB/s", "tuned GB/s", "speedup");
+  const std::string base = baseline_name(op) + " GB/s";
+  std::snprintf(line, sizeof line, "%10s  %13s  %18s  %10s  %7s\n", "Len", "Src/Dst align", base.c_str(),
+                "tuned GB/s", "speedup");
   o << line;
   for (const auto& p : points) {
     char al[32];
     std::snprintf(al, sizeof al, "%u/%u", p.src_align, p.dst_align);
-    std::snprintf(line, sizeof line, "%10s  %13s  %18.2f  %10.2f  %6.2fx\n", size_label(p.size).c_str(),
-                  al, p.baseline_gbps, p.tuned_gbps, p.tuned_gbps / p.baseline_gbps);
+    std::snprintf(line, sizeof line, "%10s  %13s  %*.2f  %10.2f  %6.2fx\n", size_label(p.size).c_str(), al,
+                  static_cast<int>(std::max<std::size_t>(18, base.size())), p.baseline_gbps, p.tuned_gbps,
+                  p.tuned_gbps / p.baseline_gbps);
     o << line;
   }
   std::snprintf(line, sizeof line, "geometric-mean speedup over %zu points: %.2fx\n", points.size(),
@@ -94,7 +119,10 @@ class Search {
         (pin.ok() ? "pinned to cpu " + std::to_string(pin.cpu()) : std::string("not pinned")) +
         "; no hardware performance counters are used");
     vmax_ = opt_.cpu.features().max_vector_bytes();
+    op_ = opt_.operation;
+    say("tuning " + std::string(name_of(op_)) + " against the " + baseline_name(op_));
     Candidate best;  // defaults
+    best.params.operation = op_;
     best.params.vector_width = std::min(32u, vmax_);
     if (!get(best)) return make_error(ErrorCode::kVerifyFailed, "the default routine failed verification: " + last_reject_);
 
@@ -104,16 +132,24 @@ class Search {
 
     // Pass 1 sets every coordinate once; pass 2 revisits the kernel, dispatch and prefetch with
     // the thresholds in place (they interact), when the budget allows.
-    for (int pass = 1; pass <= (opt_.quick ? 1 : 2); ++pass) {
-      if (pass == 2 && !time_left()) break;
-      if (pass == 2) say("second pass over kernel, dispatch and prefetch");
-      best = kernel_stage(best);
-      if (time_left()) best = dispatch_stage(best);
-      if (time_left()) best = prefetch_stage(best);
-      if (pass == 1) {
-        if (time_left() && !opt_.quick) best = padding_stage(best);
-        if (time_left()) best = threshold_stage("rep", best);
-        if (time_left()) best = threshold_stage("nt", best);
+    const bool copy = op_ == Operation::kMemcpy || op_ == Operation::kMemmove;
+    if (op_ == Operation::kClearPage) {
+      // One length, so one flat stage over every way to clear a page (the clear_page threads:
+      // rep stosq, rep stosb, unrolled vector stores, non-temporal stores), then the padding.
+      best = clear_page_stage(best);
+      if (time_left() && !opt_.quick) best = padding_stage(best);
+    } else {
+      for (int pass = 1; pass <= (opt_.quick ? 1 : 2); ++pass) {
+        if (pass == 2 && !time_left()) break;
+        if (pass == 2) say("second pass over kernel, dispatch" + std::string(copy ? " and prefetch" : ""));
+        best = kernel_stage(best);
+        if (time_left()) best = dispatch_stage(best);
+        if (time_left() && copy) best = prefetch_stage(best);
+        if (pass == 1) {
+          if (time_left() && !opt_.quick) best = padding_stage(best);
+          if (time_left()) best = threshold_stage("rep", best);
+          if (time_left()) best = threshold_stage("nt", best);
+        }
       }
     }
     if (!time_left()) say("budget of " + fmt("%.0f", opt_.budget_seconds) + " s reached; keeping the best so far");
@@ -121,8 +157,8 @@ class Search {
     // ---- final measurement ------------------------------------------------------------------
     const Routine* winner = get(best);
     if (!winner) return make_error(ErrorCode::kVerifyFailed, "winner vanished: " + last_reject_);
-    say("final: " + label(best) + "; measuring " + std::to_string(w_.points.size()) +
-        " points against the system memcpy");
+    say("final: " + label(best) + "; measuring " + std::to_string(w_.points.size()) + " points against the " +
+        baseline_name(op_));
     TuneResult result{std::move(*pool_.at(key(best))), {}, {}, log_};
     pool_.erase(key(best));
     result.points = measure_table(result.routine, w_, opt_.quick ? 5 : 7, opt_.progress);
@@ -147,6 +183,29 @@ class Search {
       }
     }
     return stage("kernel", best, cands, below_1m_, /*halving=*/true);
+  }
+
+  Candidate clear_page_stage(const Candidate& best) {
+    std::vector<Candidate> cands;
+    for (unsigned v : {8u, 16u, 32u, 64u}) {
+      if (v > vmax_) continue;
+      for (unsigned u : {1u, 2u, 4u, 8u, 16u})
+        for (bool nt : {false, true}) {
+          Candidate c = best;
+          c.params.vector_width = v;
+          c.params.unroll = u;
+          c.params.nt_threshold = nt ? 0 : kNever;
+          c.params.rep_threshold = kNever;
+          cands.push_back(c);
+        }
+    }
+    for (unsigned unit : {1u, 8u}) {
+      Candidate c = best;
+      c.params.rep_threshold = 0;
+      c.params.rep_unit = unit;
+      cands.push_back(c);
+    }
+    return stage("clear_page", best, cands, w_.points, /*halving=*/true);
   }
 
   Candidate dispatch_stage(const Candidate& best) {
@@ -209,7 +268,7 @@ class Search {
 
   static std::uint64_t loop_start(const CopyParams& p) {
     for (const auto& c : vector_ladder(p).classes)
-      if (c.strategy == Strategy::kAlignedLoop || c.strategy == Strategy::kRepMovsb ||
+      if (c.strategy == Strategy::kAlignedLoop || c.strategy == Strategy::kRepString ||
           c.strategy == Strategy::kNonTemporalLoop)
         return c.lo;
     return 256;
@@ -265,16 +324,16 @@ class Search {
 
   // ----- scoring -----------------------------------------------------------------------------
 
-  /// Geometric-mean speedup over the system memcpy of each routine on `pts`.
+  /// Geometric-mean speedup over the system routine of each routine on `pts`.
   std::vector<double> score(const std::vector<const Routine*>& rs, const std::vector<Point>& pts,
                             unsigned rounds) {
     std::vector<double> logsum(rs.size(), 0.0);
     TimingOptions t = timing_;
     t.rounds = rounds;
-    std::vector<CopyFn> fns{system_memcpy()};
-    for (auto* r : rs) fns.push_back(r->fn());
+    std::vector<const void*> fns{system_routine(op_)};
+    for (auto* r : rs) fns.push_back(r->entry());
     for (const auto& p : pts) {
-      const auto m = compare(fns, buffers_, p.size, p.src_align, p.dst_align, t);
+      const auto m = compare(op_, fns, buffers_, p.size, p.src_align, p.dst_align, t);
       for (std::size_t i = 0; i < rs.size(); ++i)
         logsum[i] += std::log(m[0].ticks_per_call / m[i + 1].ticks_per_call);
     }
@@ -324,14 +383,14 @@ class Search {
     for (std::size_t i = 1; i < rs.size(); ++i)
       if (s[i] > s[bi]) bi = i;
     if (bi != 0 && s[bi] < s[0] * 1.01) bi = 0;  // not a clear win: keep the incumbent
-    const std::string line = std::string(name) + ": " + label(live[bi]) + " at " + fmt("%.3f", s[bi]) +
-                             "x the system memcpy (incumbent " + fmt("%.3f", s[0]) + "x)";
+    const std::string line = std::string(name) + ": " + label(live[bi]) + " at " + fmt("%.3f", s[bi]) + "x the " +
+                             baseline_name(op_) + " (incumbent " + fmt("%.3f", s[0]) + "x)";
     say(line);
     log_.push_back(line);
     return live[bi];
   }
 
-  /// Measures `variant` (rep movsb, or non-temporal stores, for every size from the loop's
+  /// Measures `variant` (rep movs/stos, or non-temporal stores, for every size from the loop's
   /// start) against `base` on a size ladder, and returns `base` with the threshold T that
   /// maximises the summed log-speedup over the ladder sizes >= T (at least 3% in total).
   Candidate threshold_stage(const char* name, const Candidate& base) {
@@ -345,12 +404,15 @@ class Search {
 
     std::vector<Candidate> variants;
     if (rep) {
-      for (bool align : {true, false}) {
-        Candidate c = base;
-        c.params.rep_threshold = 0;
-        c.params.rep_align_dst = align;
-        variants.push_back(c);
-      }
+      for (unsigned unit : {1u, 8u})
+        for (bool align : {true, false}) {
+          if (opt_.quick && unit == 8) continue;
+          Candidate c = base;
+          c.params.rep_threshold = 0;
+          c.params.rep_unit = unit;
+          c.params.rep_align_dst = align;
+          variants.push_back(c);
+        }
     } else {
       Candidate c = base;
       c.params.nt_threshold = 0;
@@ -365,7 +427,7 @@ class Search {
       }
     if (rs[0] == nullptr || rs.size() < 2) return base;
     stats_.timed += static_cast<unsigned>(rs.size() - 1);
-    say(std::string(name) + ": comparing the loop with " + (rep ? "rep movsb" : "non-temporal stores") +
+    say(std::string(name) + ": comparing the loop with " + (rep ? "rep string instructions" : "non-temporal stores") +
         " at " + std::to_string(sizes.size()) + " sizes x " + std::to_string(dst_aligns.size()) +
         " dst offsets");
     // ratio[v][s] = mean over offsets of log(t_base / t_variant).
@@ -373,8 +435,8 @@ class Search {
     TimingOptions t = timing_;
     t.rounds = opt_.quick ? 3 : 7;
     t.warmup_rounds = 1;
-    std::vector<CopyFn> fns;
-    for (auto* r : rs) fns.push_back(r->fn());
+    std::vector<const void*> fns;
+    for (auto* r : rs) fns.push_back(r->entry());
     for (std::size_t si = 0; si < sizes.size(); ++si) {
       if (!time_left() && si > 0) {
         say(std::string(name) + ": budget spent; sizes from " + std::to_string(sizes[si]) + " not measured");
@@ -383,7 +445,7 @@ class Search {
         break;
       }
       for (std::uint32_t d : dst_aligns) {
-        const auto m = compare(fns, buffers_, sizes[si], rep ? 0 : d, d, t);
+        const auto m = compare(op_, fns, buffers_, sizes[si], rep ? 0 : d, d, t);
         for (std::size_t v = 0; v < live.size(); ++v)
           ratio[v][si] += std::log(m[0].ticks_per_call / m[v + 1].ticks_per_call) / double(dst_aligns.size());
       }
@@ -393,8 +455,11 @@ class Search {
     double best_gain = std::log(1.03);
     for (std::size_t v = 0; v < live.size(); ++v) {
       std::ostringstream o;
-      o << name << (rep ? (live[v].params.rep_align_dst ? " (dst aligned to 64)" : " (unaligned)") : "")
-        << ", loop time / variant time:";
+      o << name;
+      if (rep)
+        o << (live[v].params.rep_unit.value == 8 ? " (8-byte elements" : " (byte elements")
+          << (live[v].params.rep_align_dst ? ", dst aligned to 64)" : ", dst as given)");
+      o << ", loop time / variant time:";
       for (std::size_t si = 0; si < sizes.size(); ++si)
         o << ' ' << size_label(sizes[si]) << '=' << fmt("%.2f", std::exp(ratio[v][si]));
       say(o.str());
@@ -407,6 +472,7 @@ class Search {
           out = base;
           if (rep) {
             out.params.rep_threshold = sizes[si];
+            out.params.rep_unit = live[v].params.rep_unit;
             out.params.rep_align_dst = live[v].params.rep_align_dst;
           } else {
             out.params.nt_threshold = sizes[si];
@@ -430,6 +496,7 @@ class Search {
   BenchBuffers buffers_;
   TimingOptions timing_;
   unsigned vmax_ = 16;
+  Operation op_ = Operation::kMemcpy;
   std::vector<Point> below_1m_;
   std::map<std::string, std::unique_ptr<Routine>> pool_;
   std::map<std::string, std::string> rejected_;
@@ -459,7 +526,8 @@ std::vector<MeasuredPoint> measure_table(const Routine& r, const Workload& w, un
   for (int pass = 0; pass < kPasses; ++pass) {
     for (std::size_t i = 0; i < w.points.size(); ++i) {
       const Point& p = w.points[i];
-      const auto m = compare({system_memcpy(), r.fn()}, buf, p.size, p.src_align, p.dst_align, t);
+      const auto m = compare(r.operation(), {system_routine(r.operation()), r.entry()}, buf, p.size, p.src_align,
+                             p.dst_align, t);
       base[i].push_back(m[0].gbps);
       tuned[i].push_back(m[1].gbps);
     }

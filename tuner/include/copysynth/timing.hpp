@@ -78,9 +78,16 @@ struct TimingOptions {
   double max_seconds = 2.0;     ///< cap for one compare() call; rounds stop early past it
 };
 
-/// Times each routine in `fns` copying `size` bytes from src+src_align to dst+dst_align of
-/// `buf`, interleaved round by round. Returns one Measurement per routine, in order. `size` +
-/// 64 must fit in the buffers.
+/// Times each entry point in `entries` — functions of `op`'s call form (routine.hpp) — on
+/// `size` bytes at src+src_align / dst+dst_align of `buf`, interleaved round by round. Fill
+/// stores the byte 0x5A; clear_page ignores size and the alignments and clears the page-aligned
+/// dst. Returns one Measurement per entry, in order. Throws std::invalid_argument when `size` +
+/// 64 does not fit the buffers.
+std::vector<Measurement> compare(Operation op, const std::vector<const void*>& entries, BenchBuffers& buf,
+                                 std::uint64_t size, std::uint32_t src_align, std::uint32_t dst_align,
+                                 const TimingOptions& opt = {});
+
+/// compare() for memcpy-form functions.
 std::vector<Measurement> compare(const std::vector<CopyFn>& fns, BenchBuffers& buf, std::uint64_t size,
                                  std::uint32_t src_align, std::uint32_t dst_align,
                                  const TimingOptions& opt = {});

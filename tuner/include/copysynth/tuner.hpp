@@ -2,19 +2,22 @@
 //
 // Shape (Highway hwy/auto_tune.h, FFTW kernel/planner.c): candidates are built, verified
 // (verify.hpp) — a candidate that fails is never timed — then timed interleaved with the system
-// memcpy in the same run, so every cost is a ratio to the baseline. Scores are geometric means of
-// per-point speedups (median over rounds). The search is coordinate descent in stages, each over
-// the parameters that matter for one part of the size ladder:
+// routine (memcpy, memmove, memset) in the same run, so every cost is a ratio to the baseline.
+// Scores are geometric means of per-point speedups (median over rounds). The search is
+// coordinate descent in stages, each over the parameters that matter for one part of the ladder:
 //   1. kernel     vector width x unroll factor, on every workload point below 1 MiB
 //                 (successive halving: all candidates few rounds, the best third more rounds);
-//   2. prefetch   prefetch distance x hint, on the points that reach the main loop;
-//   3. padding    loop alignment x NOP form, on the loop points up to 16 KiB;
-//   4. rep        where `rep movsb` beats the loop: a size ladder 1 KiB..8 MiB at dst offsets
-//                 0, 1, 4, 15, 33, with and without 64-byte dst alignment; the threshold T
-//                 maximises the summed log-speedup of rep over the ladder sizes >= T and must gain
-//                 >= 3% in total (else never);
-//   5. nt         where non-temporal stores beat the best so far: 256 KiB..64 MiB, same rule;
-//   then a final interleaved measurement of the winner on the whole workload (the table).
+//   2. dispatch   dispatch-tree weights: the production prior, the workload's own, or flat;
+//   3. prefetch   prefetch distance x hint, on the points that reach the main loop (copies only);
+//   4. padding    loop alignment x NOP form, on the loop points up to 16 KiB;
+//   5. rep        where `rep movs`/`rep stos` beats the loop: a size ladder 1 KiB..8 MiB at dst
+//                 offsets 0, 1, 4, 15, 33, byte and 8-byte elements, with and without 64-byte dst
+//                 alignment; the threshold T maximises the summed log-speedup over the ladder
+//                 sizes >= T and must gain >= 3% in total (else never);
+//   6. nt         where non-temporal stores beat the best so far: 256 KiB..64 MiB, same rule;
+//   then a second pass over 1-3 with the thresholds in place, and a final interleaved
+//   measurement of the winner on the whole workload (the table). clear_page has one length, so
+//   one flat stage over loop / non-temporal loop (width x unroll) / rep stosb / rep stosq.
 // A stage keeps the current choice unless a candidate wins by >= 1% (ties go to the simpler
 // configuration), which keeps two runs from flip-flopping on noise.
 #pragma once
@@ -35,6 +38,7 @@
 namespace copysynth {
 
 struct TuneOptions {
+  Operation operation = Operation::kMemcpy;  ///< what to tune
   double budget_seconds = 40;   ///< wall-clock budget of the search (stages 1-5), seconds
   std::uint64_t seed = 1;       ///< orders candidates and seeds verification; same seed, same order
   bool quick = false;           ///< fewer rounds and candidates (about 10 s)
@@ -62,18 +66,26 @@ struct TuneResult {
 /// The system memcpy, called through a pointer the compiler cannot see through.
 CopyFn system_memcpy();
 
-/// Tunes memcpy for `w` on the host. Errors: kUnsupportedIsa when not even the default width
-/// can run on opt.cpu; kVerifyFailed if no candidate passes (a copysynth bug).
+/// The system routine an operation is compared with: glibc's memcpy, memmove, memset, and
+/// memset(page, 0, 4096) for clear_page. An entry point of the operation's call form.
+const void* system_routine(Operation op);
+
+/// What the baseline column is called: "system memcpy", "system memmove", "system memset",
+/// "memset(0) page".
+std::string baseline_name(Operation op);
+
+/// Tunes opt.operation for `w` on the host. Errors: kInvalidArgument for an empty workload;
+/// kVerifyFailed if the default candidate does not pass (a copysynth bug).
 Result<TuneResult> tune(const Workload& w, const TuneOptions& opt);
 
-/// Measures `r` against the system memcpy on every point of `w`, interleaved, `rounds` per point,
-/// in three passes over the workload; each figure is the median of the three passes.
+/// Measures `r` against the system routine of its operation on every point of `w`, interleaved,
+/// `rounds` per point, in three passes over the workload; each figure is the median of the three.
 std::vector<MeasuredPoint> measure_table(const Routine& r, const Workload& w, unsigned rounds,
                                          const std::function<void(const std::string&)>& progress = {});
 
-/// The seeds-style table: "Len  Src/Dst align  system memcpy GB/s  tuned GB/s  speedup", one
-/// row per point, and a last line with the geometric-mean speedup.
-std::string format_table(const std::vector<MeasuredPoint>& points);
+/// The seeds-style table: "Len  Src/Dst align  system memcpy GB/s  tuned GB/s  speedup" (the
+/// baseline named for `op`), one row per point, and a last line with the geometric-mean speedup.
+std::string format_table(const std::vector<MeasuredPoint>& points, Operation op = Operation::kMemcpy);
 
 /// Geometric mean of tuned/baseline over the points (1.0 when empty).
 double geomean_speedup(const std::vector<MeasuredPoint>& points);

@@ -1,19 +1,28 @@
-// copysynth — conformance verification of copy routines (DESIGN.md invariants 2, 7, 9).
+// copysynth — conformance verification of generated routines (DESIGN.md invariants 1-9).
 //
-// Every candidate passes this before it is timed, installed or written out. The checker copies
-// between buffers placed
+// Every candidate passes this before it is timed, installed or written out; tests/ run the same
+// checks. Every call goes through an ABI probe (a small assembly trampoline) that loads known
+// values into the callee-saved registers and checks afterwards: rbx, rbp, r12-r15 and rsp kept,
+// the direction flag clear, the return value, and — where the CPU reports XINUSE (XGETBV with
+// ECX = 1) — that no dirty upper YMM/ZMM state is left behind (a missing vzeroupper).
+//
+// memcpy (and memmove, which must also pass these) is checked between buffers placed
 //   - in the middle of a mapping, with 64-byte canaries on both sides of dst;
 //   - so that src, then dst, ends exactly at a PROT_NONE page;
 //   - so that src, then dst, starts right after a PROT_NONE page
-// (LLVM libc's op_tests.cpp / protected_pages.h), for
-//   - every n in 0..dense_max;
-//   - every n within ±edge_radius of each edge (size-class bounds and thresholds);
-//   - a seeded sample of larger n,
+// (LLVM libc's op_tests.cpp / protected_pages.h), for every n in 0..dense_max, every n within
+// ±edge_radius of each edge (size-class bounds and thresholds), and a seeded sample of larger n,
 // with src and dst misaligned by 0..63 bytes (every (src, dst) offset pair is covered over each
-// run of 64 consecutive n; large n use fewer pairs). It checks the bytes copied, the canaries,
-// the return value (== dst), and that n = 0 with NULL, dangling and PROT_NONE pointers returns dst
-// without touching memory. A fault (SIGSEGV/SIGBUS) inside the routine is caught and reported as
-// a failure instead of killing the process.
+// run of 64 consecutive n; large n use fewer pairs); n = 0 with NULL, dangling and PROT_NONE
+// pointers must return dst without touching memory.
+// memmove is also checked with src and dst in one buffer, dst - src in
+// -(2V+64) .. +(2V+64) and ±(n-1), ±n, ±(n+1), dst == src, against glibc's memmove
+// (glibc memmove-vec-unaligned-erms.S and LLVM libc op_generic.h describe the hazards).
+// fill is checked like memcpy with several byte values (the int's low byte only); clear_page on
+// page-aligned pages between PROT_NONE pages. Lengths >= 2^32 are checked separately
+// (verify_huge), on sparse slices, when the machine can map them.
+// A fault (SIGSEGV/SIGBUS) inside the routine is caught and reported as a failure instead of
+// killing the process.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +44,10 @@ struct VerifyOptions {
   unsigned large_pairs = 2;             ///< offset pairs per large n (plus one random pair and
                                         ///< two of the four guard placements, alternating)
   bool all_pairs = false;               ///< all 64x64 offset pairs for every n <= large_n (slow)
+  std::uint64_t overlap_dense = 300;    ///< memmove: every n up to this with every distance
+  unsigned overlap_stride = 5;          ///< memmove: above overlap_dense, every k-th distance
+  bool huge = false;                    ///< also run verify_huge (2^32 + 4097 bytes; seconds)
+  bool static_check = true;             ///< verify_routine also runs the static code checks
   std::uint64_t seed = 1;               ///< seeds the random sizes and pair order
 };
 
@@ -46,6 +59,9 @@ enum class Placement : std::uint8_t {
   kSrcAfterGuard,  ///< src is the first byte after a PROT_NONE page
   kDstAfterGuard,  ///< dst is the first byte after a PROT_NONE page
   kZeroLength,     ///< the n = 0 checks with NULL / dangling / PROT_NONE pointers
+  kOverlap,        ///< memmove with src and dst in one buffer (see VerifyFailure::distance)
+  kHuge,           ///< a length >= 2^32
+  kStatic,         ///< a finding of the static checks on the code (no call involved)
 };
 const char* placement_name(Placement p) noexcept;
 
@@ -54,6 +70,7 @@ struct VerifyFailure {
   unsigned src_offset = 0;        ///< src address mod 64
   unsigned dst_offset = 0;        ///< dst address mod 64
   Placement placement = Placement::kInterior;
+  std::int64_t distance = 0;      ///< kOverlap: dst - src (bytes)
   std::string what;               ///< e.g. "byte 37 of dst differs", "fault (SIGSEGV) at ..."
 };
 
@@ -61,21 +78,57 @@ struct VerifyReport {
   std::uint64_t cases = 0;                 ///< calls checked
   std::uint64_t sizes = 0;                 ///< distinct n checked
   std::vector<std::uint64_t> skipped_edges;///< edges above max_size, not tested
+  std::vector<std::string> notes;          ///< checks skipped and why (e.g. no XINUSE, no memory)
   std::optional<VerifyFailure> failure;    ///< the first failure; empty when all passed
   bool ok() const { return !failure.has_value(); }
   /// "passed: 123456 cases over 2800 lengths" or the failure with n, offsets and placement.
   std::string summary() const;
 };
 
-/// Verifies any memcpy-form function against the checks above. `edges` are the lengths where
-/// behaviour changes (CopyPlan's plan_edges()).
+/// memcpy semantics (no overlap) for any function of the memcpy form. `edges` are the lengths
+/// where behaviour changes (CopyPlan's plan_edges()).
 VerifyReport verify_copy(CopyFn fn, const std::vector<std::uint64_t>& edges, const VerifyOptions& opt = {});
 
-/// Verifies a routine with its plan's edges.
+/// memmove semantics: everything verify_copy checks, plus the overlap cases above. `vec` is the
+/// routine's vector width in bytes (sets the distance range).
+VerifyReport verify_move(CopyFn fn, const std::vector<std::uint64_t>& edges, unsigned vec,
+                         const VerifyOptions& opt = {});
+
+/// memset semantics for a function of the fill form.
+VerifyReport verify_fill(FillFn fn, const std::vector<std::uint64_t>& edges, const VerifyOptions& opt = {});
+
+/// clear_page: 4096 zero bytes at page-aligned addresses between PROT_NONE pages, nothing else
+/// touched.
+VerifyReport verify_clear_page(ClearPageFn fn, const VerifyOptions& opt = {});
+
+/// Lengths >= 2^32 (2^32 + 4097 with misaligned ends, and for memmove a one-byte overlap each
+/// way), checked on sparse slices around 2^31, 2^32 and the end. Needs about 4.1 GiB of
+/// available memory per buffer; when the machine cannot provide it the check is skipped and the
+/// reason is added to `notes` (not a failure).
+VerifyReport verify_huge(const Routine& r, const VerifyOptions& opt = {});
+
+/// Verifies a routine by its operation (and its plan's edges), plus verify_huge when opt.huge
+/// and the static code checks (static_check.hpp) against the host's features when
+/// opt.static_check.
 VerifyReport verify_routine(const Routine& r, const VerifyOptions& opt = {});
 
 /// verify_routine as a Status: kVerifyFailed naming the routine's params and the first failing
 /// (n, src offset, dst offset, placement).
 Status check_routine(const Routine& r, const VerifyOptions& opt = {});
+
+/// Result of one call through the ABI probe.
+struct AbiCall {
+  void* ret = nullptr;           ///< rax after the call
+  unsigned clobbered = 0;        ///< bit 0 rbx, 1 rbp, 2 r12, 3 r13, 4 r14, 5 r15 changed
+  bool direction_flag = false;   ///< DF set after the call
+  bool rsp_changed = false;      ///< rsp after the call differs from before
+  bool upper_dirty = false;      ///< XINUSE shows YMM/ZMM upper state in use after the call
+  bool upper_checked = false;    ///< XINUSE was available, so upper_dirty means something
+  /// Empty when the call kept the ABI; otherwise what it broke.
+  std::string problem() const;
+};
+
+/// Calls `entry(a0, a1, a2)` (SysV) through the probe. Does not catch faults.
+AbiCall abi_call(const void* entry, std::uint64_t a0, std::uint64_t a1, std::uint64_t a2);
 
 }  // namespace copysynth

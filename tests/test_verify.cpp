@@ -1,0 +1,355 @@
+// The verification suite (tuner/verify.hpp, tuner/static_check.hpp) over every operation, and
+// proof that it catches each kind of fault real memcpy/memmove implementations have shipped:
+// every fault is injected on purpose (EmitFaults) and must be caught. No test asserts a speed.
+#include <doctest/doctest.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "copysynth/install.hpp"
+#include "copysynth/ladders.hpp"
+#include "copysynth/static_check.hpp"
+#include "copysynth/verify.hpp"
+
+using namespace copysynth;
+
+namespace {
+
+const IsaFeatures& host() { return CpuInfo::host().features(); }
+
+std::vector<unsigned> host_widths() {
+  std::vector<unsigned> w{8, 16};
+  if (host().max_vector_bytes() >= 32) w.push_back(32);
+  if (host().max_vector_bytes() >= 64) w.push_back(64);
+  return w;
+}
+
+Routine build(const CopyParams& p, const EmitFaults& f = {}) {
+  auto plan = make_plan(p, host());
+  REQUIRE_MESSAGE(plan.ok(), (plan.ok() ? "" : plan.error().message));
+  auto r = f.any() ? Routine::build_with_faults(*plan, f) : Routine::build(*plan);
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
+  return std::move(r).value();
+}
+
+/// Cheaper options for the big grid (the full defaults run in the tuner and below).
+VerifyOptions grid_options() {
+  VerifyOptions o;
+  o.dense_max = 300;
+  o.random_sizes = 4;
+  o.max_size = 2 << 20;
+  o.overlap_dense = 96;
+  o.overlap_stride = 9;
+  return o;
+}
+
+bool copy_op(Operation op) { return op == Operation::kMemcpy || op == Operation::kMemmove; }
+
+}  // namespace
+
+TEST_CASE("every operation x width x unroll x threshold x NOP form passes the suite") {
+  std::uint64_t routines = 0, cases = 0;
+  const std::uint64_t thresholds[] = {0, 1, 63, 4095, 65536, kNever};
+  int t = 0;
+  for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill, Operation::kClearPage}) {
+    for (unsigned w : host_widths()) {
+      for (unsigned u : {1u, 4u, 16u}) {
+        for (NopForm f : {NopForm::kSingleByte, NopForm::kLongNop, NopForm::kPrefixedLongNop, NopForm::kJumpOver}) {
+          CopyParams p;
+          p.operation = op;
+          p.vector_width = w;
+          p.unroll = u;
+          p.nop_form = f;
+          p.loop_align = u == 4 ? 32 : 64;
+          // Rotate the thresholds (including 0, 1, 63, 4095 and never), element size, alignment
+          // and prefetch so that every combination of classes is built for every width.
+          const std::uint64_t rep = thresholds[t % 6], nt = thresholds[(t + 2) % 6];
+          p.rep_threshold = rep;
+          p.nt_threshold = nt == kNever || nt > rep ? nt : rep * 4 + 4096;
+          p.rep_unit = t % 2 ? 8 : 1;
+          p.rep_align_dst = t % 3 != 0;
+          if (copy_op(op) && t % 4 != 3) {
+            p.prefetch_distance = 64u << (t % 5);
+            p.prefetch_hint = t % 2 ? PrefetchHint::kNTA : PrefetchHint::kT0;
+          }
+          ++t;
+          Routine r = build(p);
+          const VerifyReport rep_ = verify_routine(r, grid_options());
+          CHECK_MESSAGE(rep_.ok(), r.name() << ": " << rep_.summary());
+          ++routines;
+          cases += rep_.cases;
+        }
+      }
+    }
+  }
+  MESSAGE("routines verified: " << routines << ", calls checked: " << cases);
+  CHECK(routines >= 4 * 2 * 3 * 4);
+}
+
+TEST_CASE("the full default suite passes one routine of each operation at the widest width") {
+  const unsigned w = host_widths().back();
+  for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill, Operation::kClearPage}) {
+    CopyParams p;
+    p.operation = op;
+    p.vector_width = w;
+    p.unroll = 8;
+    p.rep_threshold = 16384;
+    p.nt_threshold = 1 << 20;
+    Routine r = build(p);
+    const VerifyReport rep = verify_routine(r);
+    CHECK_MESSAGE(rep.ok(), r.name() << ": " << rep.summary());
+    MESSAGE(r.name() << ": " << rep.summary());
+  }
+}
+
+TEST_CASE("memmove: one-byte shifts of a short string, dst == src, and every overlap distance") {
+  for (unsigned w : host_widths()) {
+    CopyParams p;
+    p.operation = Operation::kMemmove;
+    p.vector_width = w;
+    Routine r = build(p);
+    char s[] = "hello, overlapping world";
+    r.fn()(s + 1, s, 10);  // dst = src + 1
+    CHECK(std::string(s) == "hhello, ovelapping world");
+    char t[] = "hello, overlapping world";
+    r.fn()(t, t + 1, 10);  // dst = src - 1
+    CHECK(std::string(t) == "ello, overrlapping world");
+    char u[] = "unchanged";
+    CHECK(r.fn()(u, u, 9) == u);
+    CHECK(std::string(u) == "unchanged");
+    // Long copies both ways over distances below one vector, around the loop's saved head/tail.
+    std::vector<unsigned char> buf(1 << 16), ref;
+    for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<unsigned char>(i * 7 + 3);
+    for (std::size_t n : {100u, 1000u, 5000u, 40000u})
+      for (long d : {-65L, -64L, -33L, -1L, 1L, 2L, 31L, 63L, 64L, 65L, 257L}) {
+        ref = buf;
+        std::memmove(ref.data() + 8192 + d, ref.data() + 8192, n);
+        r.fn()(buf.data() + 8192 + d, buf.data() + 8192, n);
+        REQUIRE_MESSAGE(buf == ref, r.name() << " n=" << n << " dst-src=" << d);
+      }
+  }
+}
+
+TEST_CASE("fill: only the low byte of c counts, and n = 0 touches nothing") {
+  for (unsigned w : host_widths()) {
+    CopyParams p;
+    p.operation = Operation::kFill;
+    p.vector_width = w;
+    Routine r = build(p);
+    std::vector<unsigned char> b(300, 1);
+    CHECK(r.fill_fn()(b.data() + 1, 0x1234, 200) == b.data() + 1);
+    CHECK(b[0] == 1);
+    CHECK(std::all_of(b.begin() + 1, b.begin() + 201, [](unsigned char c) { return c == 0x34; }));
+    CHECK(b[201] == 1);
+    CHECK(r.fill_fn()(nullptr, 7, 0) == nullptr);
+  }
+}
+
+// ---- fault injection: each kind must be caught ------------------------------------------------
+
+TEST_CASE("fault: a read past the end of src is caught at the PROT_NONE page") {
+  for (unsigned w : host_widths()) {
+    CopyParams p;
+    p.vector_width = w;
+    EmitFaults f;
+    f.over_read = true;
+    Routine r = build(p, f);
+    VerifyOptions o = grid_options();
+    o.static_check = false;  // the dynamic checks alone must catch it
+    const VerifyReport rep = verify_routine(r, o);
+    REQUIRE_FALSE(rep.ok());
+    MESSAGE(r.name() << ": " << rep.summary());
+    CHECK(rep.failure->n >= 2);
+  }
+}
+
+TEST_CASE("fault: a missing sfence after non-temporal stores is caught by the static checks") {
+  for (unsigned w : host_widths()) {
+    CopyParams p;
+    p.vector_width = w;
+    p.nt_threshold = 1 << 16;
+    EmitFaults f;
+    f.skip_sfence = true;
+    Routine r = build(p, f);
+    const StaticReport st = check_routine_code(r, host());
+    CHECK(st.count(StaticRule::kMissingSfence) >= 1);
+    const VerifyReport rep = verify_routine(r, grid_options());
+    REQUIRE_FALSE(rep.ok());
+    CHECK(rep.failure->placement == Placement::kStatic);
+    CHECK(rep.failure->what.find("missing-sfence") != std::string::npos);
+    // The same routine without the fault is clean.
+    CHECK(check_routine_code(build(p), host()).ok());
+  }
+}
+
+TEST_CASE("fault: a missing vzeroupper is caught statically, and dynamically where XINUSE exists") {
+  if (host().max_vector_bytes() < 32) return;
+  CopyParams p;
+  p.vector_width = 32;
+  EmitFaults f;
+  f.skip_vzeroupper = true;
+  Routine r = build(p, f);
+  CHECK(check_routine_code(r, host()).count(StaticRule::kMissingVzeroupper) >= 1);
+  VerifyOptions o = grid_options();
+  o.static_check = false;
+  const VerifyReport rep = verify_routine(r, o);
+  // Dynamic detection needs XGETBV with ECX = 1; say so when the machine lacks it.
+  std::vector<unsigned char> a(64), b(64);
+  const AbiCall probe = abi_call(r.entry(), reinterpret_cast<std::uintptr_t>(b.data()),
+                                 reinterpret_cast<std::uintptr_t>(a.data()), 40);
+  if (probe.upper_checked) {
+    CHECK(probe.upper_dirty);
+    REQUIRE_FALSE(rep.ok());
+    CHECK(rep.failure->what.find("vzeroupper") != std::string::npos);
+  } else {
+    MESSAGE("XINUSE not available here: the missing vzeroupper is caught by the static checks only");
+  }
+}
+
+TEST_CASE("fault: storing before all loads in memmove is caught by the overlap checks") {
+  for (unsigned w : host_widths()) {
+    CopyParams p;
+    p.operation = Operation::kMemmove;
+    p.vector_width = w;
+    EmitFaults f;
+    f.wrong_overlap_order = true;
+    Routine r = build(p, f);
+    const VerifyReport rep = verify_routine(r, grid_options());
+    REQUIRE_FALSE(rep.ok());
+    CHECK(rep.failure->placement == Placement::kOverlap);
+    MESSAGE(r.name() << ": " << rep.summary());
+  }
+}
+
+TEST_CASE("fault: a length truncated to 32 bits is caught at n = 2^32 + 4097") {
+  CopyParams p;
+  p.vector_width = host_widths().back();
+  EmitFaults f;
+  f.truncate_length = true;
+  Routine bad = build(p, f);
+  const VerifyReport rep = verify_huge(bad);
+  if (!rep.notes.empty() && rep.ok()) {
+    MESSAGE("skipped: " << rep.notes.front());
+    return;
+  }
+  REQUIRE_FALSE(rep.ok());
+  CHECK(rep.failure->placement == Placement::kHuge);
+  CHECK(rep.failure->n == (std::uint64_t{1} << 32) + 4097);
+}
+
+TEST_CASE("lengths >= 2^32 are copied, moved and filled whole (or skipped with a reason)") {
+  for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill}) {
+    CopyParams p;
+    p.operation = op;
+    p.vector_width = host_widths().back();
+    p.nt_threshold = 1 << 24;  // the huge length takes the non-temporal path
+    Routine r = build(p);
+    const VerifyReport rep = verify_huge(r);
+    CHECK_MESSAGE(rep.ok(), r.name() << ": " << rep.summary());
+    for (const auto& n : rep.notes) MESSAGE("skipped: " << n);
+  }
+}
+
+TEST_CASE("the ABI probe reports clobbered callee-saved registers, DF and rsp") {
+  auto make = [](auto body) {
+    asmjit::CodeHolder code;
+    code.init(asmjit::Environment(asmjit::Arch::kX64));
+    asmjit::x86::Assembler a(&code);
+    body(a);
+    code.flatten();
+    const auto& buf = code.textSection()->buffer();
+    return std::vector<std::uint8_t>(buf.data(), buf.data() + buf.size());
+  };
+  // Run the snippets from an executable, never-writable mapping (mmap + mprotect).
+  auto run = [](const std::vector<std::uint8_t>& bytes) {
+    void* m = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(m != MAP_FAILED);
+    std::memcpy(m, bytes.data(), bytes.size());
+    REQUIRE(mprotect(m, 4096, PROT_READ | PROT_EXEC) == 0);
+    const AbiCall c = abi_call(m, 1, 2, 3);
+    munmap(m, 4096);
+    return c;
+  };
+  namespace x86 = asmjit::x86;
+  const AbiCall ok = run(make([](x86::Assembler& a) { a.mov(x86::rax, x86::rdi); a.ret(); }));
+  CHECK(ok.problem().empty());
+  CHECK(reinterpret_cast<std::uintptr_t>(ok.ret) == 1);
+  const AbiCall rbx = run(make([](x86::Assembler& a) { a.xor_(x86::ebx, x86::ebx); a.ret(); }));
+  CHECK((rbx.clobbered & 1) != 0);
+  CHECK(rbx.problem().find("rbx") != std::string::npos);
+  const AbiCall r15 = run(make([](x86::Assembler& a) { a.inc(x86::r15); a.ret(); }));
+  CHECK((r15.clobbered & 32) != 0);
+  const AbiCall df = run(make([](x86::Assembler& a) { a.std(); a.ret(); }));
+  CHECK(df.direction_flag);
+  CHECK(df.problem().find("direction flag") != std::string::npos);
+  if (host().has(Feature::kAVX)) {
+    const AbiCall ymm = run(make([](x86::Assembler& a) { a.vpcmpeqb(x86::ymm3, x86::ymm3, x86::ymm3); a.ret(); }));
+    if (ymm.upper_checked) CHECK(ymm.upper_dirty);
+    const AbiCall clean = run(make([](x86::Assembler& a) {
+      a.vpcmpeqb(x86::ymm3, x86::ymm3, x86::ymm3);
+      a.vzeroupper();
+      a.ret();
+    }));
+    CHECK_FALSE(clean.upper_dirty);
+  }
+}
+
+// ---- installing while other threads call ------------------------------------------------------
+
+TEST_CASE("install swaps the process-wide routine atomically while other threads copy") {
+  CHECK(installed_name(Operation::kMemcpy) == "system");
+  std::atomic<bool> stop{false};
+  std::atomic<long> calls{0}, wrong{0};
+  auto worker = [&](int seed) {
+    std::vector<unsigned char> src(70000), dst(70000);
+    for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * seed + 1);
+    std::size_t n = 1;
+    while (!stop.load()) {
+      n = (n * 1103515245 + 12345) % 65536;
+      std::memset(dst.data(), 0, n + 64);
+      if (copysynth::memcpy(dst.data() + 3, src.data() + 5, n) != dst.data() + 3 ||
+          std::memcmp(dst.data() + 3, src.data() + 5, n) != 0 || dst[n + 3] != 0)
+        ++wrong;
+      ++calls;
+    }
+  };
+  std::thread t1(worker, 3), t2(worker, 5);
+  VerifyOptions fast = grid_options();
+  int installed = 0;
+  for (unsigned i = 0; i < 12; ++i) {
+    CopyParams p;
+    p.vector_width = host_widths()[i % host_widths().size()];
+    p.unroll = 1u << (i % 5);
+    p.rep_threshold = i % 3 ? kNever : 8192;
+    REQUIRE(install(build(p), fast).ok());
+    ++installed;
+    CHECK(installed_name(Operation::kMemcpy) == short_name(p));
+  }
+  stop = true;
+  t1.join();
+  t2.join();
+  CHECK(wrong.load() == 0);
+  MESSAGE("calls during " << installed << " installs: " << calls.load());
+  CHECK(calls.load() > 0);
+  // A routine that fails verification is refused, and the installed one keeps serving.
+  const std::string before = installed_name(Operation::kMemcpy);
+  CopyParams p;
+  p.vector_width = 16;
+  EmitFaults f;
+  f.over_read = true;
+  const Status st = install(build(p, f), fast);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().code == ErrorCode::kVerifyFailed);
+  CHECK(installed_name(Operation::kMemcpy) == before);
+  char a[16] = "abcdefghijklmno", b[16] = {};
+  CHECK(copysynth::memcpy(b, a, 16) == b);
+  CHECK(std::memcmp(a, b, 16) == 0);
+  uninstall(Operation::kMemcpy);
+  CHECK(installed_name(Operation::kMemcpy) == "system");
+  CHECK((installed_memcpy() == &std::memcpy));
+}

@@ -1,0 +1,78 @@
+// copysynth — process-wide routine slots (see install.hpp).
+#include "copysynth/install.hpp"
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace copysynth {
+namespace {
+
+void system_clear_page(void* page) { std::memset(page, 0, kPageBytes); }
+
+// Constant-initialised: usable before main() and from any thread.
+std::atomic<CopyFn> g_memcpy{&std::memcpy};
+std::atomic<CopyFn> g_memmove{&std::memmove};
+std::atomic<FillFn> g_fill{&std::memset};
+std::atomic<ClearPageFn> g_clear_page{&system_clear_page};
+
+struct Registry {
+  std::mutex mu;
+  std::vector<std::unique_ptr<Routine>> keep;  // every routine ever installed; never freed
+  std::string names[4] = {"system", "system", "system", "system"};
+};
+Registry& registry() {
+  static Registry* r = new Registry;  // never destroyed: routines may run during exit
+  return *r;
+}
+
+}  // namespace
+
+Status install(Routine r, const VerifyOptions& opt) {
+  COPYSYNTH_TRY(check_routine(r, opt));
+  auto owned = std::make_unique<Routine>(std::move(r));
+  const Routine& k = *owned;
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  reg.names[static_cast<int>(k.operation())] = k.name();
+  switch (k.operation()) {
+    case Operation::kMemcpy: g_memcpy.store(k.fn(), std::memory_order_release); break;
+    case Operation::kMemmove: g_memmove.store(k.fn(), std::memory_order_release); break;
+    case Operation::kFill: g_fill.store(k.fill_fn(), std::memory_order_release); break;
+    case Operation::kClearPage: g_clear_page.store(k.clear_page_fn(), std::memory_order_release); break;
+  }
+  reg.keep.push_back(std::move(owned));
+  return {};
+}
+
+void uninstall(Operation op) {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  reg.names[static_cast<int>(op)] = "system";
+  switch (op) {
+    case Operation::kMemcpy: g_memcpy.store(&std::memcpy, std::memory_order_release); break;
+    case Operation::kMemmove: g_memmove.store(&std::memmove, std::memory_order_release); break;
+    case Operation::kFill: g_fill.store(&std::memset, std::memory_order_release); break;
+    case Operation::kClearPage: g_clear_page.store(&system_clear_page, std::memory_order_release); break;
+  }
+}
+
+std::string installed_name(Operation op) {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> lock(reg.mu);
+  return reg.names[static_cast<int>(op)];
+}
+
+CopyFn installed_memcpy() noexcept { return g_memcpy.load(std::memory_order_acquire); }
+CopyFn installed_memmove() noexcept { return g_memmove.load(std::memory_order_acquire); }
+FillFn installed_fill() noexcept { return g_fill.load(std::memory_order_acquire); }
+ClearPageFn installed_clear_page() noexcept { return g_clear_page.load(std::memory_order_acquire); }
+
+void* memcpy(void* dst, const void* src, std::size_t n) noexcept { return installed_memcpy()(dst, src, n); }
+void* memmove(void* dst, const void* src, std::size_t n) noexcept { return installed_memmove()(dst, src, n); }
+void* memset(void* dst, int c, std::size_t n) noexcept { return installed_fill()(dst, c, n); }
+void clear_page(void* page) noexcept { installed_clear_page()(page); }
+
+}  // namespace copysynth

@@ -1,7 +1,21 @@
 #!/usr/bin/env bash
 # Installs the Debian packages copysynth builds and tests with (Debian 12 "bookworm" or 13
 # "trixie", x86-64). Installs only what is missing; needs root (or sudo) when something is.
+#
+# Usage: tools/install-deps.sh [--test]
+#   (no option)  what building, testing with ctest and tuning need
+#   --test       also what tools/run-tests.sh needs: clang and its libFuzzer/sanitizer runtime
+#                (compiler-rt) for the fuzz stage; g++'s ASan/UBSan runtimes come with g++
 set -euo pipefail
+
+with_test=0
+for arg in "$@"; do
+  case $arg in
+    --test) with_test=1 ;;
+    -h | --help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "install-deps: unknown option '$arg' (usage: tools/install-deps.sh [--test])" >&2; exit 2 ;;
+  esac
+done
 
 if [ "$(uname -m)" != x86_64 ]; then
   echo "install-deps: copysynth generates and runs x86-64 code; this machine is $(uname -m)." >&2
@@ -9,7 +23,7 @@ if [ "$(uname -m)" != x86_64 ]; then
 fi
 if ! command -v apt-get >/dev/null 2>&1 || ! command -v dpkg-query >/dev/null 2>&1; then
   echo "install-deps: no apt-get here. Install by hand: a C++20 compiler (g++ >= 12), CMake >= 3.25," >&2
-  echo "  asmjit, Boost (headers), doctest, nlohmann-json 3 and CLI11." >&2
+  echo "  asmjit, Boost (headers), doctest, nlohmann-json 3, CLI11 and Zydis 4." >&2
   exit 1
 fi
 
@@ -21,7 +35,20 @@ packages=(
   nlohmann-json3-dev
   libcli11-dev
   doctest-dev
+  libzydis-dev     # disassembler for the static checker of emitted code (tuner)
 )
+
+if [ $with_test -eq 1 ]; then
+  # compiler-rt (libclang_rt.fuzzer, asan, ubsan) is packaged apart from clang and only recommended
+  # by it. Debian 12's `clang` is clang 14, whose runtime is libclang-rt-14-dev; from Debian 13 on,
+  # libclang-rt-dev follows the default clang the way `clang` does.
+  # shellcheck disable=SC1091
+  codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+  case $codename in
+    bookworm) packages+=(clang libclang-rt-14-dev) ;;
+    *) packages+=(clang libclang-rt-dev) ;;
+  esac
+fi
 
 missing=()
 for p in "${packages[@]}"; do

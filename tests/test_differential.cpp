@@ -59,6 +59,15 @@ CopyParams random_params(std::mt19937_64& rng, Operation op) {
   p.rep_unit = rng() % 2 ? 8 : 1;
   p.rep_align_dst = rng() % 2;
   p.loop_align = pick(std::vector<std::uint32_t>{1, 16, 32, 64});
+  const unsigned w = p.vector_width;
+  if (w >= 32 && rng() % 3 == 0) p.head_tail_width = w / 2;
+  if (w >= 16 && rng() % 3 == 0) p.head_tail_max = (rng() % 2 ? 2 : 4) * w;
+  const IsaFeatures& f = CpuInfo::host().features();
+  if (w >= 16 && f.has(Feature::kAVX512F) && f.has(Feature::kAVX512VL)) {
+    if (rng() % 2) p.register_bank = RegisterBank::kHigh;
+    if (f.has(Feature::kAVX512BW) && f.has(Feature::kBMI2) && rng() % 2) p.mask_max = pick(std::vector<std::uint32_t>{16, 32, 64});
+    if (p.head_tail_max.value && p.head_tail_max.value < p.mask_max.value) p.head_tail_max = 0;
+  }
   p.nop_form = pick(std::vector<NopForm>{NopForm::kSingleByte, NopForm::kLongNop, NopForm::kPrefixedLongNop,
                                          NopForm::kJumpOver});
   return p;

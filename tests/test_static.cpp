@@ -405,6 +405,14 @@ TEST_CASE("static: every real plan is clean for its ISA level") {
                   p.prefetch_hint = PrefetchHint::kNTA;
                 }
               }
+              // AVX-512 targets also get the masked class, the high register bank and the
+              // half-width head/tail moves (rotating, so every width sees each).
+              if (L.level == IsaLevel::kAVX512 && width >= 16 && op != Operation::kClearPage) {
+                const unsigned k = unroll + static_cast<unsigned>(form) + (thresholds ? 1 : 0);
+                if (k % 2) p.register_bank = RegisterBank::kHigh;
+                if (k % 3) p.mask_max = 16u << (k % 3);
+                if (width >= 32 && k % 4 == 1) p.head_tail_width = width / 2;
+              }
               auto plan = make_plan(p, target);
               if (!plan.ok() && op != Operation::kMemcpy) {  // an operation not (yet) generated
                 skipped.push_back(to_string(p) + ": " + plan.error().message);

@@ -77,6 +77,18 @@ TEST_CASE("every operation x width x unroll x threshold x NOP form passes the su
             p.prefetch_distance = 64u << (t % 5);
             p.prefetch_hint = t % 2 ? PrefetchHint::kNTA : PrefetchHint::kT0;
           }
+          // The small-length choices: head/tail width and hand-over, and on AVX-512 hosts the
+          // masked class and the high register bank.
+          if (w >= 32 && t % 3 == 1) p.head_tail_width = w / 2;
+          if (w >= 16 && t % 5 == 2) p.head_tail_max = 2 * w;
+          const IsaFeatures& isa = host();
+          const bool evex = isa.has(Feature::kAVX512F) && isa.has(Feature::kAVX512VL);
+          if (evex && w >= 16 && op != Operation::kClearPage) {
+            if (t % 2) p.register_bank = RegisterBank::kHigh;
+            if (isa.has(Feature::kAVX512BW) && isa.has(Feature::kBMI2) && t % 3 != 0)
+              p.mask_max = std::min<unsigned>(64, 16u << (t % 3));
+            if (p.head_tail_max.value && p.head_tail_max.value < p.mask_max.value) p.head_tail_max = 0;
+          }
           ++t;
           Routine r = build(p);
           const VerifyReport rep_ = verify_routine(r, grid_options());

@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> op_names{"memcpy"};
   double budget = 40;
   std::uint64_t seed = 1;
-  bool quick = false, quiet = false, show_plan = false, list_params = false;
+  bool quick = false, quiet = false, show_plan = false, list_params = false, cold = false;
 
   app.add_option("--emit", emit_path,
                  "Write the winners (params, plan, CPU signature, measured points) as a wisdom file, "
@@ -82,9 +82,15 @@ int main(int argc, char** argv) {
                  "above the host's is refused)")
       ->check(CLI::IsMember({"host", "sse2", "avx2", "avx512"}))
       ->capture_default_str();
-  app.add_option("--workload", workload_name, "Workload to tune and report on: seeds (the seeds' matrix)")
-      ->check(CLI::IsMember({"seeds"}))
+  app.add_option("--workload", workload_name,
+                 "Workload to tune and report on: seeds (the seeds' matrix of sizes and alignments), "
+                 "the name of a shipped size distribution (MemcpyGoogleA, B, D, L, M, Q, S, U, "
+                 "Uniform384To4096), or a FILE.csv in the same format (one line of comma-separated "
+                 "probabilities, field i for length i). Distributions are replayed as a sequence of "
+                 "calls with random offsets in a 4 KiB window")
       ->capture_default_str();
+  app.add_flag("--cold", cold, "With a distribution workload: spread the calls over 256 MiB so the data is "
+                               "not in cache");
   app.add_flag("--show-plan", show_plan, "Print the winner's size ladder (stderr)");
   app.add_flag("--list-params", list_params, "Print every tunable parameter with unit, range and default, then exit");
   app.add_flag("-q,--quiet", quiet, "No progress lines on stderr");
@@ -95,6 +101,7 @@ int main(int argc, char** argv) {
       "  autotune --from best.json            check a wisdom file on this host and re-measure it\n"
       "  autotune --isa avx2 --emit avx2.json tune without AVX-512\n"
       "  autotune --op all --emit best.json   memcpy, memmove, fill and clear_page in one file\n"
+      "  autotune --workload MemcpyGoogleA    tune for a production size distribution\n"
       "Exit status: 0 success, 1 bad command line, 2 failure (message on stderr).");
   app.get_option("--from")->excludes("--quick")->excludes("--budget");
 
@@ -168,8 +175,20 @@ int main(int argc, char** argv) {
       progress("loaded " + from_path + ": " + r->name() + " (" + std::to_string(r->size()) +
                " bytes of code, identical to the tuned one); verifying");
       if (auto st = check_routine(*r); !st) return fail(st.error());
-      const Workload workload = seeds_workload(e->operation);
-      progress("verified; measuring " + std::to_string(workload.points.size()) + " points");
+      // The entry's own workload unless --workload says otherwise ("NAME (cold)" for cold ones).
+      std::string wname = app.get_option("--workload")->count() ? workload_name : e->workload;
+      bool wcold = cold;
+      if (const std::string suffix = " (cold)"; wname.size() > suffix.size() &&
+                                                 wname.compare(wname.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        wname.resize(wname.size() - suffix.size());
+        wcold = true;
+      }
+      if (wname.empty()) wname = "seeds";
+      auto wl = make_workload(wname, e->operation, wcold);
+      if (!wl) return fail(wl.error());
+      const Workload& workload = *wl;
+      progress("verified; measuring " + (workload.is_distribution() ? workload.name
+                                                                     : std::to_string(workload.points.size()) + " points"));
       if (show_plan) std::cerr << to_string(r->plan());
       const auto points = measure_table(*r, workload, 11, progress);
       heading(e->operation, entries.size());
@@ -192,7 +211,9 @@ int main(int argc, char** argv) {
   w.created = utc_now();
   w.command = command;
   for (Operation op : ops) {
-    const Workload workload = seeds_workload(op);
+    auto wl = make_workload(workload_name, op, cold);
+    if (!wl) return fail(wl.error());
+    const Workload& workload = *wl;
     TuneOptions opt;
     opt.operation = op;
     opt.budget_seconds = quick ? std::min(budget, 8.0) : budget;

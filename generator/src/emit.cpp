@@ -6,6 +6,7 @@
 //   rdx      n, later a loop bound              rcx  scratch / loop counter / rep count
 //   r8-r11   GPR data; fill keeps the byte broadcast to 8 bytes in r8
 //   vectors  0-7 loop and head/tail data; 8-12 the loop's saved head and tail; 15 fill pattern
+//            (16-31 for the same roles with register_bank = high); k1 the mask of kMasked
 #include "copysynth/emit.hpp"
 
 #include <algorithm>
@@ -99,16 +100,28 @@ class RoutineEmitter {
   /// Width in bytes of one register used to move a group of `block` bytes.
   unsigned unit_for(unsigned block) const {
     if (block <= 8) return block;
-    return std::min<unsigned>(block, V_ == 8 ? 8 : V_);
+    const unsigned ht = p_.head_tail_width.value ? p_.head_tail_width.value : V_;
+    return std::min<unsigned>(block, V_ == 8 ? 8 : ht);
   }
 
   enum class StoreKind { kUnaligned, kAligned, kNonTemporal };
+
+  bool high() const { return p_.register_bank.value == RegisterBank::kHigh; }
+  /// Vector register number for logical register r: r, or r + 16 with the high bank.
+  unsigned vr(unsigned r) const { return high() ? r + 16 : r; }
+  static x86::Vec vec(unsigned id, unsigned unit) {
+    return unit == 16 ? x86::Vec(x86::xmm(id)) : unit == 32 ? x86::Vec(x86::ymm(id)) : x86::Vec(x86::zmm(id));
+  }
 
   /// Loads `unit` bytes into register `r` (a gpr() index for unit <= 8, else a vector number).
   void load(unsigned r, unsigned unit, const x86::Mem& src) {
     if (unit <= 8) {
       if (unit < 4) a_.movzx(gpr(r, 4), src);
       else a_.mov(gpr(r, unit), src);
+      return;
+    }
+    if (high()) {  // EVEX forms: registers 16-31 leave the VEX upper state alone
+      a_.vmovdqu64(vec(vr(r), unit), src);
       return;
     }
     used_wide_ |= unit >= 32;
@@ -126,6 +139,13 @@ class RoutineEmitter {
     if (unit <= 8) {
       if (kind == StoreKind::kNonTemporal && unit == 8) a_.movnti(dst, gpr(r, 8));
       else a_.mov(dst, gpr(r, unit));
+      return;
+    }
+    if (high()) {
+      const x86::Vec v = vec(vr(r), unit);
+      if (kind == StoreKind::kNonTemporal) a_.vmovntdq(dst, v);
+      else if (kind == StoreKind::kAligned) a_.vmovdqa64(dst, v);
+      else a_.vmovdqu64(dst, v);
       return;
     }
     used_wide_ |= unit >= 32;
@@ -158,6 +178,17 @@ class RoutineEmitter {
   unsigned pattern(unsigned unit) {
     if (unit <= 8) return kR8;
     if (pattern_width_ >= unit) return kPattern;
+    if (high()) {  // EVEX: broadcast straight from r8 (or zero) at the full width needed
+      const x86::Vec v = vec(vr(kPattern), op_ == Operation::kClearPage ? 16 : unit);
+      if (op_ == Operation::kClearPage) {
+        a_.vpxorq(v, v, v);  // zeroes the register up to its full width
+        pattern_width_ = 64;
+      } else {
+        a_.vpbroadcastq(v, x86::r8);
+        pattern_width_ = unit;
+      }
+      return kPattern;
+    }
     const x86::Xmm x = x86::xmm(kPattern);
     if (op_ == Operation::kClearPage) {
       if (V_ == 16) a_.pxor(x, x);
@@ -165,7 +196,7 @@ class RoutineEmitter {
       pattern_width_ = 64;
       return kPattern;
     }
-    if (V_ == 16) {
+    if (V_ == 16 && unit == 16) {  // an SSE2 routine (its masked class may need wider ones)
       a_.movq(x, x86::r8);
       a_.punpcklqdq(x, x);
     } else if (unit == 16) {
@@ -232,11 +263,18 @@ class RoutineEmitter {
   Status node(const std::vector<DispatchNode>& t, int id) {
     const DispatchNode& nd = t[id];
     if (nd.leaf >= 0) return leaf(plan_.classes[nd.leaf]);
-    Label right = a_.newLabel();
+    // The heavier side falls through: the likeliest lengths take no branch.
+    Label other = a_.newLabel();
     cmp_n(nd.pivot);
-    a_.jae(right);
+    if (t[nd.right].weight > t[nd.left].weight) {
+      a_.jb(other);
+      COPYSYNTH_TRY(node(t, nd.right));
+      a_.bind(other);
+      return node(t, nd.left);
+    }
+    a_.jae(other);
     COPYSYNTH_TRY(node(t, nd.left));
-    a_.bind(right);
+    a_.bind(other);
     return node(t, nd.right);
   }
 
@@ -266,8 +304,28 @@ class RoutineEmitter {
         forward_loop(true);
         break;
       case Strategy::kRepString: rep_string(); break;
+      case Strategy::kMasked: masked(c.block); break;
     }
     return {};
+  }
+
+  /// 0 <= n <= bytes: one masked load and store of `bytes` with the mask (1 << n) - 1. The
+  /// masked-off bytes are never accessed, so n = 0 touches no memory.
+  void masked(unsigned bytes) {
+    a_.mov(x86::rcx, -1);
+    a_.bzhi(x86::rcx, x86::rcx, x86::rdx);  // n <= 64: bits [0, n) set
+    if (bytes == 64) a_.kmovq(x86::k1, x86::rcx);
+    else if (bytes == 32) a_.kmovd(x86::k1, x86::ecx);
+    else a_.kmovw(x86::k1, x86::ecx);
+    if (!high()) used_wide_ |= bytes >= 32;
+    if (fill()) {
+      const unsigned r = pattern(bytes);
+      a_.k(x86::k1).vmovdqu8(mem(x86::rdi, 0, bytes), vec(vr(r), bytes));
+    } else {
+      a_.k(x86::k1).z().vmovdqu8(vec(vr(0), bytes), mem(x86::rsi, 0, bytes));
+      a_.k(x86::k1).vmovdqu8(mem(x86::rdi, 0, bytes), vec(vr(0), bytes));
+    }
+    ret();
   }
 
   // ----- small classes ---------------------------------------------------------------------

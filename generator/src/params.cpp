@@ -152,6 +152,12 @@ std::string_view name_of(NopForm v) noexcept {
   return "?";
 }
 
+std::string_view name_of(RegisterBank v) noexcept {
+  for (std::size_t i = 0; i < spec::RegisterBank::choices.size(); ++i)
+    if (spec::RegisterBank::choices[i] == v) return spec::RegisterBank::names[i];
+  return "?";
+}
+
 Status validate_domains(const CopyParams& p) {
   Status result;
   for_each_field(p, [&](std::string_view name, const auto& member) {
@@ -188,6 +194,38 @@ Status validate(const CopyParams& p, const IsaFeatures& target) {
   // Width 64 also uses VEX xmm/ymm moves in the small classes, so it needs AVX2 as well.
   if (w == 64 && !(target.has(Feature::kAVX512F) && target.has(Feature::kAVX2)))
     return lacks(Feature::kAVX512F, "AVX-512F");
+  auto needs = [&](std::string_view field, std::string value, std::initializer_list<Feature> fs) -> Status {
+    std::string missing;
+    for (Feature f : fs)
+      if (!target.has(f)) missing += (missing.empty() ? "" : ", ") + std::string(feature_name(f));
+    if (missing.empty()) return {};
+    return make_error(ErrorCode::kUnsupportedIsa,
+                      std::string(field) + " = " + value + " needs " + missing +
+                          ", which the target CPU lacks (it has " + target.to_string() + ")");
+  };
+  if (const unsigned h = p.head_tail_width.value; h != 0 && (h > w || 2 * h < w))
+    return make_error(ErrorCode::kInvalidParams,
+                      "head_tail_width = " + std::to_string(h) + " does not fit vector_width = " + std::to_string(w) +
+                          ": allowed 0 (same), or " + (w <= 16 ? std::string("16") : std::to_string(w / 2) + " or " + std::to_string(w)) +
+                          " (at most the vector width, at least half of it)");
+  // The loop needs n >= 4V, so the head/tail classes must reach 4V - 1: a block of at least 2V.
+  if (const unsigned m = p.head_tail_max.value; m != 0) {
+    const unsigned lo = w == 8 ? 16u : 2 * w, hi = w == 8 ? 16u : 4 * w;
+    if (m < lo || m > hi)
+      return make_error(ErrorCode::kInvalidParams,
+                        "head_tail_max = " + std::to_string(m) + " does not fit vector_width = " + std::to_string(w) +
+                            ": allowed 0 (= " + std::to_string(hi) + ")" +
+                            (lo == hi ? " or " + std::to_string(lo) : ", or " + std::to_string(lo) + ".." + std::to_string(hi)) +
+                            " (the loop starts at 2 x head_tail_max and needs at least 4 x vector_width)");
+  }
+  if (p.register_bank.value == RegisterBank::kHigh)
+    COPYSYNTH_TRY(needs("register_bank", "high", {Feature::kAVX512F, Feature::kAVX512VL, Feature::kAVX2}));
+  if (p.mask_max.value != 0) {
+    COPYSYNTH_TRY(needs("mask_max", std::to_string(p.mask_max.value),
+                        {Feature::kAVX512F, Feature::kAVX512BW, Feature::kAVX512VL, Feature::kBMI2, Feature::kAVX2}));
+    if (p.operation.value == Operation::kClearPage)
+      return make_error(ErrorCode::kInvalidParams, "mask_max applies to variable lengths; clear_page needs 0");
+  }
   return {};
 }
 

@@ -18,6 +18,7 @@ std::string_view strategy_name(Strategy s) noexcept {
     case Strategy::kAlignedLoop: return "aligned_loop";
     case Strategy::kRepString: return "rep_string";
     case Strategy::kNonTemporalLoop: return "nt_loop";
+    case Strategy::kMasked: return "masked";
   }
   return "?";
 }
@@ -60,6 +61,10 @@ Status check_plan(const CopyPlan& plan) {
       case Strategy::kNone:
         if (c.lo != 0 || c.hi != 0) return class_error(i, c, "kNone only handles n == 0");
         break;
+      case Strategy::kMasked:
+        if (c.lo != 0 || c.block == 0 || c.hi != c.block || (c.block != 16 && c.block != 32 && c.block != 64))
+          return class_error(i, c, "a masked class covers n = 0..block with block 16, 32 or 64");
+        break;
       case Strategy::kBlock:
         if (c.lo != c.hi || c.block != c.lo || c.block == 0 || c.block > 8 ||
             !std::has_single_bit(c.block))
@@ -68,8 +73,10 @@ Status check_plan(const CopyPlan& plan) {
       case Strategy::kHeadTail:
         if (c.block == 0 || !std::has_single_bit(c.block) || c.block > c.lo || c.hi > 2ull * c.block)
           return class_error(i, c, "head/tail needs a power-of-two block with block <= n <= 2*block");
-        // Registers free for one end's moves: 2 GPRs at width 8, 4 vectors otherwise.
-        if (c.block > (V == 8 ? 16 : 4 * V))
+        // Registers free for one end's moves: 2 GPRs at width 8, 8 vectors otherwise.
+        if (c.block > (V == 8 ? 16 : 4 * V) ||
+            (c.block > 16 && plan.params.head_tail_width.value &&
+             c.block / std::min<std::uint64_t>(c.block, plan.params.head_tail_width.value) > 8))
           return class_error(i, c, "head/tail block exceeds the registers available at this width");
         break;
       case Strategy::kAlignedLoop:
@@ -111,7 +118,8 @@ std::string to_string(const CopyPlan& plan) {
     << ")\n";
   const auto reg = [&](std::uint32_t bytes) -> std::string {
     if (bytes <= 8) return std::to_string(bytes) + "-byte GPR";
-    const std::uint32_t r = std::min<std::uint32_t>(bytes, plan.vec);
+    const std::uint32_t ht = p.head_tail_width.value ? p.head_tail_width.value : plan.vec;
+    const std::uint32_t r = std::min<std::uint32_t>(bytes, plan.vec == 8 ? 8 : ht);
     const char* name = r == 16 ? "xmm" : r == 32 ? "ymm" : r == 64 ? "zmm" : "gpr";
     return std::to_string(bytes / std::max<std::uint32_t>(r, 8)) + " x " + name;
   };
@@ -127,6 +135,10 @@ std::string to_string(const CopyPlan& plan) {
     o << "  n = " << range << "  ";
     switch (c.strategy) {
       case Strategy::kNone: o << "return dst; no memory touched"; break;
+      case Strategy::kMasked:
+        o << "one masked " << c.block << "-byte " << (fill ? "store" : "load and store")
+          << " (AVX-512BW, mask (1 << n) - 1)";
+        break;
       case Strategy::kBlock: o << "one " << c.block << "-byte " << (fill ? "store" : "move"); break;
       case Strategy::kHeadTail:
         o << "head/tail: " << reg(c.block) << " at each end, overlapping"
@@ -156,7 +168,8 @@ std::string to_string(const CopyPlan& plan) {
     o << "\n";
   }
   o << "  loop heads aligned to " << p.loop_align.value << " with " << name_of(p.nop_form.value)
-    << " NOP padding\n";
+    << " NOP padding; vector registers " << (p.register_bank.value == RegisterBank::kHigh ? "16-31 (EVEX)" : "0-15")
+    << "\n";
   return o.str();
 }
 
@@ -201,6 +214,7 @@ std::vector<DispatchNode> dispatch_tree(const CopyPlan& plan) {
   auto build = [&](auto&& self, int i, int j) -> int {
     const int id = static_cast<int>(nodes.size());
     nodes.emplace_back();
+    nodes[id].weight = W[j + 1] - W[i];
     if (i == j) {
       nodes[id].leaf = i;
       return id;

@@ -124,12 +124,17 @@ json to_json(const Wisdom& w) {
   json entries = json::array();
   for (const auto& e : w.entries) {
     json points = json::array();
-    for (const auto& p : e.points)
-      points.push_back({{"size", p.size},
-                        {"src_align", p.src_align},
-                        {"dst_align", p.dst_align},
-                        {"baseline_gbps", p.baseline_gbps},
-                        {"tuned_gbps", p.tuned_gbps}});
+    for (const auto& p : e.points) {
+      json pj = {{"size", p.size},
+                 {"src_align", p.src_align},
+                 {"dst_align", p.dst_align},
+                 {"baseline_gbps", p.baseline_gbps},
+                 {"tuned_gbps", p.tuned_gbps},
+                 {"baseline_ns", p.baseline_ns},
+                 {"tuned_ns", p.tuned_ns}};
+      if (!p.label.empty()) pj["label"] = p.label;
+      points.push_back(pj);
+    }
     entries.push_back({{"operation", name_of(e.operation)},
                        {"workload", e.workload},
                        {"params", to_json(e.plan.params)},
@@ -250,6 +255,16 @@ Result<Wisdom> wisdom_from_json(const json& j) {
         mp.dst_align = static_cast<std::uint32_t>((*da)->get<std::uint64_t>());
         mp.baseline_gbps = (*bg)->get<double>();
         mp.tuned_gbps = (*tg)->get<double>();
+        for (auto [key, field] : {std::pair{"baseline_ns", &mp.baseline_ns}, {"tuned_ns", &mp.tuned_ns}})
+          if (auto f = pj.find(key); f != pj.end()) {
+            if (!f->is_number()) return malformed(pp + "." + key, "must be a number");
+            *field = f->get<double>();
+          }
+        if (auto f = pj.find("label"); f != pj.end()) {
+          if (!f->is_string() || f->get<std::string>().size() > 256)
+            return malformed(pp + ".label", "must be a string of at most 256 characters");
+          mp.label = f->get<std::string>();
+        }
         we.points.push_back(mp);
       }
     }

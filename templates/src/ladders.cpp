@@ -47,13 +47,21 @@ CopyPlan vector_ladder(const CopyParams& p) {
   plan.vec = p.vector_width;
   const std::uint64_t V = plan.vec;
   auto& c = plan.classes;
-  c.push_back({0, 0, Strategy::kNone, 0});
-  c.push_back({1, 1, Strategy::kBlock, 1});
-  // Head/tail classes [b, 2b-1] for b = 2, 4, ... up to the widest block the registers allow.
-  const std::uint64_t max_block = V == 8 ? 16 : 4 * V;
+  const std::uint64_t M = p.mask_max;  // 0, or lengths 0..M take one masked move
+  if (M) {
+    c.push_back({0, M, Strategy::kMasked, static_cast<std::uint32_t>(M)});
+  } else {
+    c.push_back({0, 0, Strategy::kNone, 0});
+    c.push_back({1, 1, Strategy::kBlock, 1});
+  }
+  // Head/tail classes [b, 2b-1] for b = 2, 4, ... up to the widest block the registers allow
+  // (those below the masked class dropped, the one it cuts starting after it).
+  const std::uint64_t max_block =
+      p.head_tail_max.value ? p.head_tail_max.value : (V == 8 ? 16 : 4 * V);
   for (std::uint64_t b = 2; b <= max_block; b *= 2)
-    c.push_back({b, 2 * b - 1, Strategy::kHeadTail, static_cast<std::uint32_t>(b)});
-  const std::uint64_t loop_lo = 2 * max_block;  // 8V, or 32 at V = 8
+    if (2 * b - 1 > M) c.push_back({std::max(b, M + 1), 2 * b - 1, Strategy::kHeadTail, static_cast<std::uint32_t>(b)});
+  // The loop needs n >= 4V (and 32 at width 8): its saved head and tail cover at least that.
+  const std::uint64_t loop_lo = std::max({2 * max_block, M + 1, V == 8 ? 32 : 4 * V});  // default 8V
   // Thresholds below the loop's start are raised to it; "never" stays kNever.
   const std::uint64_t nt_lo =
       p.nt_threshold.value == kNever ? kNever : std::max<std::uint64_t>(p.nt_threshold, loop_lo);

@@ -319,7 +319,9 @@ class Checker {
       const ZydisDecodedOperand& op = ops[i];
       if (op.type != ZYDIS_OPERAND_TYPE_REGISTER) continue;
       const ZydisRegisterClass c = ZydisRegisterGetClass(op.reg.value);
-      I.wide |= c == ZYDIS_REGCLASS_YMM || c == ZYDIS_REGCLASS_ZMM;
+      // Only registers 0-15 have the VEX upper state that needs vzeroupper; 16-31 (EVEX-only)
+      // are outside the SSE/AVX transition tracking (glibc's *-evex routines rely on this).
+      I.wide |= (c == ZYDIS_REGCLASS_YMM || c == ZYDIS_REGCLASS_ZMM) && ZydisRegisterGetId(op.reg.value) < 16;
       writes_rip |= (op.reg.value == ZYDIS_REGISTER_RIP || op.reg.value == ZYDIS_REGISTER_EIP) &&
                     (op.actions & ZYDIS_OPERAND_ACTION_MASK_WRITE);
     }

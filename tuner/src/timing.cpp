@@ -186,3 +186,90 @@ std::vector<Measurement> compare(Operation op, const std::vector<const void*>& e
 }
 
 }  // namespace copysynth
+
+namespace copysynth {
+
+ReplayBuffers::ReplayBuffers(std::uint64_t max_size, bool cold) : cold_(cold) {
+  slot_ = (max_size + 4096 + 64 + 4095) & ~std::size_t{4095};
+  std::size_t each = slot_;
+  if (cold) {
+    each = std::max<std::size_t>(256u << 20, 64 * slot_);
+    slots_ = each / slot_;
+  }
+  mapped_ = 2 * each;
+  void* p = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  src_ = static_cast<std::uint8_t*>(p);
+  dst_ = src_ + each;
+  for (std::size_t i = 0; i < each; i += 64) src_[i] = static_cast<std::uint8_t>(i / 64);
+  std::memset(dst_, 0, each);
+}
+
+ReplayBuffers::~ReplayBuffers() {
+  if (src_) munmap(src_, mapped_);
+}
+
+std::vector<Measurement> replay(Operation op, const std::vector<const void*>& entries, const std::vector<Call>& calls,
+                                ReplayBuffers& buf, const TimingOptions& opt) {
+  const std::size_t k = entries.size();
+  std::vector<Measurement> out(k);
+  if (k == 0 || calls.empty()) return out;
+  double bytes = 0;
+  for (const auto& c : calls) bytes += c.size;
+  const double mean_bytes = bytes / double(calls.size());
+  const double hz = tsc_hz();
+  auto run = [&](const void* entry) -> double {
+    std::uint64_t t0 = 0, t1 = 0;
+    const std::size_t n = calls.size();
+    switch (op) {
+      case Operation::kMemcpy:
+      case Operation::kMemmove: {
+        const auto fn = reinterpret_cast<CopyFn>(const_cast<void*>(entry));
+        t0 = tsc_begin();
+        for (std::size_t i = 0; i < n; ++i)
+          fn(buf.dst(i) + calls[i].dst_offset, buf.src(i) + calls[i].src_offset, calls[i].size);
+        t1 = tsc_end();
+        break;
+      }
+      case Operation::kFill: {
+        const auto fn = reinterpret_cast<FillFn>(const_cast<void*>(entry));
+        t0 = tsc_begin();
+        for (std::size_t i = 0; i < n; ++i) fn(buf.dst(i) + calls[i].dst_offset, 0x5A, calls[i].size);
+        t1 = tsc_end();
+        break;
+      }
+      case Operation::kClearPage: {
+        const auto fn = reinterpret_cast<ClearPageFn>(const_cast<void*>(entry));
+        t0 = tsc_begin();
+        for (std::size_t i = 0; i < n; ++i) fn(reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(buf.dst(i)) & ~std::uintptr_t{4095}));
+        t1 = tsc_end();
+        break;
+      }
+    }
+    return double(t1 - t0) / double(n);
+  };
+  for (unsigned r = 0; r < std::max(1u, opt.warmup_rounds); ++r)
+    for (std::size_t i = 0; i < k; ++i) run(entries[i]);
+  std::vector<std::vector<double>> samples(k);
+  const double t_start = now_seconds();
+  for (unsigned r = 0; r < opt.rounds; ++r) {
+    for (std::size_t j = 0; j < k; ++j) {
+      const std::size_t i = (j + r) % k;
+      samples[i].push_back(run(entries[i]));
+    }
+    if (r >= 2 && now_seconds() - t_start > opt.max_seconds) break;
+  }
+  for (std::size_t i = 0; i < k; ++i) {
+    Measurement& m = out[i];
+    m.ticks_per_call = median(samples[i]);
+    std::vector<double> dev;
+    for (double s : samples[i]) dev.push_back(std::fabs(s - m.ticks_per_call));
+    m.mad_ticks = median(dev);
+    m.ns_per_call = m.ticks_per_call / hz * 1e9;
+    m.gbps = m.ns_per_call > 0 ? mean_bytes / m.ns_per_call : 0;
+    m.samples = samples[i].size();
+  }
+  return out;
+}
+
+}  // namespace copysynth

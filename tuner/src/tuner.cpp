@@ -64,7 +64,21 @@ double geomean_speedup(const std::vector<MeasuredPoint>& points) {
 
 std::string format_table(const std::vector<MeasuredPoint>& points, Operation op) {
   std::ostringstream o;
-  char line[160];
+  char line[200];
+  if (!points.empty() && !points.front().label.empty()) {
+    // Distribution workloads: ns per call of the replayed sequence.
+    const std::string base = baseline_name(op) + " ns/call";
+    std::snprintf(line, sizeof line, "%-24s  %10s  %*s  %13s  %7s\n", "Workload", "mean bytes",
+                  static_cast<int>(base.size()), base.c_str(), "tuned ns/call", "speedup");
+    o << line;
+    for (const auto& p : points) {
+      std::snprintf(line, sizeof line, "%-24s  %10llu  %*.2f  %13.2f  %6.2fx\n", p.label.c_str(),
+                    static_cast<unsigned long long>(p.size), static_cast<int>(base.size()), p.baseline_ns,
+                    p.tuned_ns, p.baseline_ns / p.tuned_ns);
+      o << line;
+    }
+    return o.str();
+  }
   const std::string base = baseline_name(op) + " GB/s";
   std::snprintf(line, sizeof line, "%10s  %13s  %18s  %10s  %7s\n", "Len", "Src/Dst align", base.c_str(),
                 "tuned GB/s", "speedup");
@@ -94,10 +108,20 @@ std::uint64_t max_size(const std::vector<Point>& pts) {
 
 /// How the dispatch tree is weighted (CopyPlan class weights): by the production prior, by the
 /// workload's own points, or flat (a balanced tree).
-enum class Dispatch { kPrior, kWorkload, kFlat };
+enum class Dispatch { kPrior, kWorkload, kFlat, kChain };
 const char* dispatch_name(Dispatch d) {
-  return d == Dispatch::kPrior ? "prior" : d == Dispatch::kWorkload ? "workload" : "flat";
+  switch (d) {
+    case Dispatch::kPrior: return "prior";
+    case Dispatch::kWorkload: return "workload";
+    case Dispatch::kFlat: return "flat";
+    case Dispatch::kChain: return "chain";
+  }
+  return "?";
 }
+
+/// Calls replayed per round for a distribution workload: long enough that branch predictors
+/// cannot learn the sequence by heart (a 4096-call sequence replayed in a loop partly is).
+constexpr std::size_t kReplayCalls = 32768;
 
 /// One point of the search: parameters plus the dispatch-tree weighting.
 struct Candidate {
@@ -107,10 +131,12 @@ struct Candidate {
 
 class Search {
  public:
-  Search(const Workload& w, const TuneOptions& opt)
-      : w_(w), opt_(opt), t0_(now()), rng_(opt.seed),
-        buffers_(std::max<std::uint64_t>(max_size(w.points), 64ull << 20) + 4096) {
+  Search(const Workload& w, const TuneOptions& opt) : w_(w), opt_(opt), t0_(now()), rng_(opt.seed) {
     timing_.rounds = opt.quick ? 7 : 15;
+    if (w.is_distribution()) {
+      calls_ = make_calls(*w.distribution, kReplayCalls, opt.seed);
+      replay_buf_ = std::make_unique<ReplayBuffers>(w.distribution->max_size(), w.cold);
+    }
   }
 
   Result<TuneResult> run() {
@@ -129,6 +155,13 @@ class Search {
     for (const auto& p : w_.points)
       if (p.size < (1u << 20)) below_1m_.push_back(p);
     if (below_1m_.empty()) below_1m_ = w_.points;
+    // A size distribution is scored by replaying its call sequence; the rep and non-temporal
+    // thresholds only matter for lengths it never has (they are measured on a ladder from 1 KiB).
+    const bool thresholds = !w_.is_distribution() || w_.distribution->max_size() >= 16384;
+    if (w_.is_distribution())
+      say("workload " + w_.name + ": " + std::to_string(calls_.size()) + " calls replayed per round, mean " +
+          fmt("%.1f", w_.distribution->mean_size()) + " bytes, largest " +
+          std::to_string(w_.distribution->max_size()) + (w_.cold ? ", cold cache" : ", hot cache"));
 
     // Pass 1 sets every coordinate once; pass 2 revisits the kernel, dispatch and prefetch with
     // the thresholds in place (they interact), when the budget allows.
@@ -143,12 +176,13 @@ class Search {
         if (pass == 2 && !time_left()) break;
         if (pass == 2) say("second pass over kernel, dispatch" + std::string(copy ? " and prefetch" : ""));
         best = kernel_stage(best);
+        if (time_left() && best.params.vector_width.value >= 16) best = small_stage(best);
         if (time_left()) best = dispatch_stage(best);
         if (time_left() && copy) best = prefetch_stage(best);
         if (pass == 1) {
           if (time_left() && !opt_.quick) best = padding_stage(best);
-          if (time_left()) best = threshold_stage("rep", best);
-          if (time_left()) best = threshold_stage("nt", best);
+          if (time_left() && thresholds) best = threshold_stage("rep", best);
+          if (time_left() && thresholds) best = threshold_stage("nt", best);
         }
       }
     }
@@ -157,10 +191,23 @@ class Search {
     // ---- final measurement ------------------------------------------------------------------
     const Routine* winner = get(best);
     if (!winner) return make_error(ErrorCode::kVerifyFailed, "winner vanished: " + last_reject_);
-    say("final: " + label(best) + "; measuring " + std::to_string(w_.points.size()) + " points against the " +
+    say("final: " + label(best) + "; measuring " +
+        (w_.is_distribution() ? "the replay" : std::to_string(w_.points.size()) + " points") + " against the " +
         baseline_name(op_));
     TuneResult result{std::move(*pool_.at(key(best))), {}, {}, log_};
     pool_.erase(key(best));
+    // Candidates were checked with a stride over the ±72 windows of edges above 1 MiB; the
+    // winner gets every length.
+    {
+      VerifyOptions vo = opt_.verify;
+      vo.large_edge_stride = 1;
+      const VerifyReport full = verify_routine(result.routine, vo);
+      stats_.verify_cases += full.cases;
+      if (!full.ok())
+        return make_error(ErrorCode::kVerifyFailed, "the winner " + result.routine.name() +
+                                                         " failed the full verification: " + full.summary());
+      say("winner verified in full: " + full.summary());
+    }
     result.points = measure_table(result.routine, w_, opt_.quick ? 5 : 7, opt_.progress);
     stats_.seconds = now() - t0_;
     result.stats = stats_;
@@ -179,6 +226,15 @@ class Search {
         Candidate c = best;
         c.params.vector_width = v;
         c.params.unroll = u;
+        // Width-dependent choices of the small stage start over at a new width.
+        if (v != best.params.vector_width.value) {
+          c.params.head_tail_width = 0;
+          c.params.head_tail_max = 0;
+        }
+        if (v < 16) {
+          c.params.register_bank = RegisterBank::kLow;
+          c.params.mask_max = 0;
+        }
         cands.push_back(c);
       }
     }
@@ -208,9 +264,40 @@ class Search {
     return stage("clear_page", best, cands, w_.points, /*halving=*/true);
   }
 
+  /// The small lengths: one masked move for 0..M (AVX-512BW), the vector register bank, and
+  /// the head/tail register width (full or half the vector width).
+  Candidate small_stage(const Candidate& best) {
+    const IsaFeatures& f = opt_.cpu.features();
+    const bool evex = f.has(Feature::kAVX512F) && f.has(Feature::kAVX512VL) && f.has(Feature::kAVX2);
+    const bool masks = evex && f.has(Feature::kAVX512BW) && f.has(Feature::kBMI2);
+    std::vector<Candidate> cands;
+    const unsigned V = best.params.vector_width;
+    for (unsigned m : {0u, 16u, 32u, 64u})
+      for (RegisterBank b : {RegisterBank::kLow, RegisterBank::kHigh})
+        for (unsigned h : {0u, V / 2}) {
+          if ((m && !masks) || (!evex && (m || b == RegisterBank::kHigh)) || (h && h < 16)) continue;
+          Candidate c = best;
+          c.params.mask_max = m;
+          c.params.register_bank = b;
+          c.params.head_tail_width = h;
+          cands.push_back(c);
+        }
+    Candidate out = stage("small", best, cands, below_1m_, /*halving=*/true);
+    if (!time_left()) return out;
+    // Where the head/tail classes hand over to the loop.
+    cands.clear();
+    for (unsigned m : {0u, 32u, 64u, 128u, 256u}) {
+      if (m && (m > 4 * V || m < 2 * V)) continue;
+      Candidate c = out;
+      c.params.head_tail_max = m;
+      cands.push_back(c);
+    }
+    return stage("hand-over", out, cands, below_1m_, false);
+  }
+
   Candidate dispatch_stage(const Candidate& best) {
     std::vector<Candidate> cands;
-    for (Dispatch d : {Dispatch::kPrior, Dispatch::kWorkload, Dispatch::kFlat}) {
+    for (Dispatch d : {Dispatch::kPrior, Dispatch::kWorkload, Dispatch::kFlat, Dispatch::kChain}) {
       Candidate c = best;
       c.dispatch = d;
       cands.push_back(c);
@@ -285,11 +372,25 @@ class Search {
         break;
       case Dispatch::kWorkload:
         for (auto& k : plan->classes) {
-          k.weight = 0.01;  // classes the workload never reaches still get a leaf
-          for (const auto& p : w_.points)
-            if (p.size >= k.lo && p.size <= k.hi) k.weight += 1.0;
+          k.weight = 0.0001;  // classes the workload never reaches still get a leaf
+          if (w_.is_distribution()) {
+            const auto& p = w_.distribution->p;
+            for (std::uint64_t n = k.lo; n <= k.hi && n < p.size(); ++n) k.weight += p[n];
+          } else {
+            for (const auto& p : w_.points)
+              if (p.size >= k.lo && p.size <= k.hi) k.weight += 1.0 / double(w_.points.size());
+          }
         }
         break;
+      case Dispatch::kChain: {
+        // Each class outweighs all larger ones: tested smallest first, as glibc's ladder does.
+        double w = 1.0;
+        for (auto& k : plan->classes) {
+          k.weight = w;
+          w *= 0.4;
+        }
+        break;
+      }
     }
     return plan;
   }
@@ -299,13 +400,14 @@ class Search {
     const std::string k = key(c);
     if (auto it = pool_.find(k); it != pool_.end()) return it->second.get();
     if (rejected_.count(k)) return nullptr;
-    ++stats_.built;
     auto plan = plan_of(c);
-    if (!plan) return reject(k, plan.error().message);
+    if (!plan) return invalid(k, plan.error().message);
     auto r = Routine::build(*plan, opt_.cpu);
-    if (!r) return reject(k, r.error().message);
+    if (!r) return invalid(k, r.error().message);
+    ++stats_.built;
     VerifyOptions vo = opt_.verify;
     vo.seed = opt_.seed + stats_.built;
+    if (vo.large_edge_stride == 1) vo.large_edge_stride = 7;  // the winner is re-checked with 1
     const VerifyReport rep = verify_routine(*r, vo);
     stats_.verify_cases += rep.cases;
     if (!rep.ok()) return reject(k, label(c) + ": " + rep.summary());
@@ -313,6 +415,13 @@ class Search {
     const Routine* out = owned.get();
     pool_.emplace(k, std::move(owned));
     return out;
+  }
+  /// Parameters the generator refuses (a search step that does not fit): not a verification
+  /// failure, skipped quietly.
+  const Routine* invalid(const std::string& k, const std::string& why) {
+    rejected_.emplace(k, why);
+    last_reject_ = why;
+    return nullptr;
   }
   const Routine* reject(const std::string& k, const std::string& why) {
     ++stats_.rejected;
@@ -332,8 +441,15 @@ class Search {
     t.rounds = rounds;
     std::vector<const void*> fns{system_routine(op_)};
     for (auto* r : rs) fns.push_back(r->entry());
+    if (w_.is_distribution()) {  // one replay of the whole call sequence per round
+      const auto m = replay(op_, fns, calls_, *replay_buf_, t);
+      std::vector<double> s(rs.size());
+      for (std::size_t i = 0; i < rs.size(); ++i) s[i] = m[0].ticks_per_call / m[i + 1].ticks_per_call;
+      return s;
+    }
+    BenchBuffers& buf = bench_buffers();
     for (const auto& p : pts) {
-      const auto m = compare(op_, fns, buffers_, p.size, p.src_align, p.dst_align, t);
+      const auto m = compare(op_, fns, buf, p.size, p.src_align, p.dst_align, t);
       for (std::size_t i = 0; i < rs.size(); ++i)
         logsum[i] += std::log(m[0].ticks_per_call / m[i + 1].ticks_per_call);
     }
@@ -359,7 +475,7 @@ class Search {
     if (rs.empty()) return incumbent;
     stats_.timed += static_cast<unsigned>(rs.size());
     say(std::string(name) + ": timing " + std::to_string(rs.size()) + " verified candidates on " +
-        std::to_string(pts.size()) + " points");
+        (w_.is_distribution() ? "the replay of " + w_.name : std::to_string(pts.size()) + " points"));
     std::vector<double> s = score(rs, pts, halving ? std::max(3u, timing_.rounds / 3) : timing_.rounds);
     if (halving && rs.size() > 4 && time_left()) {
       // Keep the best third (and the incumbent, index 0); re-score them with full rounds.
@@ -383,6 +499,18 @@ class Search {
     for (std::size_t i = 1; i < rs.size(); ++i)
       if (s[i] > s[bi]) bi = i;
     if (bi != 0 && s[bi] < s[0] * 1.01) bi = 0;  // not a clear win: keep the incumbent
+    if (bi != 0 && s[bi] < s[0] * 1.05 && time_left()) {
+      // A narrow win may be noise: confirm it head to head with twice the rounds.
+      const auto c = score({rs[0], rs[bi]}, pts, 2 * timing_.rounds);
+      if (c[1] < c[0] * 1.01) {
+        say(std::string(name) + ": " + label(live[bi]) + " did not confirm its " + fmt("%.1f", 100 * (s[bi] / s[0] - 1)) +
+            "% win head to head (" + fmt("%.3f", c[1]) + "x vs " + fmt("%.3f", c[0]) + "x); keeping the incumbent");
+        bi = 0;
+      } else {
+        s[0] = c[0];
+        s[bi] = c[1];
+      }
+    }
     const std::string line = std::string(name) + ": " + label(live[bi]) + " at " + fmt("%.3f", s[bi]) + "x the " +
                              baseline_name(op_) + " (incumbent " + fmt("%.3f", s[0]) + "x)";
     say(line);
@@ -437,6 +565,7 @@ class Search {
     t.warmup_rounds = 1;
     std::vector<const void*> fns;
     for (auto* r : rs) fns.push_back(r->entry());
+    BenchBuffers& buf = bench_buffers();
     for (std::size_t si = 0; si < sizes.size(); ++si) {
       if (!time_left() && si > 0) {
         say(std::string(name) + ": budget spent; sizes from " + std::to_string(sizes[si]) + " not measured");
@@ -445,7 +574,7 @@ class Search {
         break;
       }
       for (std::uint32_t d : dst_aligns) {
-        const auto m = compare(op_, fns, buffers_, sizes[si], rep ? 0 : d, d, t);
+        const auto m = compare(op_, fns, buf, sizes[si], rep ? 0 : d, d, t);
         for (std::size_t v = 0; v < live.size(); ++v)
           ratio[v][si] += std::log(m[0].ticks_per_call / m[v + 1].ticks_per_call) / double(dst_aligns.size());
       }
@@ -493,8 +622,16 @@ class Search {
   const TuneOptions& opt_;
   const double t0_;
   std::mt19937_64 rng_;
-  BenchBuffers buffers_;
   TimingOptions timing_;
+  std::unique_ptr<BenchBuffers> buffers_;    // point timing; made on first use
+  std::vector<Call> calls_;                  // distribution workloads: the replayed sequence
+  std::unique_ptr<ReplayBuffers> replay_buf_;
+  /// Buffers for point timing, large enough for the workload and the 64 MiB threshold ladder.
+  BenchBuffers& bench_buffers() {
+    if (!buffers_)
+      buffers_ = std::make_unique<BenchBuffers>(std::max<std::uint64_t>(max_size(w_.points), 64ull << 20) + 4096);
+    return *buffers_;
+  }
   unsigned vmax_ = 16;
   Operation op_ = Operation::kMemcpy;
   std::vector<Point> below_1m_;
@@ -508,21 +645,45 @@ class Search {
 }  // namespace
 
 Result<TuneResult> tune(const Workload& w, const TuneOptions& opt) {
-  if (w.points.empty()) return make_error(ErrorCode::kInvalidArgument, "workload \"" + w.name + "\" has no points");
+  if (w.points.empty() && !w.is_distribution())
+    return make_error(ErrorCode::kInvalidArgument, "workload \"" + w.name + "\" has no points");
   Search s(w, opt);
   return s.run();
 }
 
 std::vector<MeasuredPoint> measure_table(const Routine& r, const Workload& w, unsigned rounds,
                                          const std::function<void(const std::string&)>& progress) {
-  BenchBuffers buf(std::max<std::uint64_t>(max_size(w.points), 4096) + 4096);
   ThreadPin pin;
   TimingOptions t;
   t.rounds = rounds;
+  if (w.is_distribution()) {
+    // A fresh sequence (another seed than the search's), three passes, medians.
+    const auto calls = make_calls(*w.distribution, kReplayCalls, 0x5EED);
+    ReplayBuffers rb(w.distribution->max_size(), w.cold);
+    std::vector<double> base_ns, tuned_ns, base_gb, tuned_gb;
+    for (int pass = 0; pass < 3; ++pass) {
+      const auto m = replay(r.operation(), {system_routine(r.operation()), r.entry()}, calls, rb, t);
+      base_ns.push_back(m[0].ns_per_call);
+      tuned_ns.push_back(m[1].ns_per_call);
+      base_gb.push_back(m[0].gbps);
+      tuned_gb.push_back(m[1].gbps);
+    }
+    if (progress) progress("measured " + w.name + ": 3 passes of " + std::to_string(calls.size()) + " calls");
+    MeasuredPoint mp;
+    mp.label = w.name;
+    mp.size = static_cast<std::uint64_t>(w.distribution->mean_size() + 0.5);
+    mp.baseline_gbps = median(base_gb);
+    mp.tuned_gbps = median(tuned_gb);
+    mp.baseline_ns = median(base_ns);
+    mp.tuned_ns = median(tuned_ns);
+    return {mp};
+  }
+  BenchBuffers buf(std::max<std::uint64_t>(max_size(w.points), 4096) + 4096);
   // Three passes over the whole workload, a median per point across passes: a burst of
   // interference from another process hits one pass of a point, not all three.
   constexpr int kPasses = 3;
   std::vector<std::vector<double>> base(w.points.size()), tuned(w.points.size());
+  std::vector<std::vector<double>> base_ns(w.points.size()), tuned_ns(w.points.size());
   for (int pass = 0; pass < kPasses; ++pass) {
     for (std::size_t i = 0; i < w.points.size(); ++i) {
       const Point& p = w.points[i];
@@ -530,6 +691,8 @@ std::vector<MeasuredPoint> measure_table(const Routine& r, const Workload& w, un
                              p.dst_align, t);
       base[i].push_back(m[0].gbps);
       tuned[i].push_back(m[1].gbps);
+      base_ns[i].push_back(m[0].ns_per_call);
+      tuned_ns[i].push_back(m[1].ns_per_call);
     }
     if (progress) progress("measured pass " + std::to_string(pass + 1) + "/" + std::to_string(kPasses) +
                            " over " + std::to_string(w.points.size()) + " points");
@@ -537,7 +700,15 @@ std::vector<MeasuredPoint> measure_table(const Routine& r, const Workload& w, un
   std::vector<MeasuredPoint> out;
   for (std::size_t i = 0; i < w.points.size(); ++i) {
     const Point& p = w.points[i];
-    out.push_back({p.size, p.src_align, p.dst_align, median(base[i]), median(tuned[i])});
+    MeasuredPoint mp;
+    mp.size = p.size;
+    mp.src_align = p.src_align;
+    mp.dst_align = p.dst_align;
+    mp.baseline_gbps = median(base[i]);
+    mp.tuned_gbps = median(tuned[i]);
+    mp.baseline_ns = median(base_ns[i]);
+    mp.tuned_ns = median(tuned_ns[i]);
+    out.push_back(mp);
   }
   return out;
 }

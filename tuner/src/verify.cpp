@@ -331,7 +331,9 @@ std::set<std::uint64_t> test_sizes(const std::vector<std::uint64_t>& edges, cons
       continue;
     }
     const std::uint64_t lo = e > opt.edge_radius ? e - opt.edge_radius : 0;
-    for (std::uint64_t n = lo; n <= e + opt.edge_radius && n <= opt.max_size; ++n) sizes.insert(n);
+    const std::uint64_t step = e > opt.large_edge ? std::max(1u, opt.large_edge_stride) : 1;
+    for (std::uint64_t n = lo; n <= e + opt.edge_radius && n <= opt.max_size; n += step) sizes.insert(n);
+    for (std::uint64_t n = e > 0 ? e - 1 : 0; n <= e + 1 && n <= opt.max_size; ++n) sizes.insert(n);
   }
   // Random lengths go up to twice the largest tested edge (at least 1 MiB): beyond the last
   // edge every length takes the same path, so larger ones only cost time.

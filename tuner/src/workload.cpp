@@ -1,6 +1,13 @@
 // copysynth — workloads (see workload.hpp).
 #include "copysynth/workload.hpp"
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
 namespace copysynth {
 
 Workload seeds_workload(Operation op) {
@@ -21,9 +28,7 @@ Workload seeds_workload(Operation op) {
     std::vector<Point> merged;
     for (Point p : w.points) {
       p.src_align = 0;
-      bool seen = false;
-      for (const auto& q : merged) seen |= q == p;
-      if (!seen) merged.push_back(p);
+      if (std::find(merged.begin(), merged.end(), p) == merged.end()) merged.push_back(p);
     }
     w.points = merged;
   }
@@ -33,6 +38,144 @@ Workload seeds_workload(Operation op) {
 std::string size_label(std::uint64_t size) {
   if (size >= (1ull << 20) && size % (1ull << 20) == 0) return std::to_string(size >> 20) + "M";
   return std::to_string(size);
+}
+
+double SizeDistribution::mean_size() const {
+  double m = 0;
+  for (std::size_t n = 0; n < p.size(); ++n) m += double(n) * p[n];
+  return m;
+}
+
+Result<SizeDistribution> parse_distribution(const std::string& name, const std::string& text) {
+  SizeDistribution d;
+  d.name = name;
+  std::size_t pos = 0, field = 0;
+  double sum = 0;
+  while (pos <= text.size()) {
+    std::size_t end = text.find(',', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string tok = text.substr(pos, end - pos);
+    tok.erase(0, tok.find_first_not_of(" \t\r\n"));
+    tok.erase(tok.find_last_not_of(" \t\r\n") + 1);
+    if (!(tok.empty() && end == text.size())) {
+      char* stop = nullptr;
+      const double v = std::strtod(tok.c_str(), &stop);
+      if (tok.empty() || *stop != '\0' || !(v >= 0) || v > 1e30)
+        return make_error(ErrorCode::kInvalidArgument,
+                          name + ": field " + std::to_string(field) + " (the probability of length " +
+                              std::to_string(field) + ") is \"" + tok +
+                              "\", not a non-negative number; the format is one line of comma-separated "
+                              "probabilities, field i for length i");
+      d.p.push_back(v);
+      sum += v;
+      if (d.p.size() > (1u << 24))
+        return make_error(ErrorCode::kInvalidArgument, name + ": more than 16 Mi fields (lengths above 16 MiB)");
+    }
+    ++field;
+    pos = end + 1;
+  }
+  if (d.p.empty() || !(sum > 0))
+    return make_error(ErrorCode::kInvalidArgument, name + ": no probabilities (or all zero)");
+  for (double& v : d.p) v /= sum;
+  while (d.p.size() > 1 && d.p.back() == 0) d.p.pop_back();
+  return d;
+}
+
+std::vector<std::string> data_dirs() {
+  std::vector<std::string> dirs;
+  if (const char* e = std::getenv("COPYSYNTH_DATA_DIR"); e && *e) dirs.push_back(e);
+#ifdef COPYSYNTH_SOURCE_DATA_DIR
+  dirs.push_back(COPYSYNTH_SOURCE_DATA_DIR);
+#endif
+#ifdef COPYSYNTH_INSTALL_DATA_DIR
+  dirs.push_back(COPYSYNTH_INSTALL_DATA_DIR);
+#endif
+  return dirs;
+}
+
+std::vector<std::string> distribution_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& dir : data_dirs())
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+      if (e.path().extension() == ".csv") {
+        const std::string n = e.path().stem().string();
+        if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+      }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+const std::vector<std::string>& production_distributions() {
+  static const std::vector<std::string> names{"MemcpyGoogleA", "MemcpyGoogleB", "MemcpyGoogleD",
+                                              "MemcpyGoogleL", "MemcpyGoogleM", "MemcpyGoogleQ",
+                                              "MemcpyGoogleS", "MemcpyGoogleU"};
+  return names;
+}
+
+Result<SizeDistribution> load_distribution(const std::string& name_or_path) {
+  std::string path;
+  std::string name = name_or_path;
+  const bool is_path = name_or_path.find('/') != std::string::npos ||
+                       (name_or_path.size() > 4 && name_or_path.substr(name_or_path.size() - 4) == ".csv");
+  if (is_path) {
+    path = name_or_path;
+    name = std::filesystem::path(name_or_path).stem().string();
+  } else {
+    for (const auto& dir : data_dirs()) {
+      const std::string candidate = dir + "/" + name_or_path + ".csv";
+      if (std::ifstream(candidate).good()) {
+        path = candidate;
+        break;
+      }
+    }
+    if (path.empty()) {
+      std::string dirs, names;
+      for (const auto& d : data_dirs()) dirs += (dirs.empty() ? "" : ", ") + d;
+      for (const auto& n : distribution_names()) names += (names.empty() ? "" : ", ") + n;
+      return make_error(ErrorCode::kInvalidArgument,
+                        "no size distribution named \"" + name_or_path + "\" (looked in " +
+                            (dirs.empty() ? std::string("no directory") : dirs) + "; available: " +
+                            (names.empty() ? std::string("none") : names) +
+                            "); give a .csv path, or set COPYSYNTH_DATA_DIR");
+    }
+  }
+  std::ifstream in(path);
+  if (!in) return make_error(ErrorCode::kInvalidArgument, "cannot read size distribution " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_distribution(name, ss.str());
+}
+
+std::vector<Call> make_calls(const SizeDistribution& d, std::size_t count, std::uint64_t seed, std::uint32_t window) {
+  std::mt19937_64 rng(seed);
+  std::discrete_distribution<std::uint32_t> size(d.p.begin(), d.p.end());
+  std::uniform_int_distribution<std::uint32_t> off(0, window - 1);
+  std::vector<Call> calls(count);
+  for (auto& c : calls) {
+    c.size = size(rng);
+    c.src_offset = off(rng);
+    c.dst_offset = off(rng);
+  }
+  return calls;
+}
+
+Result<Workload> make_workload(const std::string& name, Operation op, bool cold) {
+  if (name == "seeds") {
+    if (cold)
+      return make_error(ErrorCode::kInvalidArgument,
+                        "--cold applies to size-distribution workloads; the seeds' points are timed hot");
+    return seeds_workload(op);
+  }
+  if (op == Operation::kClearPage)
+    return make_error(ErrorCode::kInvalidArgument, "clear_page has one length; use --workload seeds");
+  auto d = load_distribution(name);
+  if (!d) return d.error();
+  Workload w;
+  w.name = d->name + (cold ? " (cold)" : "");
+  w.distribution = std::move(d).value();
+  w.cold = cold;
+  return w;
 }
 
 }  // namespace copysynth

@@ -45,6 +45,13 @@ enum class NopForm : std::uint8_t {
   kJumpOver,         ///< `jmp rel8` over int3 (0xCC) fill; a single 0x90 when the gap is 1 byte
 };
 
+/// Which vector registers the routine uses (AVX-512 hosts can avoid vzeroupper).
+enum class RegisterBank : std::uint8_t {
+  kLow,   ///< xmm/ymm/zmm 0-15 with SSE/VEX encodings; vzeroupper before ret after YMM/ZMM use
+  kHigh,  ///< xmm/ymm/zmm 16-31, EVEX encodings (AVX-512VL): no upper-state transition, no
+          ///< vzeroupper (glibc's *-evex variants do the same)
+};
+
 /// A byte count that means "never" when equal to `kNever`.
 inline constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
 
@@ -127,6 +134,45 @@ struct RepThreshold {
   static constexpr type lo = 0, hi = std::uint64_t{1} << 48, step = 1;
   static constexpr bool allows_never = true;
 };
+struct RegisterBank {
+  using type = copysynth::RegisterBank;
+  static constexpr std::string_view unit = "";
+  static constexpr std::string_view doc =
+      "vector registers: low = 0-15 (SSE/VEX, vzeroupper before ret), high = 16-31 (EVEX, needs "
+      "AVX-512F and VL; no vzeroupper needed)";
+  static constexpr type def = type::kLow;
+  static constexpr std::array choices{type::kLow, type::kHigh};
+  static constexpr std::array<std::string_view, 2> names{"low", "high"};
+};
+struct HeadTailWidth {
+  using type = std::uint32_t;
+  static constexpr std::string_view unit = "bytes";
+  static constexpr std::string_view doc =
+      "register width of the head/tail classes above 16 bytes: 0 = vector_width, else 16, 32 or 64 "
+      "(at least vector_width / 2: a class moves at most 8 registers per end). Narrower moves split "
+      "fewer cache lines on misaligned data";
+  static constexpr type def = 0;
+  static constexpr std::array<type, 4> choices{0, 16, 32, 64};
+};
+struct HeadTailMax {
+  using type = std::uint32_t;
+  static constexpr std::string_view unit = "bytes";
+  static constexpr std::string_view doc =
+      "largest head/tail block: lengths up to 2 x this take overlapping head/tail moves, longer ones "
+      "the loop. 0 = 4 x vector_width (16 at width 8); else 2 x to 4 x vector_width (the loop "
+      "needs n >= 4 x vector_width)";
+  static constexpr type def = 0;
+  static constexpr std::array<type, 6> choices{0, 16, 32, 64, 128, 256};
+};
+struct MaskMax {
+  using type = std::uint32_t;
+  static constexpr std::string_view unit = "bytes";
+  static constexpr std::string_view doc =
+      "lengths 0..mask_max take one masked load and store (AVX-512BW vmovdqu8 with a bzhi mask) "
+      "instead of the small head/tail classes; 0 = off. Needs AVX-512BW and BMI2 (and VL below 64)";
+  static constexpr type def = 0;
+  static constexpr std::array<type, 4> choices{0, 16, 32, 64};
+};
 struct RepUnit {
   using type = std::uint32_t;
   static constexpr std::string_view unit = "bytes";
@@ -179,7 +225,11 @@ struct CopyParams {
                            (Param<spec::RepUnit>, rep_unit),
                            (Param<spec::RepAlignDst>, rep_align_dst),
                            (Param<spec::LoopAlign>, loop_align),
-                           (Param<spec::NopForm>, nop_form));
+                           (Param<spec::NopForm>, nop_form),
+                           (Param<spec::RegisterBank>, register_bank),
+                           (Param<spec::HeadTailWidth>, head_tail_width),
+                           (Param<spec::HeadTailMax>, head_tail_max),
+                           (Param<spec::MaskMax>, mask_max));
   bool operator==(const CopyParams&) const = default;
 };
 
@@ -216,6 +266,7 @@ std::string describe_params();
 std::string_view name_of(Operation v) noexcept;
 std::string_view name_of(PrefetchHint v) noexcept;
 std::string_view name_of(NopForm v) noexcept;
+std::string_view name_of(RegisterBank v) noexcept;
 
 /// Formats a byte count: "never" for kNever, else a plain integer.
 std::string bytes_or_never(std::uint64_t v);

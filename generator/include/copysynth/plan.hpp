@@ -21,6 +21,9 @@
 //                    to 64; memmove takes it only when a forward copy is safe, else the loop.
 //   kNonTemporalLoop kAlignedLoop with movnt* stores and `sfence` before the tail; memmove
 //                    takes it only when the buffers do not overlap, else the loop.
+//   kMasked          0 <= n <= block (16, 32 or 64): one AVX-512BW masked load and store of
+//                    `block` bytes with the mask (1 << n) - 1 (bzhi); masked-off bytes are never
+//                    accessed (AVX-512 fault suppression), so no branch per small class.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +43,7 @@ enum class Strategy : std::uint8_t {
   kAlignedLoop,
   kRepString,
   kNonTemporalLoop,
+  kMasked,
 };
 
 /// Length of the region clear_page zeroes (bytes).
@@ -88,11 +92,13 @@ struct DispatchNode {
   int leaf = -1;            ///< class index for a leaf, -1 for an inner node
   std::uint64_t pivot = 0;  ///< inner node: go right when n >= pivot
   int left = -1, right = -1;
+  double weight = 0;        ///< sum of the class weights below this node
 };
 
 /// The binary search tree over `plan.classes` that minimises the expected number of compares
 /// under the class weights (optimal alphabetic tree, O(k^3) dynamic programming; k <= ~16).
-/// Deterministic: ties pick the leftmost split. nodes[0] is the root.
+/// Deterministic: ties pick the leftmost split. nodes[0] is the root. emit() lays out the
+/// heavier side of every node as the fall-through, so the likeliest lengths take no branch.
 std::vector<DispatchNode> dispatch_tree(const CopyPlan& plan);
 
 }  // namespace copysynth

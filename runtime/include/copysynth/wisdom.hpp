@@ -13,7 +13,10 @@
 //                    "plan": { "ladder": "vector", "vector_width": 32, "classes": [...] },
 //                    "code_fnv1a64": "0123456789abcdef",
 //                    "points": [ { "size": 4096, "src_align": 0, "dst_align": 4,
-//                                  "baseline_gbps": 1.7, "tuned_gbps": 60.1 } ] } ] }
+//                                  "baseline_gbps": 1.7, "tuned_gbps": 60.1,
+//                                  "baseline_ns": 2409.4, "tuned_ns": 68.2 } ] } ] }
+// A distribution workload's point also has "label" (the distribution's name); "size" is then
+// the mean bytes per call.
 //
 // Throughput is in GB/s = 1e9 bytes per second; sizes and alignments in bytes.
 #pragma once
@@ -32,11 +35,14 @@ inline constexpr int kWisdomSchema = 1;
 
 /// One measured point of the workload (GB/s = 1e9 bytes/s, medians).
 struct MeasuredPoint {
-  std::uint64_t size = 0;        ///< bytes copied per call
+  std::uint64_t size = 0;        ///< bytes copied per call (a distribution: the mean, rounded)
   std::uint32_t src_align = 0;   ///< src offset from a 64-byte boundary, 0..63 (bytes)
   std::uint32_t dst_align = 0;   ///< dst offset from a 64-byte boundary, 0..63 (bytes)
-  double baseline_gbps = 0;      ///< the system memcpy, same run
+  double baseline_gbps = 0;      ///< the system routine, same run
   double tuned_gbps = 0;         ///< the tuned routine
+  double baseline_ns = 0;        ///< ns per call of the system routine (0 if not recorded)
+  double tuned_ns = 0;           ///< ns per call of the tuned routine (0 if not recorded)
+  std::string label;             ///< a distribution workload's name; empty for a point
   bool operator==(const MeasuredPoint&) const = default;
 };
 

@@ -19,6 +19,10 @@
 //   n = R .. T-1          rep movsb      (R = max(rep_threshold, L), 64-byte dst alignment optional)
 //   n >= T                non-temporal loop (T = max(nt_threshold, L)), sfence before the tail
 //
+// head_tail_max = B moves the loop's start down to max(2B, 4V) (the default B is 4V).
+// With mask_max = M (AVX-512BW hosts), the classes up to M become one: lengths 0..M take a single
+// masked load and store of M bytes, and the head/tail classes start at M + 1.
+//
 // memcpy, memmove and fill share this ladder (memmove's loop and rep classes pick a direction;
 // fill stores a broadcast byte). clear_page has one class, n = 4096: rep stos if rep_threshold <=
 // 4096, else a non-temporal loop if nt_threshold <= 4096, else the aligned loop.

@@ -16,6 +16,7 @@
 
 #include "copysynth/result.hpp"
 #include "copysynth/routine.hpp"
+#include "copysynth/workload.hpp"
 
 namespace copysynth {
 
@@ -91,6 +92,35 @@ std::vector<Measurement> compare(Operation op, const std::vector<const void*>& e
 std::vector<Measurement> compare(const std::vector<CopyFn>& fns, BenchBuffers& buf, std::uint64_t size,
                                  std::uint32_t src_align, std::uint32_t dst_align,
                                  const TimingOptions& opt = {});
+
+/// Buffers for replaying a sequence of calls (workload.hpp, Call). Hot: src and dst windows of
+/// max_size + 4 KiB + 64, reused by every call (L1/L2-resident, as LLVM libc's benchmarks).
+/// Cold: each call lands at a different place of two 256 MiB arenas, so its lines are not cached.
+class ReplayBuffers {
+ public:
+  ReplayBuffers(std::uint64_t max_size, bool cold);
+  ~ReplayBuffers();
+  ReplayBuffers(const ReplayBuffers&) = delete;
+  ReplayBuffers& operator=(const ReplayBuffers&) = delete;
+  /// Start of the window of call number i (bytes); offsets of the Call are added to it.
+  std::uint8_t* src(std::size_t i) const { return src_ + base(i); }
+  std::uint8_t* dst(std::size_t i) const { return dst_ + base(i); }
+  bool cold() const { return cold_; }
+
+ private:
+  std::size_t base(std::size_t i) const { return cold_ ? (i * 2654435761u) % slots_ * slot_ : 0; }
+  std::uint8_t* src_ = nullptr;
+  std::uint8_t* dst_ = nullptr;
+  std::size_t mapped_ = 0, slot_ = 0, slots_ = 1;
+  bool cold_ = false;
+};
+
+/// Times each entry point replaying `calls` (one timed pass of the whole sequence per round,
+/// interleaved round by round). Measurement::ns_per_call is per call of the sequence; gbps is
+/// the mean bytes per call over ns_per_call. Fill stores the byte 0x5A.
+std::vector<Measurement> replay(Operation op, const std::vector<const void*>& entries,
+                                const std::vector<Call>& calls, ReplayBuffers& buf,
+                                const TimingOptions& opt = {});
 
 /// Median of a non-empty vector (by value; averages the two middle elements for even sizes).
 double median(std::vector<double> v);

@@ -7,7 +7,10 @@
 // coordinate descent in stages, each over the parameters that matter for one part of the ladder:
 //   1. kernel     vector width x unroll factor, on every workload point below 1 MiB
 //                 (successive halving: all candidates few rounds, the best third more rounds);
-//   2. dispatch   dispatch-tree weights: the production prior, the workload's own, or flat;
+//   2. small      head/tail register width (full or half the vector width); on AVX-512 hosts
+//                 also one masked move for lengths 0..16/32/64 (mask_max) and vector registers
+//                 0-15 or 16-31 (register_bank);
+//   2b. dispatch  dispatch-tree weights: the production prior, the workload's own, flat, chain;
 //   3. prefetch   prefetch distance x hint, on the points that reach the main loop (copies only);
 //   4. padding    loop alignment x NOP form, on the loop points up to 16 KiB;
 //   5. rep        where `rep movs`/`rep stos` beats the loop: a size ladder 1 KiB..8 MiB at dst

@@ -1,12 +1,21 @@
-// copysynth — workloads: the (size, src alignment, dst alignment) points a routine is tuned and
-// reported on.
+// copysynth — workloads: what a routine is tuned and reported on.
+//
+// Two kinds:
+//   - points: (size, src alignment, dst alignment), each timed in a tight loop — the seeds'
+//     matrix, the tables of the Linux memcpy threads this project started from;
+//   - a size distribution: a seeded sequence of calls whose sizes are drawn by probability, with
+//     random src/dst offsets inside a 4 KiB window (buffers L1/L2-resident, as LLVM libc's
+//     benchmarks do), replayed as a whole, so that branch predictors see the real mix instead of
+//     learning one size. A cold-cache variant spreads the calls over a 256 MiB arena.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "copysynth/params.hpp"
+#include "copysynth/result.hpp"
 
 namespace copysynth {
 
@@ -19,9 +28,28 @@ struct Point {
   bool operator==(const Point&) const = default;
 };
 
+/// Probability of each length: p[n] is the share of calls that copy n bytes (n = 0..p.size()-1).
+/// Format on disk (data/size-distributions): one line of comma-separated probabilities.
+struct SizeDistribution {
+  std::string name;       ///< "MemcpyGoogleA", or the file name for a user's file
+  std::vector<double> p;  ///< normalised to sum to 1
+  double mean_size() const;
+  std::uint64_t max_size() const { return p.empty() ? 0 : p.size() - 1; }
+};
+
+/// One call of a replayed sequence (bytes).
+struct Call {
+  std::uint32_t size = 0;
+  std::uint32_t src_offset = 0;
+  std::uint32_t dst_offset = 0;
+};
+
 struct Workload {
   std::string name;
-  std::vector<Point> points;
+  std::vector<Point> points;                     ///< point workloads
+  std::optional<SizeDistribution> distribution;  ///< distribution workloads
+  bool cold = false;                             ///< distribution calls spread over 256 MiB
+  bool is_distribution() const { return distribution.has_value(); }
 };
 
 /// The seeds' matrix (the Linux memcpy threads this project started from):
@@ -32,8 +60,35 @@ struct Workload {
 /// clear_page the workload is the one page (4096 bytes, page-aligned).
 Workload seeds_workload(Operation op = Operation::kMemcpy);
 
-/// Size in bytes as the seeds' tables print it ("64", "4K"... no: always plain bytes, except
-/// multiples of 1 MiB which print as "64M").
+/// Size in bytes as the seeds' tables print it: plain bytes, or "64M" for multiples of 1 MiB.
 std::string size_label(std::uint64_t size);
+
+/// Parses a distribution file's text (comma-separated probabilities, optional whitespace and
+/// trailing newline). Errors (kInvalidArgument): no numbers, a negative or non-numeric field,
+/// a sum of 0, more than 1 << 24 fields. The probabilities are normalised to sum to 1.
+Result<SizeDistribution> parse_distribution(const std::string& name, const std::string& text);
+
+/// Loads a distribution by file path (anything containing '/' or ending in .csv) or by the name
+/// of a shipped one ("MemcpyGoogleA"), looked up in data_dirs(). kInvalidArgument names the
+/// directories searched and the names available.
+Result<SizeDistribution> load_distribution(const std::string& name_or_path);
+
+/// Where shipped distributions are looked for, in order: $COPYSYNTH_DATA_DIR, the source tree's
+/// data/size-distributions (compiled in), the installed share/copysynth/size-distributions.
+std::vector<std::string> data_dirs();
+
+/// Names of the shipped distributions found in data_dirs() (without .csv), sorted.
+std::vector<std::string> distribution_names();
+
+/// The eight production distributions of the automemcpy paper: MemcpyGoogle{A,B,D,L,M,Q,S,U}.
+const std::vector<std::string>& production_distributions();
+
+/// `count` calls with sizes drawn from `d` and offsets uniform in [0, window) (bytes), seeded.
+std::vector<Call> make_calls(const SizeDistribution& d, std::size_t count, std::uint64_t seed,
+                             std::uint32_t window = 4096);
+
+/// A workload by name: "seeds", a shipped distribution name, or a .csv path; `cold` selects the
+/// cold-cache variant of a distribution (an error for "seeds").
+Result<Workload> make_workload(const std::string& name, Operation op, bool cold = false);
 
 }  // namespace copysynth

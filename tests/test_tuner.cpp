@@ -4,9 +4,12 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <fstream>
 #include <string>
 
 #include "copysynth/ladders.hpp"
+#include "copysynth/perf_counters.hpp"
+#include "copysynth/report.hpp"
 #include "copysynth/tuner.hpp"
 #include "copysynth/verify.hpp"
 
@@ -267,4 +270,66 @@ TEST_CASE("an empty workload is an error, not a crash") {
   auto r = tune(Workload{"empty", {}}, opt);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == ErrorCode::kInvalidArgument);
+}
+
+TEST_CASE("hardware counters: a reason when unavailable, counts when available") {
+  PerfCounters pmu;
+  pmu.start();
+  volatile std::uint64_t x = 0;
+  for (int i = 0; i < 100000; ++i) x = x + static_cast<std::uint64_t>(i);
+  const CounterValues v = pmu.stop(1000);
+  if (pmu.available()) {
+    CHECK(pmu.unavailable().empty());
+    CHECK(v.cycles > 0);
+    CHECK(v.instructions > 0);
+  } else {
+    MESSAGE("no hardware counters here: " << pmu.unavailable());
+    CHECK_FALSE(pmu.unavailable().empty());
+    CHECK(v.cycles == 0);
+    CHECK(v.ipc() == 0);
+  }
+}
+
+TEST_CASE("the report compares the tuned routine with every peer and plots the speedup") {
+  CopyParams p;
+  p.vector_width = CpuInfo::host().features().max_vector_bytes() >= 32 ? 32 : 16;
+  auto plan = make_plan(p, CpuInfo::host().features());
+  REQUIRE(plan.ok());
+  auto r = Routine::build(*plan);
+  REQUIRE(r.ok());
+  ReportOptions ro;
+  ro.rounds = 3;
+  ro.passes = 1;
+  const Workload w{"tiny", {{64, 0, 0}, {4096, 0, 4}, {4096, 4, 4}, {20000, 0, 0}}};
+  const ReportTable t = report_points(*r, w, ro);
+  REQUIRE(t.rows.size() == w.points.size());
+  REQUIRE(t.columns.size() >= 2);
+  CHECK(t.columns.front() == "glibc");
+  CHECK(t.columns.back() == "tuned");
+  for (const auto& row : t.rows) {
+    REQUIRE(row.value.size() == t.columns.size());
+    for (double v : row.value) CHECK(v > 0);
+    CHECK(t.vs_glibc(row) > 0);
+    CHECK(t.vs_best(row) <= t.vs_glibc(row) + 1e-12);  // glibc is one of the peers
+  }
+  const std::string text = t.format();
+  CHECK(text.find("vs best peer") != std::string::npos);
+  CHECK(text.find("geometric mean over 4 points") != std::string::npos);
+
+  const ReportTable d = report_distributions(*r, {"MemcpyGoogleQ", "NoSuchDistribution"}, ro);
+  REQUIRE(d.rows.size() == 1);  // the unknown one is skipped, not fatal
+  CHECK(d.per_call);
+  CHECK(d.rows[0].label == "MemcpyGoogleQ");
+
+  const std::string svg = "copysynth-test-plot.svg";
+  std::string err;
+  REQUIRE(write_speedup_svg(t, "test", svg, &err));
+  std::ifstream in(svg);
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(content.rfind("<svg", 0) == 0);
+  CHECK(content.find("src/dst 0/4") != std::string::npos);
+  CHECK(content.find("polyline") != std::string::npos);
+  std::remove(svg.c_str());
+  CHECK_FALSE(write_speedup_svg(t, "test", "/nonexistent-dir/x.svg", &err));
+  CHECK(read_bandwidth_gbps(std::size_t{8} << 20) > 0);
 }

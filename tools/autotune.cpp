@@ -15,6 +15,7 @@
 #include <string>
 
 #include "copysynth/ladders.hpp"
+#include "copysynth/report.hpp"
 #include "copysynth/tuner.hpp"
 #include "copysynth/wisdom.hpp"
 
@@ -50,7 +51,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> op_names{"memcpy"};
   double budget = 40;
   std::uint64_t seed = 1;
-  bool quick = false, quiet = false, show_plan = false, list_params = false, cold = false;
+  bool quick = false, quiet = false, show_plan = false, list_params = false, cold = false, report = false;
+  std::string svg_path;
 
   app.add_option("--emit", emit_path,
                  "Write the winners (params, plan, CPU signature, measured points) as a wisdom file, "
@@ -92,6 +94,14 @@ int main(int argc, char** argv) {
   app.add_flag("--cold", cold, "With a distribution workload: spread the calls over 256 MiB so the data is "
                                "not in cache");
   app.add_flag("--show-plan", show_plan, "Print the winner's size ladder (stderr)");
+  app.add_flag("--report", report,
+               "With --from: compare the routine with every peer (glibc, rep movsb, plain AVX2 loops, DPDK "
+               "rte_memcpy where built) on the seeds' matrix and the eight production distributions, "
+               "all in this process, interleaved; print the tables and the read bandwidth");
+  app.add_option("--svg", svg_path,
+                 "With --report: write a plot of the speedup over glibc against the length, one line per "
+                 "alignment (other operations than the first get -OPERATION before the extension)")
+      ->type_name("FILE");
   app.add_flag("--list-params", list_params, "Print every tunable parameter with unit, range and default, then exit");
   app.add_flag("-q,--quiet", quiet, "No progress lines on stderr");
   app.footer(
@@ -104,6 +114,8 @@ int main(int argc, char** argv) {
       "  autotune --workload MemcpyGoogleA    tune for a production size distribution\n"
       "Exit status: 0 success, 1 bad command line, 2 failure (message on stderr).");
   app.get_option("--from")->excludes("--quick")->excludes("--budget");
+  app.get_option("--report")->needs("--from");
+  app.get_option("--svg")->needs("--report");
 
   try {
     app.parse(argc, argv);
@@ -190,8 +202,46 @@ int main(int argc, char** argv) {
       progress("verified; measuring " + (workload.is_distribution() ? workload.name
                                                                      : std::to_string(workload.points.size()) + " points"));
       if (show_plan) std::cerr << to_string(r->plan());
-      const auto points = measure_table(*r, workload, 11, progress);
       heading(e->operation, entries.size());
+      if (report) {
+        ReportOptions ro;
+        ro.progress = progress;
+        if (!svg_path.empty()) {
+          ro.svg_path = svg_path;
+          if (e != entries.front()) {
+            const auto dot = svg_path.rfind('.');
+            const std::string suffix = "-" + std::string(name_of(e->operation));
+            ro.svg_path = dot == std::string::npos ? svg_path + suffix : svg_path.substr(0, dot) + suffix + svg_path.substr(dot);
+          }
+        }
+        if (!workload.is_distribution()) {
+          const ReportTable t = report_points(*r, workload, ro);
+          std::cout << "seeds' matrix, GB/s (higher is better):\n" << t.format() << std::flush;
+          for (const auto& row : t.rows)
+            if (row.point.size >= (std::uint64_t{64} << 20) && row.point.src_align == 0 && row.point.dst_align == 0) {
+              char b[160];
+              std::snprintf(b, sizeof b, "64 MiB: tuned %.2f GB/s; this machine streams reads at %.2f GB/s (the limit)\n",
+                            row.value.back(), read_bandwidth_gbps());
+              std::cout << b << std::flush;
+            }
+          if (!ro.svg_path.empty()) {
+            std::string err;
+            if (!write_speedup_svg(t, std::string(name_of(e->operation)) + " on " + cpu.brand() + ": tuned vs glibc",
+                                   ro.svg_path, &err))
+              return fail(make_error(ErrorCode::kInvalidArgument, err));
+            progress("wrote " + ro.svg_path);
+          }
+        }
+        if (e->operation == Operation::kMemcpy || e->operation == Operation::kMemmove) {
+          const ReportTable d = report_distributions(*r, workload.is_distribution()
+                                                             ? std::vector<std::string>{workload.distribution->name}
+                                                             : production_distributions(), ro);
+          std::cout << "\nproduction size distributions, ns per call (lower is better):\n" << d.format() << std::flush;
+        }
+        out.entries.push_back(*e);
+        continue;
+      }
+      const auto points = measure_table(*r, workload, 11, progress);
       std::cout << format_table(points, e->operation) << std::flush;
       WisdomEntry ne = *e;
       ne.points = points;

@@ -2,18 +2,22 @@
 # Installs the Debian packages copysynth builds and tests with (Debian 12 "bookworm" or 13
 # "trixie", x86-64). Installs only what is missing; needs root (or sudo) when something is.
 #
-# Usage: tools/install-deps.sh [--test]
+# Usage: tools/install-deps.sh [--test] [--bench]
 #   (no option)  what building, testing with ctest and tuning need
 #   --test       also what tools/run-tests.sh needs: clang and its libFuzzer/sanitizer runtime
 #                (compiler-rt) for the fuzz stage; g++'s ASan/UBSan runtimes come with g++
+#   --bench      also Google Benchmark (bench/, copysynth_bench) and the DPDK headers (the
+#                rte_memcpy peer)
 set -euo pipefail
 
 with_test=0
+with_bench=0
 for arg in "$@"; do
   case $arg in
     --test) with_test=1 ;;
-    -h | --help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "install-deps: unknown option '$arg' (usage: tools/install-deps.sh [--test])" >&2; exit 2 ;;
+    --bench) with_bench=1 ;;
+    -h | --help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "install-deps: unknown option '$arg' (usage: tools/install-deps.sh [--test] [--bench])" >&2; exit 2 ;;
   esac
 done
 
@@ -48,6 +52,10 @@ if [ $with_test -eq 1 ]; then
     bookworm) packages+=(clang libclang-rt-14-dev) ;;
     *) packages+=(clang libclang-rt-dev) ;;
   esac
+fi
+if [ $with_bench -eq 1 ]; then
+  # rte_memcpy is header-inline: only libdpdk-dev's headers are used, no DPDK library is linked.
+  packages+=(libbenchmark-dev libdpdk-dev)
 fi
 
 missing=()

@@ -60,7 +60,7 @@ class RoutineEmitter {
     COPYSYNTH_TRY(node(tree, 0));
     // memmove's rep and non-temporal classes fall back to the direction-aware loop for
     // overlapping buffers; emit it here when no loop class emitted it inline.
-    if (need_loop_entry_ && !loop_entry_bound_) memmove_loop();
+    if (need_loop_entry_ && !loop_entry_bound_) loop_class();
     return pad_error_ ? Status(*pad_error_) : Status();
   }
 
@@ -284,10 +284,7 @@ class RoutineEmitter {
       case Strategy::kNone: ret(); break;
       case Strategy::kBlock: block(c.block); break;
       case Strategy::kHeadTail: head_tail(c.block); break;
-      case Strategy::kAlignedLoop:
-        if (memmove()) memmove_loop();
-        else forward_loop(false);
-        break;
+      case Strategy::kAlignedLoop: loop_class(); break;
       case Strategy::kNonTemporalLoop:
         if (memmove()) {
           // Non-temporal stores only when the buffers do not overlap at all.
@@ -412,6 +409,7 @@ class RoutineEmitter {
     a_.and_(x86::rdi, -int32_t(V_));  // cursor, V-aligned
     // At this point: dst < rdi <= dst+V, so [dst, rdi) is covered by the head; [rdx, dst+n) by
     // the tail; the loops below cover [rdi, rdx).
+    if (nt && p_.nt_pages.value > 1 && V_ >= 16) page_streams();
     a_.mov(x86::rcx, x86::rdx);
     a_.sub(x86::rcx, x86::rdi);
     a_.jbe(tail);
@@ -450,6 +448,46 @@ class RoutineEmitter {
     ret();
   }
 
+  /// Non-temporal copy of whole groups of P = nt_pages pages from the cursor rdi, one cache line
+  /// (32 bytes at width 16) of each page per step, so P DRAM pages stream side by side (glibc
+  /// large_memcpy_2x / _4x). Leaves rdi after the last whole group; the caller's loops copy the
+  /// rest. rcx counts groups, r9 steps within a page.
+  void page_streams() {
+    const unsigned P = p_.nt_pages;
+    const unsigned L = V_ == 16 ? 32 : 64;  // bytes of each page per step
+    const unsigned per = L / V_;            // registers per page; P * per <= 8
+    Label outer = a_.newLabel(), inner = a_.newLabel(), skip = a_.newLabel();
+    a_.mov(x86::rcx, x86::rdx);
+    a_.sub(x86::rcx, x86::rdi);
+    a_.jbe(skip);
+    a_.shr(x86::rcx, std::countr_zero(P * 4096u));
+    a_.jz(skip);
+    pad_loop_head();
+    a_.bind(outer);
+    a_.mov(x86::r9d, static_cast<int32_t>(4096 / L));
+    pad_loop_head();
+    a_.bind(inner);
+    for (unsigned pg = 0; pg < P; ++pg) {
+      const int32_t at = static_cast<int32_t>(pg * 4096);
+      if (!fill() && p_.prefetch_distance.value != 0)
+        prefetch(x86::ptr(x86::rdi, x86::rsi, 0, at + static_cast<int32_t>(p_.prefetch_distance.value)));
+      if (!fill())
+        for (unsigned j = 0; j < per; ++j)
+          load(pg * per + j, V_, mem(x86::rdi, x86::rsi, at + static_cast<int32_t>(j * V_), V_));
+    }
+    for (unsigned pg = 0; pg < P; ++pg)
+      for (unsigned j = 0; j < per; ++j)
+        store(fill() ? pattern(V_) : pg * per + j, V_,
+              mem(x86::rdi, static_cast<int32_t>(pg * 4096 + j * V_), V_), StoreKind::kNonTemporal);
+    a_.add(x86::rdi, L);
+    a_.sub(x86::r9d, 1);
+    a_.jnz(inner);
+    a_.add(x86::rdi, static_cast<int32_t>((P - 1) * 4096));  // the other pages of the group are done
+    a_.sub(x86::rcx, 1);
+    a_.jnz(outer);
+    a_.bind(skip);
+  }
+
   /// `count` vectors at the cursor rdi (copy: from rdi + rsi), in register groups; the backward
   /// loop handles the highest group first.
   void body(unsigned count, bool backward, StoreKind kind) {
@@ -469,22 +507,48 @@ class RoutineEmitter {
     }
   }
 
-  /// memmove's loop class: backward when 0 <= dst - src < n (the copy would overwrite source
-  /// bytes not yet read), forward otherwise.
-  void memmove_loop() {
+  /// Jumps to `target` when the copy would 4K-alias: (dst - src) mod 4096 < alias_window.
+  void alias_check(const Label& target) {
+    a_.mov(x86::ecx, x86::edi);
+    a_.sub(x86::ecx, x86::esi);
+    a_.and_(x86::ecx, 4095);
+    a_.cmp(x86::ecx, static_cast<int32_t>(p_.alias_window.value));
+    a_.jb(target);
+  }
+
+  /// The loop class (and the rep / non-temporal classes' fallback, entered at loop_entry_).
+  /// Copies pick a direction: memmove goes backward when 0 <= dst - src < n (forward would
+  /// overwrite source bytes not yet read) and forward when 0 <= src - dst < n; with an alias
+  /// window, copies that would 4K-alias (and do not overlap) go backward too. Fill: forward.
+  void loop_class() {
     begin_body();
     a_.bind(loop_entry_);
     loop_entry_bound_ = true;
-    if (!f_.wrong_overlap_order) {
+    const bool alias = !fill() && p_.alias_window.value != 0;
+    const bool backward = memmove() || alias;
+    if (memmove() && !f_.wrong_overlap_order) {
+      Label forward = a_.newLabel();
       a_.mov(x86::rcx, x86::rdi);
       a_.sub(x86::rcx, x86::rsi);
       a_.cmp(x86::rcx, x86::rdx);
-      a_.jb(backward_);
+      a_.jb(backward_);  // 0 <= dst - src < n: must go backward
+      if (alias) {
+        a_.mov(x86::rcx, x86::rsi);
+        a_.sub(x86::rcx, x86::rdi);
+        a_.cmp(x86::rcx, x86::rdx);
+        a_.jb(forward);  // 0 <= src - dst < n: must go forward
+        alias_check(backward_);
+      }
+      a_.bind(forward);
+    } else if (alias) {
+      alias_check(backward_);
     }
     forward_loop(false);
-    begin_body();
-    a_.bind(backward_);
-    backward_loop();
+    if (backward) {
+      begin_body();
+      a_.bind(backward_);
+      backward_loop();
+    }
   }
 
   /// The mirror of forward_loop for memmove with src < dst < src + n: save the first
@@ -539,9 +603,16 @@ class RoutineEmitter {
   // ----- rep string ------------------------------------------------------------------------
 
   /// rep movs / rep stos (element rep_unit bytes), optionally after writing the first 64 bytes
-  /// and aligning dst up to 64. memmove takes the loop instead when the buffers overlap.
+  /// and aligning dst up to 64. memmove takes the loop instead when the buffers overlap; with
+  /// rep_aligned_only a misaligned dst takes the loop; with an alias window an aliasing copy
+  /// takes the backward loop.
   void rep_string() {
     const bool clear = op_ == Operation::kClearPage;
+    if (p_.rep_aligned_only && !clear) {
+      need_loop_entry_ = true;
+      a_.test(x86::dil, 63);
+      a_.jnz(loop_entry_);
+    }
     if (memmove()) {
       need_loop_entry_ = true;
       a_.mov(x86::rcx, x86::rdi);
@@ -552,6 +623,10 @@ class RoutineEmitter {
       a_.sub(x86::rcx, x86::rdi);
       a_.cmp(x86::rcx, x86::rdx);
       a_.jb(loop_entry_);  // 0 <= src - dst < n: overlapping, the loop saves head and tail first
+    }
+    if (!fill() && p_.alias_window.value != 0) {
+      need_loop_entry_ = true;  // the backward loop is emitted with the loop class
+      alias_check(backward_);
     }
     if (p_.rep_align_dst && !clear) {
       // n >= 64 here (the ladder guarantees it). Write [dst, dst+64), then skip 1..64 bytes.

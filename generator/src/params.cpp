@@ -171,6 +171,14 @@ Status validate_domains(const CopyParams& p) {
 Status validate(const CopyParams& p, const IsaFeatures& target) {
   COPYSYNTH_TRY(validate_domains(p));
   const bool stores_only = p.operation.value == Operation::kFill || p.operation.value == Operation::kClearPage;
+  if (stores_only && p.alias_window.value != 0)
+    return make_error(ErrorCode::kInvalidParams,
+                      "alias_window = " + std::to_string(p.alias_window.value) + " does not apply to " +
+                          std::string(name_of(p.operation.value)) + " (it has no loads): use 0");
+  if (p.nt_pages.value > 1 && p.vector_width.value < 16)
+    return make_error(ErrorCode::kInvalidParams,
+                      "nt_pages = " + std::to_string(p.nt_pages.value) +
+                          " needs vector_width >= 16 (the page streams use vector registers): use 1");
   if (stores_only && p.prefetch_distance.value != 0)
     return make_error(ErrorCode::kInvalidParams,
                       "prefetch_distance = " + std::to_string(p.prefetch_distance.value) + " does not apply to " +

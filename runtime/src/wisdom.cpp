@@ -133,6 +133,11 @@ json to_json(const Wisdom& w) {
                  {"baseline_ns", p.baseline_ns},
                  {"tuned_ns", p.tuned_ns}};
       if (!p.label.empty()) pj["label"] = p.label;
+      if (p.cycles > 0) {
+        pj["cycles"] = p.cycles;
+        pj["instructions"] = p.instructions;
+        pj["cache_misses"] = p.cache_misses;
+      }
       points.push_back(pj);
     }
     entries.push_back({{"operation", name_of(e.operation)},
@@ -255,7 +260,9 @@ Result<Wisdom> wisdom_from_json(const json& j) {
         mp.dst_align = static_cast<std::uint32_t>((*da)->get<std::uint64_t>());
         mp.baseline_gbps = (*bg)->get<double>();
         mp.tuned_gbps = (*tg)->get<double>();
-        for (auto [key, field] : {std::pair{"baseline_ns", &mp.baseline_ns}, {"tuned_ns", &mp.tuned_ns}})
+        for (auto [key, field] : {std::pair{"baseline_ns", &mp.baseline_ns}, {"tuned_ns", &mp.tuned_ns},
+                                  {"cycles", &mp.cycles}, {"instructions", &mp.instructions},
+                                  {"cache_misses", &mp.cache_misses}})
           if (auto f = pj.find(key); f != pj.end()) {
             if (!f->is_number()) return malformed(pp + "." + key, "must be a number");
             *field = f->get<double>();

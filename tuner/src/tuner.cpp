@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "copysynth/ladders.hpp"
+#include "copysynth/perf_counters.hpp"
 
 namespace copysynth {
 
@@ -80,16 +81,23 @@ std::string format_table(const std::vector<MeasuredPoint>& points, Operation op)
     return o.str();
   }
   const std::string base = baseline_name(op) + " GB/s";
-  std::snprintf(line, sizeof line, "%10s  %13s  %18s  %10s  %7s\n", "Len", "Src/Dst align", base.c_str(),
+  const bool counters = std::any_of(points.begin(), points.end(), [](const MeasuredPoint& p) { return p.cycles > 0; });
+  std::snprintf(line, sizeof line, "%10s  %13s  %18s  %10s  %7s", "Len", "Src/Dst align", base.c_str(),
                 "tuned GB/s", "speedup");
-  o << line;
+  o << line << (counters ? "  cycles/call    IPC  LLC misses/call\n" : "\n");
   for (const auto& p : points) {
     char al[32];
     std::snprintf(al, sizeof al, "%u/%u", p.src_align, p.dst_align);
-    std::snprintf(line, sizeof line, "%10s  %13s  %*.2f  %10.2f  %6.2fx\n", size_label(p.size).c_str(), al,
+    std::snprintf(line, sizeof line, "%10s  %13s  %*.2f  %10.2f  %6.2fx", size_label(p.size).c_str(), al,
                   static_cast<int>(std::max<std::size_t>(18, base.size())), p.baseline_gbps, p.tuned_gbps,
                   p.tuned_gbps / p.baseline_gbps);
     o << line;
+    if (counters) {
+      std::snprintf(line, sizeof line, "  %11.1f  %5.2f  %15.2f", p.cycles, p.cycles > 0 ? p.instructions / p.cycles : 0.0,
+                    p.cache_misses);
+      o << line;
+    }
+    o << "\n";
   }
   std::snprintf(line, sizeof line, "geometric-mean speedup over %zu points: %.2fx\n", points.size(),
                 geomean_speedup(points));
@@ -141,9 +149,11 @@ class Search {
 
   Result<TuneResult> run() {
     ThreadPin pin;
+    PerfCounters pmu;
     say(std::string("timing with the TSC (") + fmt("%.3f", tsc_hz() / 1e9) + " GHz), " +
         (pin.ok() ? "pinned to cpu " + std::to_string(pin.cpu()) : std::string("not pinned")) +
-        "; no hardware performance counters are used");
+        (pmu.available() ? "; hardware counters available: cycles, IPC and LLC misses go in the final table"
+                         : "; TSC only: hardware counters unavailable (" + pmu.unavailable() + ")"));
     vmax_ = opt_.cpu.features().max_vector_bytes();
     op_ = opt_.operation;
     say("tuning " + std::string(name_of(op_)) + " against the " + baseline_name(op_));
@@ -180,6 +190,7 @@ class Search {
         if (time_left()) best = dispatch_stage(best);
         if (time_left() && copy) best = prefetch_stage(best);
         if (pass == 1) {
+          if (time_left() && copy) best = alias_stage(best);
           if (time_left() && !opt_.quick) best = padding_stage(best);
           if (time_left() && thresholds) best = threshold_stage("rep", best);
           if (time_left() && thresholds) best = threshold_stage("nt", best);
@@ -317,6 +328,18 @@ class Search {
         cands.push_back(c);
       }
     return stage("prefetch", best, cands, loop_points(best, 1u << 20), false);
+  }
+
+  /// The 4K-aliasing guard, on the loop points (the seeds' 0/0 and 4/4 points alias: their
+  /// buffers are page-aligned and page-separated, as in most benchmarks and many programs).
+  Candidate alias_stage(const Candidate& best) {
+    std::vector<Candidate> cands;
+    for (unsigned w : {0u, 64u, 256u, 1024u}) {
+      Candidate c = best;
+      c.params.alias_window = w;
+      cands.push_back(c);
+    }
+    return stage("alias", best, cands, loop_points(best, 1u << 20), false);
   }
 
   Candidate padding_stage(const Candidate& best) {
@@ -533,18 +556,23 @@ class Search {
     std::vector<Candidate> variants;
     if (rep) {
       for (unsigned unit : {1u, 8u})
-        for (bool align : {true, false}) {
-          if (opt_.quick && unit == 8) continue;
+        for (int mode = 0; mode < 3; ++mode) {  // dst as given, aligned first, aligned only
+          if (opt_.quick && (unit == 8 || mode == 2)) continue;
           Candidate c = base;
           c.params.rep_threshold = 0;
           c.params.rep_unit = unit;
-          c.params.rep_align_dst = align;
+          c.params.rep_align_dst = mode == 1;
+          c.params.rep_aligned_only = mode == 2;
           variants.push_back(c);
         }
     } else {
-      Candidate c = base;
-      c.params.nt_threshold = 0;
-      variants.push_back(c);
+      for (unsigned pages : {1u, 2u, 4u}) {
+        if (pages > 1 && (base.params.vector_width.value < 16 || opt_.quick)) continue;
+        Candidate c = base;
+        c.params.nt_threshold = 0;
+        c.params.nt_pages = pages;
+        variants.push_back(c);
+      }
     }
     std::vector<const Routine*> rs{get(base)};
     std::vector<Candidate> live;
@@ -587,7 +615,11 @@ class Search {
       o << name;
       if (rep)
         o << (live[v].params.rep_unit.value == 8 ? " (8-byte elements" : " (byte elements")
-          << (live[v].params.rep_align_dst ? ", dst aligned to 64)" : ", dst as given)");
+          << (live[v].params.rep_aligned_only ? ", only when dst is 64-aligned)"
+              : live[v].params.rep_align_dst  ? ", dst aligned to 64 first)"
+                                              : ", dst as given)");
+      else
+        o << " (" << live[v].params.nt_pages.value << (live[v].params.nt_pages.value == 1 ? " stream)" : " page streams)");
       o << ", loop time / variant time:";
       for (std::size_t si = 0; si < sizes.size(); ++si)
         o << ' ' << size_label(sizes[si]) << '=' << fmt("%.2f", std::exp(ratio[v][si]));
@@ -603,8 +635,10 @@ class Search {
             out.params.rep_threshold = sizes[si];
             out.params.rep_unit = live[v].params.rep_unit;
             out.params.rep_align_dst = live[v].params.rep_align_dst;
+            out.params.rep_aligned_only = live[v].params.rep_aligned_only;
           } else {
             out.params.nt_threshold = sizes[si];
+            out.params.nt_pages = live[v].params.nt_pages;
           }
         }
       }
@@ -697,10 +731,28 @@ std::vector<MeasuredPoint> measure_table(const Routine& r, const Workload& w, un
     if (progress) progress("measured pass " + std::to_string(pass + 1) + "/" + std::to_string(kPasses) +
                            " over " + std::to_string(w.points.size()) + " points");
   }
+  PerfCounters pmu;
   std::vector<MeasuredPoint> out;
   for (std::size_t i = 0; i < w.points.size(); ++i) {
     const Point& p = w.points[i];
     MeasuredPoint mp;
+    if (pmu.available()) {  // one extra batch of the tuned routine, counted
+      const unsigned calls = static_cast<unsigned>(std::clamp(2e5 / (double(p.size) + 64), 1.0, 1e5));
+      std::uint8_t* src = buf.src() + p.src_align;
+      std::uint8_t* dst = buf.dst() + p.dst_align;
+      pmu.start();
+      for (unsigned c = 0; c < calls; ++c) {
+        switch (r.operation()) {
+          case Operation::kFill: r.fill_fn()(dst, 0x5A, p.size); break;
+          case Operation::kClearPage: r.clear_page_fn()(buf.dst()); break;
+          default: r.fn()(dst, src, p.size); break;
+        }
+      }
+      const CounterValues cv = pmu.stop(calls);
+      mp.cycles = cv.cycles;
+      mp.instructions = cv.instructions;
+      mp.cache_misses = cv.cache_misses;
+    }
     mp.size = p.size;
     mp.src_align = p.src_align;
     mp.dst_align = p.dst_align;

@@ -191,6 +191,34 @@ struct RepAlignDst {
   static constexpr type def = true;
   static constexpr std::array choices{false, true};
 };
+struct RepAlignedOnly {
+  using type = bool;
+  static constexpr std::string_view unit = "";
+  static constexpr std::string_view doc =
+      "take the rep class only when dst is already 64-byte aligned; other lengths of the class "
+      "take the loop (some CPUs run rep movs far slower on a misaligned dst)";
+  static constexpr type def = false;
+  static constexpr std::array choices{false, true};
+};
+struct AliasWindow {
+  using type = std::uint32_t;
+  static constexpr std::string_view unit = "bytes";
+  static constexpr std::string_view doc =
+      "4K aliasing guard for copies: when (dst - src) mod 4096 < alias_window, the loop and rep "
+      "classes copy backward (loads that follow stores to addresses with the same low 12 bits "
+      "wait on them). 0 = off. Not for fill";
+  static constexpr type def = 0;
+  static constexpr std::array<type, 4> choices{0, 64, 256, 1024};
+};
+struct NtPages {
+  using type = std::uint32_t;
+  static constexpr std::string_view unit = "pages";
+  static constexpr std::string_view doc =
+      "the non-temporal loop copies this many 4 KiB pages side by side, one cache line of each per "
+      "step (glibc's large_memcpy_2x/4x); 1 = one stream. More than 1 needs vector_width >= 16";
+  static constexpr type def = 1;
+  static constexpr std::array<type, 3> choices{1, 2, 4};
+};
 struct LoopAlign {
   using type = std::uint32_t;
   static constexpr std::string_view unit = "bytes";
@@ -224,6 +252,9 @@ struct CopyParams {
                            (Param<spec::RepThreshold>, rep_threshold),
                            (Param<spec::RepUnit>, rep_unit),
                            (Param<spec::RepAlignDst>, rep_align_dst),
+                           (Param<spec::RepAlignedOnly>, rep_aligned_only),
+                           (Param<spec::AliasWindow>, alias_window),
+                           (Param<spec::NtPages>, nt_pages),
                            (Param<spec::LoopAlign>, loop_align),
                            (Param<spec::NopForm>, nop_form),
                            (Param<spec::RegisterBank>, register_bank),

@@ -43,6 +43,9 @@ struct MeasuredPoint {
   double baseline_ns = 0;        ///< ns per call of the system routine (0 if not recorded)
   double tuned_ns = 0;           ///< ns per call of the tuned routine (0 if not recorded)
   std::string label;             ///< a distribution workload's name; empty for a point
+  double cycles = 0;             ///< tuned routine, core cycles per call (0: no PMU)
+  double instructions = 0;       ///< tuned routine, instructions per call (0: no PMU)
+  double cache_misses = 0;       ///< tuned routine, LLC misses per call (0: no PMU)
   bool operator==(const MeasuredPoint&) const = default;
 };
 

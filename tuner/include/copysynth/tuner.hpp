@@ -12,12 +12,15 @@
 //                 0-15 or 16-31 (register_bank);
 //   2b. dispatch  dispatch-tree weights: the production prior, the workload's own, flat, chain;
 //   3. prefetch   prefetch distance x hint, on the points that reach the main loop (copies only);
+//   3b. alias     the 4K-aliasing guard window (copies that would alias go backward);
 //   4. padding    loop alignment x NOP form, on the loop points up to 16 KiB;
 //   5. rep        where `rep movs`/`rep stos` beats the loop: a size ladder 1 KiB..8 MiB at dst
-//                 offsets 0, 1, 4, 15, 33, byte and 8-byte elements, with and without 64-byte dst
-//                 alignment; the threshold T maximises the summed log-speedup over the ladder
+//                 offsets 0, 1, 4, 15, 33, byte and 8-byte elements, dst as given / aligned to 64
+//                 first / rep only when already aligned; the threshold T maximises the summed
+//                 log-speedup over the ladder
 //                 sizes >= T and must gain >= 3% in total (else never);
-//   6. nt         where non-temporal stores beat the best so far: 256 KiB..64 MiB, same rule;
+//   6. nt         where non-temporal stores beat the best so far: 256 KiB..64 MiB, one stream or
+//                 2 or 4 interleaved page streams (nt_pages), same rule;
 //   then a second pass over 1-3 with the thresholds in place, and a final interleaved
 //   measurement of the winner on the whole workload (the table). clear_page has one length, so
 //   one flat stage over loop / non-temporal loop (width x unroll) / rep stosb / rep stosq.

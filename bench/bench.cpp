@@ -1,0 +1,221 @@
+// copysynth_bench — the tuned routines against their peers (tuner/peers.hpp), with Google
+// Benchmark (issue 8).
+//
+//   COPYSYNTH_WISDOM=best.json build/bench/copysynth_bench --benchmark_min_time=0.1
+//       --benchmark_out_format=json --benchmark_out=bench.json
+//
+// Benchmarks, for memcpy, memmove and fill (<op> below), each routine called through a function
+// pointer:
+//   <op>/<routine>/<size>/<src>/<dst>   one point of the seeds' matrix (seeds_workload()): <size>
+//                                       bytes (size_label(): "64M" for 64 MiB) from page-aligned
+//                                       buffers + <src> to + <dst> bytes, in a loop;
+//                                       bytes_per_second
+//   <op>/<routine>/dist/<Name>          a production size distribution (MemcpyGoogleA..U), 32768
+//                                       calls replayed per iteration on L1/L2-resident buffers
+//                                       (as autotune measures it); counters ns_per_call, and
+//                                       bytes_per_second
+// Google Benchmark prints wall-clock ("Time") and CPU time per iteration and derives
+// bytes_per_second from the CPU time; ns_per_call is wall-clock ("Time" / 32768). On a noisy
+// machine compare medians of repetitions (--benchmark_repetitions=5
+// --benchmark_report_aggregates_only=true).
+// <routine> is "tuned" (the wisdom entry of <op>) or a peer's name. The tuned routines come from
+// $COPYSYNTH_WISDOM (default ./best.json); each is rebuilt, checked to be byte-identical to the
+// tuned code and re-verified before it is timed. When the file is missing or unusable, the reason
+// is printed once and only the peers are benchmarked.
+//
+// Google Benchmark runs one benchmark after another: figures of different routines come from
+// different moments of a noisy machine. The interleaved, same-rounds comparison is
+// `autotune --report`'s; this program gives the standard, filterable, JSON-exporting view.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "copysynth/peers.hpp"
+#include "copysynth/routine.hpp"
+#include "copysynth/timing.hpp"
+#include "copysynth/verify.hpp"
+#include "copysynth/wisdom.hpp"
+#include "copysynth/workload.hpp"
+
+namespace {
+
+using namespace copysynth;
+
+struct Contender {
+  std::string name;
+  const void* entry = nullptr;
+};
+
+constexpr std::size_t kReplayCalls = 32768;  // as autotune's final measurement
+constexpr std::uint64_t kReplaySeed = 0x5EED;
+constexpr int kFillByte = 0x5A;
+
+/// The tuned routine of every operation found in the wisdom file; prints why not, once.
+struct Tuned {
+  std::vector<Routine> routines;
+  const Routine* find(Operation op) const {
+    for (const auto& r : routines)
+      if (r.operation() == op) return &r;
+    return nullptr;
+  }
+};
+
+Tuned load_tuned(const std::string& path, const std::vector<Operation>& ops) {
+  Tuned t;
+  auto w = load_wisdom(path);
+  if (!w) {
+    std::fprintf(stderr, "copysynth_bench: no tuned routine (%s); benchmarking the peers only\n",
+                 w.error().message.c_str());
+    return t;
+  }
+  if (auto st = check_cpu(*w, CpuInfo::host()); !st) {
+    std::fprintf(stderr, "copysynth_bench: no tuned routine (%s); benchmarking the peers only\n",
+                 st.error().message.c_str());
+    return t;
+  }
+  for (Operation op : ops) {
+    const WisdomEntry* e = w->find(op);
+    const std::string opname(name_of(op));
+    if (!e) {
+      std::fprintf(stderr, "copysynth_bench: %s has no %s entry; %s: peers only\n", path.c_str(), opname.c_str(),
+                   opname.c_str());
+      continue;
+    }
+    auto r = Routine::build(e->plan, CpuInfo::host());
+    std::string why;
+    if (!r)
+      why = r.error().message;
+    else if (fnv1a64(r->bytes()) != e->code_hash)
+      why = "the rebuilt code differs from the tuned code (made by copysynth " + w->generator_version +
+            ", this is " COPYSYNTH_VERSION "); re-run autotune --emit " + path;
+    else if (auto st = check_routine(*r); !st)
+      why = st.error().message;
+    if (!why.empty()) {
+      std::fprintf(stderr, "copysynth_bench: %s entry of %s not used (%s); %s: peers only\n", opname.c_str(),
+                   path.c_str(), why.c_str(), opname.c_str());
+      continue;
+    }
+    std::fprintf(stderr, "copysynth_bench: tuned %s = %s (from %s, verified)\n", opname.c_str(), r->name().c_str(),
+                 path.c_str());
+    benchmark::AddCustomContext("copysynth_tuned_" + opname, r->name());
+    t.routines.push_back(std::move(r).value());
+  }
+  return t;
+}
+
+/// One call of `op`'s form.
+inline void call(Operation op, const void* entry, std::uint8_t* dst, const std::uint8_t* src, std::size_t n) {
+  if (op == Operation::kFill)
+    benchmark::DoNotOptimize(reinterpret_cast<FillFn>(const_cast<void*>(entry))(dst, kFillByte, n));
+  else
+    benchmark::DoNotOptimize(reinterpret_cast<CopyFn>(const_cast<void*>(entry))(dst, src, n));
+}
+
+void register_points(Operation op, const std::vector<Contender>& who, const std::shared_ptr<BenchBuffers>& buf) {
+  const std::string opname(name_of(op));
+  for (const Point& p : seeds_workload(op).points) {
+    for (const Contender& c : who) {
+      const std::string name = opname + "/" + c.name + "/" + size_label(p.size) + "/" +
+                               std::to_string(p.src_align) + "/" + std::to_string(p.dst_align);
+      benchmark::RegisterBenchmark(name.c_str(), [op, p, entry = c.entry, buf](benchmark::State& st) {
+        std::uint8_t* dst = buf->dst() + p.dst_align;
+        const std::uint8_t* src = buf->src() + p.src_align;
+        const std::size_t n = p.size;
+        for (auto _ : st) {
+          call(op, entry, dst, src, n);
+          benchmark::ClobberMemory();
+        }
+        st.SetBytesProcessed(static_cast<std::int64_t>(st.iterations()) * static_cast<std::int64_t>(n));
+      });
+    }
+  }
+}
+
+struct Replay {
+  std::vector<Call> calls;
+  std::unique_ptr<ReplayBuffers> buf;
+  std::int64_t bytes = 0;  // per pass over the calls
+};
+
+void register_distributions(Operation op, const std::vector<Contender>& who) {
+  const std::string opname(name_of(op));
+  static bool warned = false;
+  for (const std::string& dname : production_distributions()) {
+    auto d = load_distribution(dname);
+    if (!d) {
+      if (!warned)
+        std::fprintf(stderr, "copysynth_bench: distribution benchmarks left out (%s; COPYSYNTH_DATA_DIR sets the "
+                             "folder)\n", d.error().message.c_str());
+      warned = true;
+      return;
+    }
+    auto rp = std::make_shared<Replay>();
+    rp->calls = make_calls(*d, kReplayCalls, kReplaySeed);
+    rp->buf = std::make_unique<ReplayBuffers>(d->max_size(), false);
+    for (const Call& c : rp->calls) rp->bytes += c.size;
+    for (const Contender& c : who) {
+      const std::string name = opname + "/" + c.name + "/dist/" + dname;
+      benchmark::RegisterBenchmark(name.c_str(), [op, entry = c.entry, rp](benchmark::State& st) {
+        const std::vector<Call>& calls = rp->calls;
+        const ReplayBuffers& b = *rp->buf;
+        // Wall-clock ns of the loop (as the "Time" column): a plain number in ns, where an inverted
+        // rate counter would be printed in seconds.
+        const auto t0 = std::chrono::steady_clock::now();
+        for (auto _ : st) {
+          for (std::size_t i = 0; i < calls.size(); ++i)
+            call(op, entry, b.dst(i) + calls[i].dst_offset, b.src(i) + calls[i].src_offset, calls[i].size);
+          benchmark::ClobberMemory();
+        }
+        const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+        st.SetBytesProcessed(static_cast<std::int64_t>(st.iterations()) * rp->bytes);
+        // kAvgIterations divides by the iterations: ns per call of the sequence.
+        st.counters["ns_per_call"] = benchmark::Counter(ns / double(calls.size()), benchmark::Counter::kAvgIterations);
+      });
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+
+  const std::vector<Operation> ops{Operation::kMemcpy, Operation::kMemmove, Operation::kFill};
+  const char* env = std::getenv("COPYSYNTH_WISDOM");
+  const std::string wisdom_path = env && *env ? env : "best.json";
+  benchmark::AddCustomContext("copysynth_wisdom", wisdom_path);
+  benchmark::AddCustomContext("copysynth_cpu", CpuInfo::host().signature());
+  const Tuned tuned = load_tuned(wisdom_path, ops);
+
+  // Page-aligned src and dst for the largest point (64 MiB) plus the offsets, shared by all.
+  std::uint64_t largest = 0;
+  for (Operation op : ops)
+    for (const Point& p : seeds_workload(op).points) largest = std::max(largest, p.size + 64);
+  const auto buf = std::make_shared<BenchBuffers>(largest);
+
+  for (Operation op : ops) {
+    std::vector<Contender> who;
+    if (const Routine* r = tuned.find(op)) who.push_back({"tuned", r->entry()});
+    for (const Peer& p : peers(op, CpuInfo::host().features())) {
+      who.push_back({p.name, p.entry});
+      benchmark::AddCustomContext("copysynth_peer_" + std::string(name_of(op)) + "_" + p.name, p.description);
+    }
+    register_points(op, who, buf);
+    register_distributions(op, who);
+  }
+  if (!have_dpdk_peer())
+    std::fprintf(stderr, "copysynth_bench: no dpdk peer in this build (install libdpdk-dev and re-run cmake)\n");
+
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -62,7 +62,7 @@ Bytes repeat(const Bytes& b, int times) {
 }
 
 /// The first loop class starts here in the "vector" ladder (ladders.hpp: L = 8V, or 32 at V = 8).
-std::uint64_t loop_start(std::uint32_t V) { return V == 8 ? 32 : 8ull * V; }
+std::uint64_t loop_start(std::uint32_t V) { return V == 8 ? 33 : 8ull * V + 1; }
 
 CopyParams params_w(std::uint32_t width, std::uint32_t unroll = 4) {
   CopyParams p;
@@ -851,22 +851,23 @@ constexpr auto kNT = Strategy::kNonTemporalLoop;
 }  // namespace
 
 TEST_CASE("vector_ladder: the documented ladder for each width") {
-  const std::vector<Expect> small{{0, 0, kN, 0}, {1, 1, kB, 1}, {2, 3, kHT, 2}, {4, 7, kHT, 4},
-                                  {8, 15, kHT, 8}, {16, 31, kHT, 16}};
+  // Classes (b, 2b]: a power-of-two length takes the smaller block.
+  const std::vector<Expect> small{{0, 0, kN, 0},  {1, 1, kB, 1},  {2, 2, kHT, 1},  {3, 4, kHT, 2},
+                                  {5, 8, kHT, 4}, {9, 16, kHT, 8}, {17, 32, kHT, 16}};
   auto with = [&](std::vector<Expect> tail) {
     auto v = small;
     v.insert(v.end(), tail.begin(), tail.end());
     return v;
   };
   const std::map<std::uint32_t, std::vector<Expect>> expected{
-      {8, with({{32, kNever, kL, 0}})},
-      {16, with({{32, 63, kHT, 32}, {64, 127, kHT, 64}, {128, kNever, kL, 0}})},
-      {32, with({{32, 63, kHT, 32}, {64, 127, kHT, 64}, {128, 255, kHT, 128}, {256, kNever, kL, 0}})},
-      {64, with({{32, 63, kHT, 32},
-                 {64, 127, kHT, 64},
-                 {128, 255, kHT, 128},
-                 {256, 511, kHT, 256},
-                 {512, kNever, kL, 0}})},
+      {8, with({{33, kNever, kL, 0}})},
+      {16, with({{33, 64, kHT, 32}, {65, 128, kHT, 64}, {129, kNever, kL, 0}})},
+      {32, with({{33, 64, kHT, 32}, {65, 128, kHT, 64}, {129, 256, kHT, 128}, {257, kNever, kL, 0}})},
+      {64, with({{33, 64, kHT, 32},
+                 {65, 128, kHT, 64},
+                 {129, 256, kHT, 128},
+                 {257, 512, kHT, 256},
+                 {513, kNever, kL, 0}})},
   };
   for (auto w : kWidths) {
     CAPTURE(w);
@@ -928,49 +929,49 @@ TEST_CASE("vector_ladder: thresholds below the loop start are raised to it") {
   // Exact ladders for a few cases.
   {
     CopyParams p = params_w(8);
-    p.rep_threshold = 0;  // raised to max(32, 64) because of the dst alignment
+    p.rep_threshold = 0;  // raised to max(33, 64) because of the dst alignment
     const CopyPlan plan = plan_for(p);
-    REQUIRE(plan.classes.size() == 8);
-    CHECK(plan.classes[6].lo == 32);
-    CHECK(plan.classes[6].hi == 63);
-    CHECK(plan.classes[6].strategy == kL);
-    CHECK(plan.classes[7].lo == 64);
-    CHECK(plan.classes[7].hi == kNever);
-    CHECK(plan.classes[7].strategy == kR);
+    REQUIRE(plan.classes.size() == 9);
+    CHECK(plan.classes[7].lo == 33);
+    CHECK(plan.classes[7].hi == 63);
+    CHECK(plan.classes[7].strategy == kL);
+    CHECK(plan.classes[8].lo == 64);
+    CHECK(plan.classes[8].hi == kNever);
+    CHECK(plan.classes[8].strategy == kR);
   }
   {
     CopyParams p = params_w(8);
     p.rep_threshold = 0;
-    p.rep_align_dst = false;  // raised to 32 only
+    p.rep_align_dst = false;  // raised to 33 only
     const CopyPlan plan = plan_for(p);
-    REQUIRE(plan.classes.size() == 7);
-    CHECK(plan.classes[6].lo == 32);
-    CHECK(plan.classes[6].strategy == kR);
+    REQUIRE(plan.classes.size() == 8);
+    CHECK(plan.classes[7].lo == 33);
+    CHECK(plan.classes[7].strategy == kR);
   }
   {
     CopyParams p = params_w(32);
     p.nt_threshold = 0;
     const CopyPlan plan = plan_for(p);
-    REQUIRE(plan.classes.size() == 10);
-    CHECK(plan.classes[9].lo == 256);
-    CHECK(plan.classes[9].hi == kNever);
-    CHECK(plan.classes[9].strategy == kNT);
+    REQUIRE(plan.classes.size() == 11);
+    CHECK(plan.classes[10].lo == 257);
+    CHECK(plan.classes[10].hi == kNever);
+    CHECK(plan.classes[10].strategy == kNT);
   }
   {
     CopyParams p = params_w(32);
     p.rep_threshold = 1024;
     p.nt_threshold = 1 << 18;
     const CopyPlan plan = plan_for(p);
-    REQUIRE(plan.classes.size() == 12);
-    CHECK(plan.classes[9].lo == 256);
-    CHECK(plan.classes[9].hi == 1023);
-    CHECK(plan.classes[9].strategy == kL);
-    CHECK(plan.classes[10].lo == 1024);
-    CHECK(plan.classes[10].hi == (1 << 18) - 1);
-    CHECK(plan.classes[10].strategy == kR);
-    CHECK(plan.classes[11].lo == (1 << 18));
-    CHECK(plan.classes[11].hi == kNever);
-    CHECK(plan.classes[11].strategy == kNT);
+    REQUIRE(plan.classes.size() == 13);
+    CHECK(plan.classes[10].lo == 257);
+    CHECK(plan.classes[10].hi == 1023);
+    CHECK(plan.classes[10].strategy == kL);
+    CHECK(plan.classes[11].lo == 1024);
+    CHECK(plan.classes[11].hi == (1 << 18) - 1);
+    CHECK(plan.classes[11].strategy == kR);
+    CHECK(plan.classes[12].lo == (1 << 18));
+    CHECK(plan.classes[12].hi == kNever);
+    CHECK(plan.classes[12].strategy == kNT);
   }
   {
     CopyParams p = params_w(16);
@@ -1066,22 +1067,22 @@ TEST_CASE("check_plan rejects hand-broken plans") {
   {
     // Width 16: head/tail up to 4V = 64 per end; a 128-byte block is too large.
     CopyPlan p = plan_for(params_w(16));
-    REQUIRE_EQ(p.classes.back().lo, 128u);
-    p.classes.back() = {128, 255, Strategy::kHeadTail, 128};
-    p.classes.push_back({256, kNever, Strategy::kAlignedLoop, 0});
+    REQUIRE_EQ(p.classes.back().lo, 129u);
+    p.classes.back() = {129, 256, Strategy::kHeadTail, 128};
+    p.classes.push_back({257, kNever, Strategy::kAlignedLoop, 0});
     rejects(p, "head/tail block too large (V=16)");
   }
   {
     // Width 8: head/tail up to two GPRs (16 bytes) per end.
     CopyPlan p = plan_for(params_w(8));
-    p.classes.back() = {32, 63, Strategy::kHeadTail, 32};
-    p.classes.push_back({64, kNever, Strategy::kAlignedLoop, 0});
+    p.classes.back() = {33, 64, Strategy::kHeadTail, 32};
+    p.classes.push_back({65, kNever, Strategy::kAlignedLoop, 0});
     rejects(p, "head/tail block too large (V=8)");
   }
   {
     CopyPlan p = good;  // head/tail class wider than 2*block
-    p.classes[6] = {32, 127, Strategy::kHeadTail, 32};
-    p.classes.erase(p.classes.begin() + 7);
+    p.classes[7] = {33, 128, Strategy::kHeadTail, 32};
+    p.classes.erase(p.classes.begin() + 8);
     rejects(p, "head/tail hi > 2*block");
   }
   {
@@ -1097,20 +1098,20 @@ TEST_CASE("check_plan rejects hand-broken plans") {
   {
     // Loop class starting below 4V = 128 at width 32.
     CopyPlan p = good;
-    p.classes.resize(8);  // ..., [64, 127] head/tail
-    p.classes.back() = {64, kNever, Strategy::kAlignedLoop, 0};
+    p.classes.resize(8);  // ..., [33, 64] head/tail
+    p.classes.back() = {33, kNever, Strategy::kAlignedLoop, 0};
     rejects(p, "loop below 4V");
   }
   {
     CopyPlan p = good;  // non-temporal loop below 4V
     p.classes.resize(8);
-    p.classes.back() = {64, kNever, Strategy::kNonTemporalLoop, 0};
+    p.classes.back() = {33, kNever, Strategy::kNonTemporalLoop, 0};
     rejects(p, "nt loop below 4V");
   }
   {
     CopyPlan p = good;  // rep below 4V
     p.classes.resize(8);
-    p.classes.back() = {64, kNever, Strategy::kRepString, 0};
+    p.classes.back() = {33, kNever, Strategy::kRepString, 0};
     rejects(p, "rep below 4V");
   }
   {
@@ -1139,13 +1140,13 @@ TEST_CASE("check_plan rejects hand-broken plans") {
     rejects(p, "vec != params.vector_width");
   }
   {
-    // rep with dst alignment below 64 (width 8, loop start 32).
+    // rep with dst alignment below 64 (width 8, loop start 33).
     CopyParams q = params_w(8);
-    q.rep_threshold = 32;
+    q.rep_threshold = 33;
     q.rep_align_dst = false;
     CopyPlan p = plan_for(q);
     REQUIRE_EQ(p.classes.back().strategy, kR);
-    REQUIRE_EQ(p.classes.back().lo, 32u);
+    REQUIRE_EQ(p.classes.back().lo, 33u);
     CHECK(check_plan(p).ok());
     p.params.rep_align_dst = true;
     rejects(p, "aligned rep below 64");

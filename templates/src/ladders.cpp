@@ -54,14 +54,15 @@ CopyPlan vector_ladder(const CopyParams& p) {
     c.push_back({0, 0, Strategy::kNone, 0});
     c.push_back({1, 1, Strategy::kBlock, 1});
   }
-  // Head/tail classes [b, 2b-1] for b = 2, 4, ... up to the widest block the registers allow
-  // (those below the masked class dropped, the one it cuts starting after it).
+  // Head/tail classes (b, 2b] for b = 1, 2, 4, ... up to the widest block the registers allow
+  // (those inside the masked class dropped). Upper bounds are inclusive, as glibc's [VEC, 2*VEC]:
+  // a power-of-two length takes the smaller block (128 bytes: two 64-byte moves, not four).
   const std::uint64_t max_block =
       p.head_tail_max.value ? p.head_tail_max.value : (V == 8 ? 16 : 4 * V);
-  for (std::uint64_t b = 2; b <= max_block; b *= 2)
-    if (2 * b - 1 > M) c.push_back({std::max(b, M + 1), 2 * b - 1, Strategy::kHeadTail, static_cast<std::uint32_t>(b)});
+  for (std::uint64_t b = 1; b <= max_block; b *= 2)
+    if (2 * b > M) c.push_back({std::max(b + 1, M + 1), 2 * b, Strategy::kHeadTail, static_cast<std::uint32_t>(b)});
   // The loop needs n >= 4V (and 32 at width 8): its saved head and tail cover at least that.
-  const std::uint64_t loop_lo = std::max({2 * max_block, M + 1, V == 8 ? 32 : 4 * V});  // default 8V
+  const std::uint64_t loop_lo = std::max({2 * max_block + 1, M + 1, V == 8 ? 32 : 4 * V});  // default 8V + 1
   // Thresholds below the loop's start are raised to it; "never" stays kNever.
   const std::uint64_t nt_lo =
       p.nt_threshold.value == kNever ? kNever : std::max<std::uint64_t>(p.nt_threshold, loop_lo);

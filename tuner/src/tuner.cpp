@@ -548,8 +548,12 @@ class Search {
     const bool rep = std::string(name) == "rep";
     const std::uint64_t loop_lo = loop_start(base.params);
     std::vector<std::uint64_t> sizes;
-    const std::uint64_t lo = rep ? 1024 : 256 * 1024, hi = rep ? (8ull << 20) : (64ull << 20);
-    for (std::uint64_t s = std::max(lo, loop_lo); s <= hi; s *= 2) sizes.push_back(s);
+    // rep starts at the loop's own start (so "rep first", as FSRM CPUs favour, can win), then
+    // powers of two; the non-temporal ladder starts at 256 KiB.
+    const std::uint64_t hi = rep ? (8ull << 20) : (64ull << 20);
+    if (rep) sizes.push_back(loop_lo);
+    for (std::uint64_t s = rep ? 1024 : 256 * 1024; s <= hi; s *= 2)
+      if (s > loop_lo) sizes.push_back(s);
     const std::vector<std::uint32_t> dst_aligns =
         rep ? std::vector<std::uint32_t>{0, 1, 4, 15, 33} : std::vector<std::uint32_t>{0, 4};
 

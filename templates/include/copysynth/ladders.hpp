@@ -8,18 +8,21 @@
 //
 //   n = 0                 return dst
 //   n = 1                 one byte
-//   n = 2..3              head/tail, 2-byte moves        (overlapping; all loads before stores)
-//   n = 4..7              head/tail, 4-byte moves
-//   n = 8..15             head/tail, 8-byte moves
-//   n = 16..31            head/tail, 16 bytes per end    (xmm; two GPRs at V = 8)
-//   n = 32..63            head/tail, 32 bytes per end    (V >= 16)
-//   ... doubling up to    head/tail, 4V bytes per end    (n < 8V; at V = 8 the ladder stops at 31)
-//   n = L .. R-1          aligned loop (L = 8V, or 32 at V = 8): unroll x V per iteration,
-//                         dst aligned to V, optional prefetch, last 4V bytes overlapping
-//   n = R .. T-1          rep movsb      (R = max(rep_threshold, L), 64-byte dst alignment optional)
+//   n = 2                 head/tail, 1-byte moves        (overlapping; all loads before stores)
+//   n = 3..4              head/tail, 2-byte moves
+//   n = 5..8              head/tail, 4-byte moves
+//   n = 9..16             head/tail, 8-byte moves
+//   n = 17..32            head/tail, 16 bytes per end    (xmm; two GPRs at V = 8)
+//   n = 33..64            head/tail, 32 bytes per end    (V >= 16)
+//   ... doubling up to    head/tail, 4V bytes per end    (n <= 8V; at V = 8 the ladder stops at 32)
+//   n = L .. R-1          aligned loop (L = 8V + 1, or 33 at V = 8): unroll x V per iteration,
+//                         dst aligned to V, optional prefetch, saved head and last 4V bytes
+//   n = R .. T-1          rep movs/stos  (R = max(rep_threshold, L), 64-byte dst alignment optional)
 //   n >= T                non-temporal loop (T = max(nt_threshold, L)), sfence before the tail
 //
-// head_tail_max = B moves the loop's start down to max(2B, 4V) (the default B is 4V).
+// Classes are (b, 2b] — upper bounds inclusive, as glibc's [VEC, 2*VEC] — so a power-of-two
+// length takes the smaller block.
+// head_tail_max = B moves the loop's start down to max(2B + 1, 4V) (the default B is 4V).
 // With mask_max = M (AVX-512BW hosts), the classes up to M become one: lengths 0..M take a single
 // masked load and store of M bytes, and the head/tail classes start at M + 1.
 //

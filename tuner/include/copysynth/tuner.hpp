@@ -14,7 +14,9 @@
 //   3. prefetch   prefetch distance x hint, on the points that reach the main loop (copies only);
 //   3b. alias     the 4K-aliasing guard window (copies that would alias go backward);
 //   4. padding    loop alignment x NOP form, on the loop points up to 16 KiB;
-//   5. rep        where `rep movs`/`rep stos` beats the loop: a size ladder 1 KiB..8 MiB at dst
+//   5. rep        where `rep movs`/`rep stos` beats the loop: a size ladder from the loop's start
+//                 (so rep can take over right after the head/tail classes: "rep first", as
+//                 FSRM CPUs may favour) and 1 KiB..8 MiB at dst
 //                 offsets 0, 1, 4, 15, 33, byte and 8-byte elements, dst as given / aligned to 64
 //                 first / rep only when already aligned; the threshold T maximises the summed
 //                 log-speedup over the ladder

@@ -405,6 +405,7 @@ TEST_CASE("static: every real plan is clean for its ISA level") {
                   p.prefetch_hint = PrefetchHint::kNTA;
                 }
               }
+              if (op == Operation::kMemcpy && width == 8 && unroll % 2 == 1) p.shift_realign = true;
               // AVX-512 targets also get the masked class, the high register bank and the
               // half-width head/tail moves (rotating, so every width sees each).
               if (L.level == IsaLevel::kAVX512 && width >= 16 && op != Operation::kClearPage) {

@@ -396,8 +396,13 @@ class RoutineEmitter {
     const StoreKind body_store = nt ? StoreKind::kNonTemporal : StoreKind::kAligned;
     Label loop = a_.newLabel(), rest = a_.newLabel(), rest_loop = a_.newLabel(), tail = a_.newLabel();
 
+    // The shift-realigning loop needs every GPR: its memcpy reads the head and tail at the end
+    // instead of saving them first (memcpy's source does not change).
+    const bool shift = p_.shift_realign && V_ == 8 && op_ == Operation::kMemcpy;
     if (fill()) {
       store(pattern(V_), V_, mem(x86::rdi, 0, V_), StoreKind::kUnaligned);  // head
+    } else if (shift) {
+      a_.sub(x86::rsi, x86::rdi);  // rsi = src - dst
     } else {
       load(head_reg(0), V_, mem(x86::rsi, 0, V_));
       for (unsigned i = 0; i < tk; ++i)
@@ -410,6 +415,7 @@ class RoutineEmitter {
     // At this point: dst < rdi <= dst+V, so [dst, rdi) is covered by the head; [rdx, dst+n) by
     // the tail; the loops below cover [rdi, rdx).
     if (nt && p_.nt_pages.value > 1 && V_ >= 16) page_streams();
+    if (shift) shift_realign(rest, nt);
     a_.mov(x86::rcx, x86::rdx);
     a_.sub(x86::rcx, x86::rdi);
     a_.jbe(tail);
@@ -441,11 +447,56 @@ class RoutineEmitter {
       const unsigned r = pattern(V_);
       for (unsigned i = 0; i < tk; ++i) store(r, V_, mem(x86::rdx, int32_t(i * V_), V_), StoreKind::kUnaligned);
     } else {
+      if (shift) {  // memcpy: read the tail and head now, from the unchanged source
+        for (unsigned i = 0; i < tk; ++i) load(tail_reg(i, false), V_, mem(x86::rdx, x86::rsi, int32_t(i * V_), V_));
+        load(head_reg(0), V_, mem(x86::rax, x86::rsi, 0, V_));
+      }
       for (unsigned i = 0; i < tk; ++i)
         store(tail_reg(i, false), V_, mem(x86::rdx, int32_t(i * V_), V_), StoreKind::kUnaligned);
       store(head_reg(0), V_, mem(x86::rax, 0, V_), StoreKind::kUnaligned);
     }
     ret();
+  }
+
+  /// Width 8 memcpy whose src and dst are misaligned to each other: one unaligned word, then
+  /// aligned source words A, A+8, ... joined pairwise by shrd into aligned dst words, so no load
+  /// or store crosses an 8-byte boundary. The aligned words stay inside [src, src + n): the first
+  /// starts after the unaligned word, and the loop stops one word early. Leaves rdi for the
+  /// caller's loops, which copy what is left. Uses rcx (cl: the shift), r8-r11.
+  void shift_realign(const Label& rest, bool nt) {
+    Label same = a_.newLabel(), loop = a_.newLabel(), done = a_.newLabel();
+    a_.test(x86::sil, 7);
+    a_.jz(same);  // (src - dst) mod 8 == 0: the plain loop is already aligned on both sides
+    a_.mov(x86::r11, x86::rdx);
+    a_.sub(x86::r11, x86::rdi);
+    a_.jbe(same);
+    a_.shr(x86::r11, 3);
+    a_.sub(x86::r11, 2);  // words to join: all but the unaligned first and the last
+    a_.jbe(same);
+    a_.mov(x86::r8, x86::ptr(x86::rdi, x86::rsi));  // the first word, unaligned
+    a_.mov(x86::ptr(x86::rdi), x86::r8);
+    a_.add(x86::rdi, 8);
+    a_.mov(x86::rcx, x86::rsi);
+    a_.and_(x86::ecx, 7);        // m = (src - dst) mod 8
+    a_.sub(x86::rsi, x86::rcx);  // rsi = A - rdi: A, the aligned source word below rdi + delta
+    a_.shl(x86::ecx, 3);         // cl = 8m bits
+    a_.mov(x86::r8, x86::ptr(x86::rdi, x86::rsi));
+    pad_loop_head();
+    a_.bind(loop);
+    a_.mov(x86::r9, x86::ptr(x86::rdi, x86::rsi, 0, 8));
+    a_.mov(x86::r10, x86::r8);
+    a_.shrd(x86::r10, x86::r9, x86::cl);  // (A >> 8m) | (A+8 << (64 - 8m))
+    if (nt) a_.movnti(x86::ptr(x86::rdi), x86::r10);
+    else a_.mov(x86::ptr(x86::rdi), x86::r10);
+    a_.mov(x86::r8, x86::r9);
+    a_.add(x86::rdi, 8);
+    a_.sub(x86::r11, 1);
+    a_.jnz(loop);
+    a_.shr(x86::ecx, 3);
+    a_.add(x86::rsi, x86::rcx);  // back to src - dst
+    a_.bind(done);
+    a_.jmp(rest);
+    a_.bind(same);
   }
 
   /// Non-temporal copy of whole groups of P = nt_pages pages from the cursor rdi, one cache line

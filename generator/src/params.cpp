@@ -179,6 +179,9 @@ Status validate(const CopyParams& p, const IsaFeatures& target) {
     return make_error(ErrorCode::kInvalidParams,
                       "nt_pages = " + std::to_string(p.nt_pages.value) +
                           " needs vector_width >= 16 (the page streams use vector registers): use 1");
+  if (p.shift_realign && (p.operation.value != Operation::kMemcpy || p.vector_width.value != 8))
+    return make_error(ErrorCode::kInvalidParams,
+                      "shift_realign = true needs operation = memcpy and vector_width = 8 (a GPR loop); use false");
   if (stores_only && p.prefetch_distance.value != 0)
     return make_error(ErrorCode::kInvalidParams,
                       "prefetch_distance = " + std::to_string(p.prefetch_distance.value) + " does not apply to " +

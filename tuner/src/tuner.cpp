@@ -127,6 +127,10 @@ const char* dispatch_name(Dispatch d) {
   return "?";
 }
 
+/// Extra weight of a point where a candidate is slower than the system routine (point
+/// workloads): the score is exp(mean(log r + kLossWeight * min(log r, 0))) over the points.
+constexpr double kLossWeight = 3.0;
+
 /// Calls replayed per round for a distribution workload: long enough that branch predictors
 /// cannot learn the sequence by heart (a 4096-call sequence replayed in a loop partly is).
 constexpr std::size_t kReplayCalls = 32768;
@@ -246,7 +250,13 @@ class Search {
           c.params.register_bank = RegisterBank::kLow;
           c.params.mask_max = 0;
         }
+        c.params.shift_realign = false;
         cands.push_back(c);
+        // The kernel-style GPR loop also comes in the shift-realigning form (memcpy).
+        if (v == 8 && op_ == Operation::kMemcpy && !opt_.quick) {
+          c.params.shift_realign = true;
+          cands.push_back(c);
+        }
       }
     }
     return stage("kernel", best, cands, below_1m_, /*halving=*/true);
@@ -473,8 +483,12 @@ class Search {
     BenchBuffers& buf = bench_buffers();
     for (const auto& p : pts) {
       const auto m = compare(op_, fns, buf, p.size, p.src_align, p.dst_align, t);
-      for (std::size_t i = 0; i < rs.size(); ++i)
-        logsum[i] += std::log(m[0].ticks_per_call / m[i + 1].ticks_per_call);
+      // Losses weigh kLossWeight + 1 times as much as gains: a routine that is much faster at
+      // some points must not buy that with being slower than the system routine at others.
+      for (std::size_t i = 0; i < rs.size(); ++i) {
+        const double l = std::log(m[0].ticks_per_call / m[i + 1].ticks_per_call);
+        logsum[i] += l + kLossWeight * std::min(l, 0.0);
+      }
     }
     std::vector<double> s(rs.size());
     for (std::size_t i = 0; i < rs.size(); ++i)

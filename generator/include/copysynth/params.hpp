@@ -219,6 +219,16 @@ struct NtPages {
   static constexpr type def = 1;
   static constexpr std::array<type, 3> choices{1, 2, 4};
 };
+struct ShiftRealign {
+  using type = bool;
+  static constexpr std::string_view unit = "";
+  static constexpr std::string_view doc =
+      "width 8 memcpy: when src and dst are misaligned to each other, the loop reads aligned "
+      "8-byte words of src and joins neighbours with shrd, so every load and store is aligned (the "
+      "2010 unaligned-memcpy patch for x86-64 Linux)";
+  static constexpr type def = false;
+  static constexpr std::array choices{false, true};
+};
 struct LoopAlign {
   using type = std::uint32_t;
   static constexpr std::string_view unit = "bytes";
@@ -255,6 +265,7 @@ struct CopyParams {
                            (Param<spec::RepAlignedOnly>, rep_aligned_only),
                            (Param<spec::AliasWindow>, alias_window),
                            (Param<spec::NtPages>, nt_pages),
+                           (Param<spec::ShiftRealign>, shift_realign),
                            (Param<spec::LoopAlign>, loop_align),
                            (Param<spec::NopForm>, nop_form),
                            (Param<spec::RegisterBank>, register_bank),

@@ -3,7 +3,10 @@
 // Shape (Highway hwy/auto_tune.h, FFTW kernel/planner.c): candidates are built, verified
 // (verify.hpp) — a candidate that fails is never timed — then timed interleaved with the system
 // routine (memcpy, memmove, memset) in the same run, so every cost is a ratio to the baseline.
-// Scores are geometric means of per-point speedups (median over rounds). The search is
+// Scores are geometric means of per-point speedups (median over rounds), with every point where
+// a candidate is slower than the system routine counted four times: the targets are per point
+// (never slower than the best routine the user already has), so a loss is not bought back by a
+// larger win elsewhere. The search is
 // coordinate descent in stages, each over the parameters that matter for one part of the ladder:
 //   1. kernel     vector width x unroll factor, on every workload point below 1 MiB
 //                 (successive halving: all candidates few rounds, the best third more rounds);

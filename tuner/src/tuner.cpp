@@ -666,7 +666,31 @@ class Search {
                                                  : std::to_string(best_thr) + " bytes");
     say(line);
     log_.push_back(line);
-    if (!get(out)) return base;
+    const Routine* chosen = get(out);
+    if (!chosen) return base;
+    if (best_thr != kNever && time_left()) {
+      // Confirm head to head, the complete routines, at the threshold and the largest ladder
+      // size (large copies are the noisiest here: DRAM bandwidth is shared), twice the rounds.
+      TimingOptions tc = t;
+      tc.rounds = 2 * t.rounds + 1;
+      double l = 0;
+      int k = 0;
+      for (std::uint64_t sz : {best_thr, sizes.back()})
+        for (std::uint32_t d : {0u, 4u}) {
+          const auto m = compare(op_, {rs[0]->entry(), chosen->entry()}, buf, sz, rep ? 0 : d, d, tc);
+          l += std::log(m[0].ticks_per_call / m[1].ticks_per_call);
+          ++k;
+        }
+      const double gain = std::exp(l / k);
+      if (gain < 1.02) {
+        const std::string why = std::string(name) + " threshold " + std::to_string(best_thr) +
+                                " did not confirm head to head (" + fmt("%.3f", gain) + "x); keeping " +
+                                (rep ? bytes_or_never(base.params.rep_threshold) : bytes_or_never(base.params.nt_threshold));
+        say(why);
+        log_.push_back(why);
+        return base;
+      }
+    }
     return out;
   }
 

@@ -668,6 +668,41 @@ TEST_CASE("assemble: a fixed simple plan starts with mov rax, rdi") {
   }
 }
 
+TEST_CASE("masked class: page guard before the masked moves, unmasked ladder behind it") {
+  // mask_max = M: lengths 0..M take masked moves unless [src, src+M) or [dst, dst+M) crosses a
+  // 4 KiB page (fault suppression into an unmapped page is a microcode assist); the crossing
+  // path is the unmasked ladder n = 0, 1, (1, 2], ..., (M/2, M].
+  for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill})
+    for (std::uint32_t m : {16u, 32u, 64u, 128u}) {
+      CAPTURE(name_of(op));
+      CAPTURE(m);
+      CopyParams p = params_w(64);
+      p.operation = op;
+      p.mask_max = m;
+      const CopyPlan plan = plan_for(p);
+      REQUIRE(plan.classes.front().strategy == Strategy::kMasked);
+      CHECK(plan.classes.front().hi == m);
+      CHECK(plan.classes[1].lo == m + 1);
+      std::string listing;
+      REQUIRE(assemble(plan, &listing).ok());
+      const auto guard = listing.find("test ecx, 4096\njnz ");
+      const auto first_mask = listing.find("{k1}");
+      REQUIRE(guard != std::string::npos);
+      REQUIRE(first_mask != std::string::npos);
+      CHECK(guard < first_mask);
+      // The block's last byte is what the guard looks at: dst always, src for copies.
+      CHECK(contains(listing, "lea ecx, [rdi+" + std::to_string(m - 1) + "]"));
+      CHECK(contains(listing, "lea r8d, [rsi+" + std::to_string(m - 1) + "]") == (op != Operation::kFill));
+      // Two masks (k1 at +0, k2 at +64) only for 128.
+      CHECK(contains(listing, "{k2}") == (m == 128));
+      // The crossing path has the unmasked head/tail moves up to M: (M/2, M] with M/2-byte ends.
+      const std::string widest = m == 128 ? "zmmword ptr [rdi+rdx-64]" : m == 64 ? "ymmword ptr [rdi+rdx-32]"
+                                 : m == 32                                 ? "xmmword ptr [rdi+rdx-16]"
+                                                                           : "qword ptr [rdi+rdx-8]";
+      CHECK(contains(listing, widest));
+    }
+}
+
 TEST_CASE("assemble: rejects a broken plan with check_plan's error") {
   CopyPlan plan = plan_for(params_w(32));
   plan.classes.pop_back();

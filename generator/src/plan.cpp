@@ -62,8 +62,8 @@ Status check_plan(const CopyPlan& plan) {
         if (c.lo != 0 || c.hi != 0) return class_error(i, c, "kNone only handles n == 0");
         break;
       case Strategy::kMasked:
-        if (c.lo != 0 || c.block == 0 || c.hi != c.block || (c.block != 16 && c.block != 32 && c.block != 64))
-          return class_error(i, c, "a masked class covers n = 0..block with block 16, 32 or 64");
+        if (c.lo != 0 || c.block == 0 || c.hi != c.block || (c.block != 16 && c.block != 32 && c.block != 64 && c.block != 128))
+          return class_error(i, c, "a masked class covers n = 0..block with block 16, 32, 64 or 128");
         break;
       case Strategy::kBlock:
         if (c.lo != c.hi || c.block != c.lo || c.block == 0 || c.block > 8 ||
@@ -136,8 +136,13 @@ std::string to_string(const CopyPlan& plan) {
     switch (c.strategy) {
       case Strategy::kNone: o << "return dst; no memory touched"; break;
       case Strategy::kMasked:
-        o << "one masked " << c.block << "-byte " << (fill ? "store" : "load and store")
-          << " (AVX-512BW, mask (1 << n) - 1)";
+        if (c.block == 128)
+          o << "two masked 64-byte " << (fill ? "stores" : "loads and stores")
+            << " (AVX-512BW, masks from bzhi: bytes [0, n) of the first, [64, n) of the second)";
+        else
+          o << "one masked " << c.block << "-byte " << (fill ? "store" : "load and store")
+            << " (AVX-512BW, mask (1 << n) - 1)";
+        o << "; a block crossing a 4 KiB page takes the head/tail ladder";
         break;
       case Strategy::kBlock: o << "one " << c.block << "-byte " << (fill ? "store" : "move"); break;
       case Strategy::kHeadTail:

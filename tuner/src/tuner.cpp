@@ -293,7 +293,7 @@ class Search {
     const bool masks = evex && f.has(Feature::kAVX512BW) && f.has(Feature::kBMI2);
     std::vector<Candidate> cands;
     const unsigned V = best.params.vector_width;
-    for (unsigned m : {0u, 16u, 32u, 64u})
+    for (unsigned m : {0u, 16u, 32u, 64u, 128u})
       for (RegisterBank b : {RegisterBank::kLow, RegisterBank::kHigh})
         for (unsigned h : {0u, V / 2}) {
           if ((m && !masks) || (!evex && (m || b == RegisterBank::kHigh)) || (h && h < 16)) continue;

@@ -168,10 +168,11 @@ struct MaskMax {
   using type = std::uint32_t;
   static constexpr std::string_view unit = "bytes";
   static constexpr std::string_view doc =
-      "lengths 0..mask_max take one masked load and store (AVX-512BW vmovdqu8 with a bzhi mask) "
-      "instead of the small head/tail classes; 0 = off. Needs AVX-512BW and BMI2 (and VL below 64)";
+      "lengths 0..mask_max take one masked load and store (AVX-512BW vmovdqu8 with a bzhi mask; "
+      "128: two of 64 bytes) instead of the small head/tail classes, unless the block would cross "
+      "a 4 KiB page; 0 = off. Needs AVX-512BW and BMI2 (and VL below 64)";
   static constexpr type def = 0;
-  static constexpr std::array<type, 4> choices{0, 16, 32, 64};
+  static constexpr std::array<type, 5> choices{0, 16, 32, 64, 128};
 };
 struct RepUnit {
   using type = std::uint32_t;

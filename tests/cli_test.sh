@@ -13,7 +13,7 @@ check() {  # check DESCRIPTION COMMAND... : the command must succeed
 
 # --help documents every option.
 "$at" --help >"$tmp/help" 2>&1
-for opt in --emit --from --op --budget --seed --quick --isa --workload --show-plan --list-params --quiet; do
+for opt in --emit --from --op --budget --seed --quick --isa --workload --show-plan --report --versus --svg --list-params --quiet; do
   check "--help mentions $opt" grep -q -- "$opt" "$tmp/help"
 done
 check "--list-params lists every CopyParams field" bash -c "'$at' --list-params | grep -c -E '^  (operation|vector_width|unroll|prefetch_distance|prefetch_hint|nt_threshold|rep_threshold|rep_unit|rep_align_dst|rep_aligned_only|alias_window|nt_pages|shift_realign|loop_align|nop_form|register_bank|head_tail_width|head_tail_max|mask_max)' | grep -qx 19"
@@ -35,6 +35,17 @@ rc=$?
 check "--from exits 0 (rc=$rc)" test $rc -eq 0
 check "--from prints the table" grep -q "speedup" "$tmp/out2"
 check "--from says the code is identical" grep -q "identical to the tuned one" "$tmp/err2"
+
+# --report against the peers, with another wisdom file's routine beside them (--versus).
+cp "$tmp/best.json" "$tmp/second.json"
+"$at" --from "$tmp/best.json" --report --versus "$tmp/second.json" >"$tmp/rep" 2>"$tmp/rep_err"
+rc=$?
+check "--report --versus exits 0 (rc=$rc)" test $rc -eq 0
+check "--report has the seeds' matrix with a second.json column" grep -qE "^ +Len +Src/Dst +glibc .* second.json +tuned" "$tmp/rep"
+check "--report has the misaligned-destination matrix" grep -q "vs aligned" "$tmp/rep"
+check "--report says which targets are met" bash -c "grep -q '^targets' '$tmp/rep' && grep -cE '^  (met|MISSED)  ' '$tmp/rep' | grep -qxE '[5-9]'"
+"$at" --from "$tmp/best.json" --versus "$tmp/second.json" >/dev/null 2>&1; rc=$?
+check "--versus without --report refused (rc=$rc)" test $rc -eq 1
 
 # More operations in the same file: fill and clear_page are added, the memcpy entry is kept.
 "$at" --quick --budget 2 --op fill,clear_page --emit "$tmp/best.json" >"$tmp/out3" 2>"$tmp/err3"

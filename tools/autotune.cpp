@@ -9,7 +9,9 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <algorithm>
 #include <iostream>
 #include <string>
@@ -52,7 +54,7 @@ int main(int argc, char** argv) {
   double budget = 40;
   std::uint64_t seed = 1;
   bool quick = false, quiet = false, show_plan = false, list_params = false, cold = false, report = false;
-  std::string svg_path;
+  std::string svg_path, versus_path;
 
   app.add_option("--emit", emit_path,
                  "Write the winners (params, plan, CPU signature, measured points) as a wisdom file, "
@@ -96,11 +98,17 @@ int main(int argc, char** argv) {
   app.add_flag("--show-plan", show_plan, "Print the winner's size ladder (stderr)");
   app.add_flag("--report", report,
                "With --from: compare the routine with every peer (glibc, rep movsb, plain AVX2 loops, DPDK "
-               "rte_memcpy where built) on the seeds' matrix and the eight production distributions, "
-               "all in this process, interleaved; print the tables and the read bandwidth");
+               "rte_memcpy where built) on the seeds' matrix, the misaligned-destination matrix "
+               "(4 KiB-512 KiB, dst offsets 1, 4, 15, 33) and the eight production distributions, all in "
+               "this process, interleaved; print the tables, the read bandwidth and which performance "
+               "targets are met");
   app.add_option("--svg", svg_path,
                  "With --report: write a plot of the speedup over glibc against the length, one line per "
                  "alignment (other operations than the first get -OPERATION before the extension)")
+      ->type_name("FILE");
+  app.add_option("--versus", versus_path,
+                 "With --report: also time the routine of another wisdom file of this CPU (same "
+                 "operation) in the same rounds, as an extra column, e.g. to compare two tuning runs")
       ->type_name("FILE");
   app.add_flag("--list-params", list_params, "Print every tunable parameter with unit, range and default, then exit");
   app.add_flag("-q,--quiet", quiet, "No progress lines on stderr");
@@ -116,6 +124,7 @@ int main(int argc, char** argv) {
   app.get_option("--from")->excludes("--quick")->excludes("--budget");
   app.get_option("--report")->needs("--from");
   app.get_option("--svg")->needs("--report");
+  app.get_option("--versus")->needs("--report");
 
   try {
     app.parse(argc, argv);
@@ -214,14 +223,34 @@ int main(int argc, char** argv) {
             ro.svg_path = dot == std::string::npos ? svg_path + suffix : svg_path.substr(0, dot) + suffix + svg_path.substr(dot);
           }
         }
+        std::optional<Routine> other;  // --versus: the same operation from another file
+        if (!versus_path.empty()) {
+          auto vw = load_wisdom(versus_path);
+          if (!vw) return fail(vw.error());
+          if (auto st = check_cpu(*vw, cpu); !st) return fail(st.error());
+          const WisdomEntry* ve = vw->find(e->operation);
+          if (!ve)
+            return fail(make_error(ErrorCode::kWisdomMismatch, versus_path + " has no " +
+                                                                   std::string(name_of(e->operation)) + " entry"));
+          auto vr = Routine::build(ve->plan, cpu);
+          if (!vr) return fail(vr.error());
+          if (auto st = check_routine(*vr); !st) return fail(st.error());
+          other.emplace(std::move(vr).value());
+          ro.others.push_back({std::filesystem::path(versus_path).filename().string(), &*other});
+          progress("--versus: " + other->name() + " from " + versus_path + ", verified");
+        }
+        std::optional<ReportTable> seeds_t, misaligned_t, dist_t;
+        double read_gbps = 0;
         if (!workload.is_distribution()) {
-          const ReportTable t = report_points(*r, workload, ro);
-          std::cout << "seeds' matrix, GB/s (higher is better):\n" << t.format() << std::flush;
+          ReportTable& t = seeds_t.emplace(report_points(*r, workload, ro));
+          t.aligned_ratio = workload.name == "misaligned";
+          std::cout << workload.name << " matrix, GB/s (higher is better):\n" << t.format() << std::flush;
           for (const auto& row : t.rows)
             if (row.point.size >= (std::uint64_t{64} << 20) && row.point.src_align == 0 && row.point.dst_align == 0) {
+              read_gbps = read_bandwidth_gbps();
               char b[160];
               std::snprintf(b, sizeof b, "64 MiB: tuned %.2f GB/s; this machine streams reads at %.2f GB/s (the limit)\n",
-                            row.value.back(), read_bandwidth_gbps());
+                            row.value.back(), read_gbps);
               std::cout << b << std::flush;
             }
           if (!ro.svg_path.empty()) {
@@ -231,13 +260,26 @@ int main(int argc, char** argv) {
               return fail(make_error(ErrorCode::kInvalidArgument, err));
             progress("wrote " + ro.svg_path);
           }
+          if (e->operation != Operation::kClearPage && workload.name == "seeds") {
+            ReportTable& m = misaligned_t.emplace(report_points(*r, misaligned_workload(e->operation), ro));
+            m.aligned_ratio = true;
+            std::cout << "\nmisaligned destination, GB/s (vs aligned: tuned / tuned at dst offset 0):\n"
+                      << m.format() << std::flush;
+          }
         }
         if (e->operation == Operation::kMemcpy || e->operation == Operation::kMemmove) {
-          const ReportTable d = report_distributions(*r, workload.is_distribution()
-                                                             ? std::vector<std::string>{workload.distribution->name}
-                                                             : production_distributions(), ro);
+          const ReportTable& d = dist_t.emplace(report_distributions(
+              *r, workload.is_distribution() ? std::vector<std::string>{workload.distribution->name} : production_distributions(),
+              ro));
           std::cout << "\nproduction size distributions, ns per call (lower is better):\n" << d.format() << std::flush;
         }
+        std::cout << "\n"
+                  << format_targets(seeds_t && workload.name == "seeds" ? &*seeds_t : nullptr,
+                                    misaligned_t                            ? &*misaligned_t
+                                    : seeds_t && workload.name == "misaligned" ? &*seeds_t
+                                                                               : nullptr,
+                                    dist_t ? &*dist_t : nullptr, read_gbps)
+                  << std::flush;
         out.entries.push_back(*e);
         continue;
       }

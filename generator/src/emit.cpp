@@ -615,12 +615,15 @@ class RoutineEmitter {
     }
   }
 
-  /// Jumps to `target` when the copy would 4K-alias: (dst - src) mod 4096 < alias_window.
+  /// Jumps to `target` when a forward copy would 4K-alias: 0 < (dst - src) mod 4096 <
+  /// alias_window, i.e. (dst - src - 1) mod 4096 < alias_window - 1. At 0 (page-multiple
+  /// distance, as page-aligned buffers have) a forward loop's loads run ahead of its stores'
+  /// offsets and do not wait, so it stays forward.
   void alias_check(const Label& target) {
-    a_.mov(x86::ecx, x86::edi);
+    a_.lea(x86::ecx, x86::ptr(x86::rdi, -1));
     a_.sub(x86::ecx, x86::esi);
     a_.and_(x86::ecx, 4095);
-    a_.cmp(x86::ecx, static_cast<int32_t>(p_.alias_window.value));
+    a_.cmp(x86::ecx, static_cast<int32_t>(p_.alias_window.value - 1));
     a_.jb(target);
   }
 
@@ -712,8 +715,7 @@ class RoutineEmitter {
 
   /// rep movs / rep stos (element rep_unit bytes), optionally after writing the first 64 bytes
   /// and aligning dst up to 64. memmove takes the loop instead when the buffers overlap; with
-  /// rep_aligned_only a misaligned dst takes the loop; with an alias window an aliasing copy
-  /// takes the backward loop.
+  /// rep_aligned_only a misaligned dst takes the loop.
   void rep_string() {
     const bool clear = op_ == Operation::kClearPage;
     if (p_.rep_aligned_only && !clear) {
@@ -731,10 +733,6 @@ class RoutineEmitter {
       a_.sub(x86::rcx, x86::rdi);
       a_.cmp(x86::rcx, x86::rdx);
       a_.jb(loop_entry_);  // 0 <= src - dst < n: overlapping, the loop saves head and tail first
-    }
-    if (!fill() && p_.alias_window.value != 0) {
-      need_loop_entry_ = true;  // the backward loop is emitted with the loop class
-      alias_check(backward_);
     }
     if (p_.rep_align_dst && !clear) {
       // n >= 64 here (the ladder guarantees it). Write [dst, dst+64), then skip 1..64 bytes.

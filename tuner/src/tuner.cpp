@@ -340,8 +340,9 @@ class Search {
     return stage("prefetch", best, cands, loop_points(best, 1u << 20), false);
   }
 
-  /// The 4K-aliasing guard, on the loop points (the seeds' 0/0 and 4/4 points alias: their
-  /// buffers are page-aligned and page-separated, as in most benchmarks and many programs).
+  /// The 4K-aliasing guard, on the loop points plus the misaligned-destination matrix
+  /// (workload.hpp: 4 KiB..512 KiB at dst offsets 0, 1, 4, 15, 33 from a page-aligned src, so
+  /// 0 < (dst - src) mod 4096 < 64: a forward loop's loads wait on its own stores there).
   Candidate alias_stage(const Candidate& best) {
     std::vector<Candidate> cands;
     for (unsigned w : {0u, 64u, 256u, 1024u}) {
@@ -349,7 +350,11 @@ class Search {
       c.params.alias_window = w;
       cands.push_back(c);
     }
-    return stage("alias", best, cands, loop_points(best, 1u << 20), false);
+    std::vector<Point> pts = loop_points(best, 1u << 20);
+    if (!w_.is_distribution() && op_ != Operation::kClearPage)
+      for (const Point& p : misaligned_workload(op_).points)
+        if (std::find(pts.begin(), pts.end(), p) == pts.end()) pts.push_back(p);
+    return stage("alias", best, cands, pts, false);
   }
 
   Candidate padding_stage(const Candidate& best) {
@@ -754,13 +759,19 @@ std::vector<MeasuredPoint> measure_table(const Routine& r, const Workload& w, un
     mp.tuned_ns = median(tuned_ns);
     return {mp};
   }
-  BenchBuffers buf(std::max<std::uint64_t>(max_size(w.points), 4096) + 4096);
+  const std::uint64_t buf_bytes = std::max<std::uint64_t>(max_size(w.points), 4096) + 4096;
+  std::unique_ptr<BenchBuffers> bufp;
   // Three passes over the whole workload, a median per point across passes: a burst of
-  // interference from another process hits one pass of a point, not all three.
+  // interference from another process hits one pass of a point, not all three; and each pass
+  // maps fresh buffers, so one physical placement (which can move a point by 10-30% here, for
+  // glibc as for copysynth) does not decide a figure.
   constexpr int kPasses = 3;
   std::vector<std::vector<double>> base(w.points.size()), tuned(w.points.size());
   std::vector<std::vector<double>> base_ns(w.points.size()), tuned_ns(w.points.size());
   for (int pass = 0; pass < kPasses; ++pass) {
+    bufp.reset();
+    bufp = std::make_unique<BenchBuffers>(buf_bytes);
+    BenchBuffers& buf = *bufp;
     for (std::size_t i = 0; i < w.points.size(); ++i) {
       const Point& p = w.points[i];
       const auto m = compare(r.operation(), {system_routine(r.operation()), r.entry()}, buf, p.size, p.src_align,
@@ -780,13 +791,13 @@ std::vector<MeasuredPoint> measure_table(const Routine& r, const Workload& w, un
     MeasuredPoint mp;
     if (pmu.available()) {  // one extra batch of the tuned routine, counted
       const unsigned calls = static_cast<unsigned>(std::clamp(2e5 / (double(p.size) + 64), 1.0, 1e5));
-      std::uint8_t* src = buf.src() + p.src_align;
-      std::uint8_t* dst = buf.dst() + p.dst_align;
+      std::uint8_t* src = bufp->src() + p.src_align;
+      std::uint8_t* dst = bufp->dst() + p.dst_align;
       pmu.start();
       for (unsigned c = 0; c < calls; ++c) {
         switch (r.operation()) {
           case Operation::kFill: r.fill_fn()(dst, 0x5A, p.size); break;
-          case Operation::kClearPage: r.clear_page_fn()(buf.dst()); break;
+          case Operation::kClearPage: r.clear_page_fn()(bufp->dst()); break;
           default: r.fn()(dst, src, p.size); break;
         }
       }

@@ -15,7 +15,8 @@
 //                 0-15 or 16-31 (register_bank);
 //   2b. dispatch  dispatch-tree weights: the production prior, the workload's own, flat, chain;
 //   3. prefetch   prefetch distance x hint, on the points that reach the main loop (copies only);
-//   3b. alias     the 4K-aliasing guard window (copies that would alias go backward);
+//   3b. alias     the 4K-aliasing guard window (copies whose dst is just ahead of src within a
+//                 page go backward), on the loop points and the misaligned-destination matrix;
 //   4. padding    loop alignment x NOP form, on the loop points up to 16 KiB;
 //   5. rep        where `rep movs`/`rep stos` beats the loop: a size ladder from the loop's start
 //                 (so rep can take over right after the head/tail classes: "rep first", as
@@ -90,7 +91,8 @@ std::string baseline_name(Operation op);
 Result<TuneResult> tune(const Workload& w, const TuneOptions& opt);
 
 /// Measures `r` against the system routine of its operation on every point of `w`, interleaved,
-/// `rounds` per point, in three passes over the workload; each figure is the median of the three.
+/// `rounds` per point, in three passes over the workload, each pass on freshly mapped buffers;
+/// each figure is the median of the three.
 std::vector<MeasuredPoint> measure_table(const Routine& r, const Workload& w, unsigned rounds,
                                          const std::function<void(const std::string&)>& progress = {});
 

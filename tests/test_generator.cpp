@@ -90,7 +90,7 @@ const SizeClass* class_of(const CopyPlan& plan, std::uint64_t n) {
 TEST_CASE("param_field_names lists every CopyParams field in declaration order") {
   const std::vector<std::string> expected{"operation",     "vector_width",  "unroll",
                                           "prefetch_distance", "prefetch_hint", "nt_threshold",
-                                          "rep_threshold", "rep_unit", "rep_align_dst", "rep_aligned_only", "alias_window", "nt_pages", "shift_realign", "loop_align",
+                                          "rep_threshold", "rep_unit", "rep_align_dst", "rep_aligned_only", "alias_window", "nt_pages", "loop_pipeline", "shift_realign", "loop_align",
                                           "nop_form", "register_bank", "head_tail_width", "head_tail_max", "mask_max"};
   CHECK(param_field_names() == expected);
 }
@@ -412,6 +412,31 @@ TEST_CASE("params_from_json accepts non-negative integers stored as signed JSON 
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().code == ErrorCode::kInvalidParams);
   CHECK_MESSAGE(!contains(bad.error().message, "negative"), bad.error().message);
+}
+
+TEST_CASE("validate: loop_pipeline needs a copy, vector registers and unroll <= 4") {
+  const IsaFeatures all = IsaFeatures::for_level(IsaLevel::kAVX512);
+  CopyParams p;
+  p.loop_pipeline = true;
+  CHECK(validate(p, all).ok());  // memcpy, 32 bytes, unroll 4
+  using Change = std::function<void(CopyParams&)>;
+  const std::vector<Change> changes{[](CopyParams& q) { q.unroll = 8; }, [](CopyParams& q) { q.vector_width = 8; },
+                                    [](CopyParams& q) { q.operation = Operation::kFill; }};
+  for (const Change& bad : changes) {
+    CopyParams q = p;
+    bad(q);
+    const Status st = validate(q, all);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().code == ErrorCode::kInvalidParams);
+    CHECK(contains(st.error().message, "loop_pipeline = true needs"));
+    CHECK(contains(st.error().message, "use false"));
+  }
+  // The plan says so, and the code differs from the plain loop's.
+  p.vector_width = 64;
+  const CopyPlan piped = plan_for(p);
+  CHECK(contains(to_string(piped), "software-pipelined"));
+  p.loop_pipeline = false;
+  CHECK(*assemble(piped) != *assemble(plan_for(p)));
 }
 
 TEST_CASE("validate checks the vector width against the target ISA") {

@@ -406,6 +406,9 @@ TEST_CASE("static: every real plan is clean for its ISA level") {
                 }
               }
               if (op == Operation::kMemcpy && width == 8 && unroll % 2 == 1) p.shift_realign = true;
+              if ((op == Operation::kMemcpy || op == Operation::kMemmove) && width >= 16 && unroll <= 4 &&
+                  (unroll + static_cast<unsigned>(form)) % 2 == 0)
+                p.loop_pipeline = true;
               // AVX-512 targets also get the masked class, the high register bank and the
               // half-width head/tail moves (rotating, so every width sees each).
               if (L.level == IsaLevel::kAVX512 && width >= 16 && op != Operation::kClearPage) {

@@ -85,6 +85,7 @@ TEST_CASE("every operation x width x unroll x threshold x NOP form passes the su
           if (copy_op(op) && t % 3 == 2) p.alias_window = 64u << (t % 5 ? 2 : 0);
           if (w >= 16 && t % 4 == 2) p.nt_pages = t % 8 == 2 ? 4 : 2;
           if (w >= 16 && t % 5 == 2) p.head_tail_max = 2 * w;
+          if (copy_op(op) && w >= 16 && u <= 4 && t % 3 != 1) p.loop_pipeline = true;
           const IsaFeatures& isa = host();
           const bool evex = isa.has(Feature::kAVX512F) && isa.has(Feature::kAVX512VL);
           if (evex && w >= 16 && op != Operation::kClearPage) {

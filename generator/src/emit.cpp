@@ -478,15 +478,19 @@ class RoutineEmitter {
     a_.jbe(tail);
     a_.shr(x86::rcx, std::countr_zero(step));  // full iterations
     a_.jz(rest);
-    pad_loop_head();
-    a_.bind(loop);
-    if (!fill() && p_.prefetch_distance.value != 0)
-      for (unsigned off = 0; off < std::max(step, 64u); off += 64)
-        prefetch(x86::ptr(x86::rdi, x86::rsi, 0, int32_t(p_.prefetch_distance.value + off)));
-    body(U, false, body_store);
-    a_.add(x86::rdi, step);
-    a_.sub(x86::rcx, 1);
-    a_.jnz(loop);
+    if (p_.loop_pipeline && !fill() && V_ >= 16 && U <= 4) {
+      pipelined_loop(rest, body_store);
+    } else {
+      pad_loop_head();
+      a_.bind(loop);
+      if (!fill() && p_.prefetch_distance.value != 0)
+        for (unsigned off = 0; off < std::max(step, 64u); off += 64)
+          prefetch(x86::ptr(x86::rdi, x86::rsi, 0, int32_t(p_.prefetch_distance.value + off)));
+      body(U, false, body_store);
+      a_.add(x86::rdi, step);
+      a_.sub(x86::rcx, 1);
+      a_.jnz(loop);
+    }
     // At this point: rdx - rdi < unroll*V bytes are left before the tail.
     a_.bind(rest);
     a_.cmp(x86::rdi, x86::rdx);
@@ -513,6 +517,51 @@ class RoutineEmitter {
       store(head_reg(0), V_, mem(x86::rax, 0, V_), StoreKind::kUnaligned);
     }
     ret();
+  }
+
+  /// The main loop of forward_loop, software-pipelined: rcx >= 1 blocks of U*V bytes at the
+  /// cursor rdi (src at rdi + rsi). Register groups A (vectors 0..U-1) and B (4..4+U-1) take turns:
+  /// block k+1 is loaded before block k is stored, so every load is older than the stores of
+  /// the block before it and never waits on them through a false (4K-alias) dependence. Leaves
+  /// rdi after the last block and continues at `rest` (bound right after this code).
+  void pipelined_loop(const Label& rest, StoreKind kind) {
+    const unsigned U = p_.unroll;
+    const int32_t block = static_cast<int32_t>(U * V_);
+    Label loop = a_.newLabel(), drain_a = a_.newLabel(), drain_b = a_.newLabel();
+    auto load_group = [&](unsigned base, int32_t disp) {
+      if (p_.prefetch_distance.value != 0)
+        for (int32_t off = 0; off < std::max(block, 64); off += 64)
+          prefetch(x86::ptr(x86::rdi, x86::rsi, 0, disp + int32_t(p_.prefetch_distance.value) + off));
+      for (unsigned i = 0; i < U; ++i) load(base + i, V_, mem(x86::rdi, x86::rsi, disp + int32_t(i * V_), V_));
+    };
+    auto store_group = [&](unsigned base) {
+      for (unsigned i = 0; i < U; ++i) store(base + i, V_, mem(x86::rdi, int32_t(i * V_), V_), kind);
+    };
+    load_group(0, 0);  // A = block 0
+    a_.sub(x86::rcx, 1);
+    a_.jz(drain_a);
+    pad_loop_head();
+    a_.bind(loop);
+    // At this point: A holds the block at rdi; rcx >= 1 blocks follow it.
+    load_group(4, block);
+    store_group(0);
+    a_.add(x86::rdi, block);
+    a_.sub(x86::rcx, 1);
+    a_.jz(drain_b);
+    // At this point: B holds the block at rdi; rcx >= 1 blocks follow it.
+    load_group(0, block);
+    store_group(4);
+    a_.add(x86::rdi, block);
+    a_.sub(x86::rcx, 1);
+    a_.jnz(loop);
+    a_.bind(drain_a);
+    store_group(0);
+    a_.add(x86::rdi, block);
+    a_.jmp(rest);
+    a_.bind(drain_b);
+    store_group(4);
+    a_.add(x86::rdi, block);
+    // Falls through to `rest`, which the caller binds next.
   }
 
   /// Width 8 memcpy whose src and dst are misaligned to each other: one unaligned word, then

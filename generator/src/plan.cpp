@@ -156,8 +156,11 @@ std::string to_string(const CopyPlan& plan) {
         if (p.prefetch_distance.value)
           o << ", prefetch" << name_of(p.prefetch_hint.value) << " +" << p.prefetch_distance.value
             << " B";
+        if (p.loop_pipeline) o << ", software-pipelined (next block loaded before this one is stored)";
         if (c.strategy == Strategy::kNonTemporalLoop) o << ", movnt stores, sfence";
         o << "; head " << plan.vec << " B and tail " << 4 * plan.vec << " B overlapping";
+        if (p.alias_window.value && c.strategy == Strategy::kAlignedLoop)
+          o << "; backward when 0 < (dst - src) mod 4096 < " << p.alias_window.value;
         if (p.operation.value == Operation::kMemmove)
           o << (c.strategy == Strategy::kNonTemporalLoop ? "; overlapping buffers take the loop"
                                                         : "; backward when dst - src < n");

@@ -251,6 +251,7 @@ class Search {
           c.params.mask_max = 0;
         }
         c.params.shift_realign = false;
+        if (v < 16 || u > 4) c.params.loop_pipeline = false;  // it needs two groups of u vectors
         cands.push_back(c);
         // The kernel-style GPR loop also comes in the shift-realigning form (memcpy).
         if (v == 8 && op_ == Operation::kMemcpy && !opt_.quick) {
@@ -345,11 +346,15 @@ class Search {
   /// 0 < (dst - src) mod 4096 < 64: a forward loop's loads wait on its own stores there).
   Candidate alias_stage(const Candidate& best) {
     std::vector<Candidate> cands;
-    for (unsigned w : {0u, 64u, 256u, 1024u}) {
-      Candidate c = best;
-      c.params.alias_window = w;
-      cands.push_back(c);
-    }
+    const unsigned V = best.params.vector_width, U = best.params.unroll;
+    for (unsigned w : {0u, 64u, 256u, 1024u})
+      for (int pipe = 0; pipe < (V >= 16 ? 2 : 1); ++pipe) {
+        Candidate c = best;
+        c.params.alias_window = w;
+        c.params.loop_pipeline = pipe == 1;
+        if (pipe && U > 4) c.params.unroll = 4;  // the pipelined loop holds two blocks
+        cands.push_back(c);
+      }
     std::vector<Point> pts = loop_points(best, 1u << 20);
     if (!w_.is_distribution() && op_ != Operation::kClearPage)
       for (const Point& p : misaligned_workload(op_).points)

@@ -221,6 +221,18 @@ struct NtPages {
   static constexpr type def = 1;
   static constexpr std::array<type, 3> choices{1, 2, 4};
 };
+struct LoopPipeline {
+  using type = bool;
+  static constexpr std::string_view unit = "";
+  static constexpr std::string_view doc =
+      "software-pipelined forward loop: the next unroll x vector_width block is loaded before the "
+      "current one is stored, so no load follows a store within one block of it. A copy whose dst "
+      "is just ahead of src in a page (0 < (dst - src) mod 4096 < block) then has no load waiting "
+      "on a store to an address with the same low 12 bits (4K aliasing). Copies only; needs "
+      "vector_width >= 16 and unroll <= 4 (two register groups)";
+  static constexpr type def = false;
+  static constexpr std::array<type, 2> choices{false, true};
+};
 struct ShiftRealign {
   using type = bool;
   static constexpr std::string_view unit = "";
@@ -267,6 +279,7 @@ struct CopyParams {
                            (Param<spec::RepAlignedOnly>, rep_aligned_only),
                            (Param<spec::AliasWindow>, alias_window),
                            (Param<spec::NtPages>, nt_pages),
+                           (Param<spec::LoopPipeline>, loop_pipeline),
                            (Param<spec::ShiftRealign>, shift_realign),
                            (Param<spec::LoopAlign>, loop_align),
                            (Param<spec::NopForm>, nop_form),

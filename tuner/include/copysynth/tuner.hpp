@@ -15,8 +15,9 @@
 //                 0-15 or 16-31 (register_bank);
 //   2b. dispatch  dispatch-tree weights: the production prior, the workload's own, flat, chain;
 //   3. prefetch   prefetch distance x hint, on the points that reach the main loop (copies only);
-//   3b. alias     the 4K-aliasing guard window (copies whose dst is just ahead of src within a
-//                 page go backward), on the loop points and the misaligned-destination matrix;
+//   3b. alias     4K aliasing: the guard window (copies whose dst is just ahead of src within a
+//                 page go backward) x the software-pipelined loop (loads a block ahead of the
+//                 stores; unroll <= 4), on the loop points and the misaligned-destination matrix;
 //   4. padding    loop alignment x NOP form, on the loop points up to 16 KiB;
 //   5. rep        where `rep movs`/`rep stos` beats the loop: a size ladder from the loop's start
 //                 (so rep can take over right after the head/tail classes: "rep first", as

@@ -66,6 +66,8 @@ class RoutineEmitter {
 
  private:
   bool fill() const { return op_ == Operation::kFill || op_ == Operation::kClearPage; }
+  /// The forward loop is software-pipelined (validate() allows it for copies at V >= 16, U <= 4).
+  bool pipelined() const { return p_.loop_pipeline && !fill() && V_ >= 16 && p_.unroll.value <= 4; }
   bool memmove() const { return op_ == Operation::kMemmove; }
 
   // ----- registers and moves ---------------------------------------------------------------
@@ -478,7 +480,7 @@ class RoutineEmitter {
     a_.jbe(tail);
     a_.shr(x86::rcx, std::countr_zero(step));  // full iterations
     a_.jz(rest);
-    if (p_.loop_pipeline && !fill() && V_ >= 16 && U <= 4) {
+    if (pipelined()) {
       pipelined_loop(rest, body_store);
     } else {
       pad_loop_head();
@@ -679,12 +681,13 @@ class RoutineEmitter {
   /// The loop class (and the rep / non-temporal classes' fallback, entered at loop_entry_).
   /// Copies pick a direction: memmove goes backward when 0 <= dst - src < n (forward would
   /// overwrite source bytes not yet read) and forward when 0 <= src - dst < n; with an alias
-  /// window, copies that would 4K-alias (and do not overlap) go backward too. Fill: forward.
+  /// window and a loop that is not software-pipelined, copies that would 4K-alias (and do not
+  /// overlap) go backward too (the pipelined forward loop does not wait on them). Fill: forward.
   void loop_class() {
     begin_body();
     a_.bind(loop_entry_);
     loop_entry_bound_ = true;
-    const bool alias = !fill() && p_.alias_window.value != 0;
+    const bool alias = !fill() && p_.alias_window.value != 0 && !pipelined();
     const bool backward = memmove() || alias;
     if (memmove() && !f_.wrong_overlap_order) {
       Label forward = a_.newLabel();
@@ -764,7 +767,8 @@ class RoutineEmitter {
 
   /// rep movs / rep stos (element rep_unit bytes), optionally after writing the first 64 bytes
   /// and aligning dst up to 64. memmove takes the loop instead when the buffers overlap; with
-  /// rep_aligned_only a misaligned dst takes the loop.
+  /// rep_aligned_only a misaligned dst takes the loop; with an alias window a copy that would
+  /// 4K-alias takes the loop class (which copies it backward unless it is software-pipelined).
   void rep_string() {
     const bool clear = op_ == Operation::kClearPage;
     if (p_.rep_aligned_only && !clear) {
@@ -782,6 +786,10 @@ class RoutineEmitter {
       a_.sub(x86::rcx, x86::rdi);
       a_.cmp(x86::rcx, x86::rdx);
       a_.jb(loop_entry_);  // 0 <= src - dst < n: overlapping, the loop saves head and tail first
+    }
+    if (!fill() && p_.alias_window.value != 0) {
+      need_loop_entry_ = true;  // a copy that would 4K-alias takes the loop class instead
+      alias_check(loop_entry_);
     }
     if (p_.rep_align_dst && !clear) {
       // n >= 64 here (the ladder guarantees it). Write [dst, dst+64), then skip 1..64 bytes.

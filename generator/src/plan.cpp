@@ -159,7 +159,7 @@ std::string to_string(const CopyPlan& plan) {
         if (p.loop_pipeline) o << ", software-pipelined (next block loaded before this one is stored)";
         if (c.strategy == Strategy::kNonTemporalLoop) o << ", movnt stores, sfence";
         o << "; head " << plan.vec << " B and tail " << 4 * plan.vec << " B overlapping";
-        if (p.alias_window.value && c.strategy == Strategy::kAlignedLoop)
+        if (p.alias_window.value && c.strategy == Strategy::kAlignedLoop && !p.loop_pipeline)
           o << "; backward when 0 < (dst - src) mod 4096 < " << p.alias_window.value;
         if (p.operation.value == Operation::kMemmove)
           o << (c.strategy == Strategy::kNonTemporalLoop ? "; overlapping buffers take the loop"
@@ -171,6 +171,7 @@ std::string to_string(const CopyPlan& plan) {
           << (p.rep_unit.value == 8 ? " + overlapping 8-byte tail" : "")
           << (p.rep_align_dst && p.operation.value != Operation::kClearPage ? " after aligning dst to 64" : "");
         if (p.operation.value == Operation::kMemmove) o << "; the backward loop when dst - src < n";
+        if (p.alias_window.value && !fill) o << "; the loop when 0 < (dst - src) mod 4096 < " << p.alias_window.value;
         break;
     }
     o << "\n";

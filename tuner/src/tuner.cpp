@@ -592,6 +592,12 @@ class Search {
           c.params.rep_align_dst = mode == 1;
           c.params.rep_aligned_only = mode == 2;
           variants.push_back(c);
+          // The same, handing copies that would 4K-alias to the loop (the dst offsets below
+          // alias: src is page-aligned).
+          if (base.params.alias_window.value == 0 && op_ != Operation::kFill && !opt_.quick) {
+            c.params.alias_window = 64;
+            variants.push_back(c);
+          }
         }
     } else {
       for (unsigned pages : {1u, 2u, 4u}) {
@@ -643,9 +649,10 @@ class Search {
       o << name;
       if (rep)
         o << (live[v].params.rep_unit.value == 8 ? " (8-byte elements" : " (byte elements")
-          << (live[v].params.rep_aligned_only ? ", only when dst is 64-aligned)"
-              : live[v].params.rep_align_dst  ? ", dst aligned to 64 first)"
-                                              : ", dst as given)");
+          << (live[v].params.rep_aligned_only ? ", only when dst is 64-aligned"
+              : live[v].params.rep_align_dst  ? ", dst aligned to 64 first"
+                                              : ", dst as given")
+          << (live[v].params.alias_window.value != base.params.alias_window.value ? ", 4K-aliasing copies to the loop)" : ")");
       else
         o << " (" << live[v].params.nt_pages.value << (live[v].params.nt_pages.value == 1 ? " stream)" : " page streams)");
       o << ", loop time / variant time:";
@@ -664,6 +671,7 @@ class Search {
             out.params.rep_unit = live[v].params.rep_unit;
             out.params.rep_align_dst = live[v].params.rep_align_dst;
             out.params.rep_aligned_only = live[v].params.rep_aligned_only;
+            out.params.alias_window = live[v].params.alias_window;
           } else {
             out.params.nt_threshold = sizes[si];
             out.params.nt_pages = live[v].params.nt_pages;

@@ -206,9 +206,9 @@ struct AliasWindow {
   static constexpr std::string_view unit = "bytes";
   static constexpr std::string_view doc =
       "4K aliasing guard for copies: when 0 < (dst - src) mod 4096 < alias_window (dst just ahead "
-      "of src within a page), the loop classes copy backward: a forward copy's loads would follow "
-      "stores to addresses with the same low 12 bits and wait on them. 0 = off. Not for fill; the "
-      "rep class keeps rep movs (the rep stage measures it at such offsets)";
+      "of src within a page), where a forward copy's loads follow stores to addresses with the same "
+      "low 12 bits and wait on them, the rep class hands the copy to the loop class, and a loop that "
+      "is not software-pipelined (loop_pipeline) copies it backward. 0 = off. Not for fill";
   static constexpr type def = 0;
   static constexpr std::array<type, 4> choices{0, 64, 256, 1024};
 };

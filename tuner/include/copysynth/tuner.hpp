@@ -23,7 +23,8 @@
 //                 (so rep can take over right after the head/tail classes: "rep first", as
 //                 FSRM CPUs may favour) and 1 KiB..8 MiB at dst
 //                 offsets 0, 1, 4, 15, 33, byte and 8-byte elements, dst as given / aligned to 64
-//                 first / rep only when already aligned; the threshold T maximises the summed
+//                 first / rep only when already aligned, each also with the copies that would
+//                 4K-alias handed to the loop (alias_window); the threshold T maximises the summed
 //                 log-speedup over the ladder
 //                 sizes >= T and must gain >= 3% in total (else never);
 //   6. nt         where non-temporal stores beat the best so far: 256 KiB..64 MiB, one stream or

@@ -144,7 +144,7 @@ struct Candidate {
 class Search {
  public:
   Search(const Workload& w, const TuneOptions& opt) : w_(w), opt_(opt), t0_(now()), rng_(opt.seed) {
-    timing_.rounds = opt.quick ? 7 : 15;
+    timing_.rounds = opt.quick ? 7 : 31;
     if (w.is_distribution()) {
       calls_ = make_calls(*w.distribution, kReplayCalls, opt.seed);
       replay_buf_ = std::make_unique<ReplayBuffers>(w.distribution->max_size(), w.cold);

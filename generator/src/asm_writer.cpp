@@ -372,14 +372,15 @@ class Writer {
   }
 
   /// ISA extensions the instructions use, as Zydis names them (AVX-512 by isa_set: family and
-  /// vector length, e.g. AVX512BW_256).
+  /// vector length or form, e.g. AVX512BW_256, AVX512BW_KOP for kmovq).
   std::string extensions() const {
     std::set<std::string> used;
     for (const Item& it : items_) {
       if (it.padding) continue;
       const std::string ext = ZydisISAExtGetString(it.in.meta.isa_ext);
       if (ext == "BASE" || ext == "LONGMODE") continue;
-      used.insert(it.in.encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX ? ZydisISASetGetString(it.in.meta.isa_set) : ext);
+      const bool avx512 = it.in.encoding == ZYDIS_INSTRUCTION_ENCODING_EVEX || ext.rfind("AVX512", 0) == 0;
+      used.insert(avx512 ? ZydisISASetGetString(it.in.meta.isa_set) : ext);
     }
     std::string s;
     for (const auto& e : used) s += (s.empty() ? "" : ", ") + e;

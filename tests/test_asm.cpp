@@ -449,6 +449,16 @@ TEST_CASE("each pseudo-prefix rule keeps an encoding GNU as would otherwise chan
     bare.erase(bare.find(c.pin), std::strlen(c.pin) + 1);
     if (c.needed) CHECK(assemble_text(dir, "bare", "\t.text\n" + bare, false, &error) != code.bytes);
   }
+  // A branch to the very end of the code gets its label after the last instruction.
+  AnnotatedCode to_end;
+  to_end.bytes = {0x48, 0x85, 0xD2, 0x74, 0x01, 0xC3};  // test %rdx, %rdx; jz end; ret
+  auto end_body = asm_body(to_end, flavor("plain"));
+  REQUIRE(end_body.ok());
+  CHECK(end_body->text.find("\tjz\t.Lx6\n") != std::string::npos);
+  CHECK(end_body->text.size() > 6);
+  CHECK(end_body->text.compare(end_body->text.size() - 6, 6, ".Lx6:\n") == 0);
+  std::string end_error;
+  CHECK(assemble_text(dir, "end", "\t.text\n" + end_body->text, false, &end_error) == to_end.bytes);
   // Code the writer cannot follow is refused, not guessed at.
   AnnotatedCode bad;
   bad.bytes = {0x0F, 0xFF};  // 0f ff: no such instruction (UD0 needs a ModRM byte)

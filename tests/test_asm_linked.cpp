@@ -15,23 +15,9 @@
 #include "copysynth/static_check.hpp"
 #include "copysynth/verify.hpp"
 #include "grid.inc"
+#include "grid_verify_options.hpp"
 
 using namespace copysynth;
-
-namespace {
-
-/// The lighter options test_verify's big grid uses (the full defaults run in the tuner).
-VerifyOptions grid_options() {
-  VerifyOptions o;
-  o.dense_max = 300;
-  o.random_sizes = 4;
-  o.max_size = 2 << 20;
-  o.overlap_dense = 96;
-  o.overlap_stride = 9;
-  return o;
-}
-
-}  // namespace
 
 TEST_CASE("the linked .S routines are the JIT routines and pass the conformance suite") {
   const auto grid = test::asm_grid();
@@ -61,13 +47,13 @@ TEST_CASE("the linked .S routines are the JIT routines and pass the conformance 
     const auto edges = plan_edges(g.plan);
     VerifyReport rep;
     switch (g.plan.params.operation.value) {
-      case Operation::kMemcpy: rep = verify_copy(reinterpret_cast<CopyFn>(kGridRoutines[i]), edges, grid_options()); break;
+      case Operation::kMemcpy: rep = verify_copy(reinterpret_cast<CopyFn>(kGridRoutines[i]), edges, test::grid_options()); break;
       case Operation::kMemmove:
-        rep = verify_move(reinterpret_cast<CopyFn>(kGridRoutines[i]), edges, g.plan.vec, grid_options());
+        rep = verify_move(reinterpret_cast<CopyFn>(kGridRoutines[i]), edges, g.plan.vec, test::grid_options());
         break;
-      case Operation::kFill: rep = verify_fill(reinterpret_cast<FillFn>(kGridRoutines[i]), edges, grid_options()); break;
+      case Operation::kFill: rep = verify_fill(reinterpret_cast<FillFn>(kGridRoutines[i]), edges, test::grid_options()); break;
       case Operation::kClearPage:
-        rep = verify_clear_page(reinterpret_cast<ClearPageFn>(kGridRoutines[i]), grid_options());
+        rep = verify_clear_page(reinterpret_cast<ClearPageFn>(kGridRoutines[i]), test::grid_options());
         break;
     }
     CHECK_MESSAGE(rep.ok(), rep.summary());

@@ -141,9 +141,8 @@ int emit_asm_file(const Wisdom& w, const WisdomEntry& entry, const AsmRequest& r
                      "), workload " + entry.workload + ", " + w.created + ", copysynth " + w.generator_version + ".");
   if (!entry.points.empty()) {
     char b[160];
-    std::snprintf(b, sizeof b, "Measured then: %.2fx the system %s (geometric mean over %zu points).",
-                  geomean_speedup(entry.points), op == "fill" ? "memset" : op == "clear_page" ? "memset of a page" : op.c_str(),
-                  entry.points.size());
+    std::snprintf(b, sizeof b, "Measured then: %.2fx the speed of the %s (geometric mean over %zu points).",
+                  geomean_speedup(entry.points), baseline_name(entry.operation).c_str(), entry.points.size());
     o.header.push_back(b);
   }
   o.header.push_back("Target: " + std::string(isa_level_name(level)) + " (" + target.to_string() + ").");
@@ -426,15 +425,11 @@ int main(int argc, char** argv) {
       if (patch_table) {  // the seeds' matrix, whatever the entry was tuned on
         const Workload seeds = seeds_workload(e->operation);
         const auto points = measure_table(*r, seeds, 11, progress);
-        const std::string base = e->operation == Operation::kMemcpy    ? "memcpy"
-                                 : e->operation == Operation::kMemmove ? "memmove"
-                                                                       : "memset";
-        std::cout << format_patch_table(
-                         points, std::string(name_of(e->operation)) + " on " + cpu.brand() + ": old = glibc " +
-                                     gnu_get_libc_version() + " " + base +
-                                     (e->operation == Operation::kClearPage ? " of a page" : "") + ", new = copysynth " +
-                                     r->name() + ";\nns per call (TSC), medians of 3 passes x 11 rounds, both "
-                                     "measured in the same run; speedup = old / new")
+        std::cout << format_patch_table(points, std::string(name_of(e->operation)) + " on " + cpu.brand() + ": old = " +
+                                                    baseline_name(e->operation) + " (glibc " + gnu_get_libc_version() +
+                                                    "), new = copysynth " + r->name() +
+                                                    ";\nns per call (TSC), medians of 3 passes x 11 rounds, both "
+                                                    "measured in the same run; speedup = old / new")
                   << std::flush;
         out.entries.push_back(*e);
         continue;

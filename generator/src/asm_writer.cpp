@@ -311,6 +311,15 @@ class Writer {
       const std::size_t end = std::min(s.find(' '), s.size());
       if (end > plain.size() && s.compare(0, plain.size(), plain) == 0) s.erase(plain.size(), end - plain.size());
     }
+    // movzx/movsx with a memory source: the conventional AT&T names with both sizes
+    // (`movzbl (%rsi), %ecx`) rather than Zydis's `movzxb`.
+    if ((it.in.mnemonic == ZYDIS_MNEMONIC_MOVZX || it.in.mnemonic == ZYDIS_MNEMONIC_MOVSX) &&
+        it.ops[1].type == ZYDIS_OPERAND_TYPE_MEMORY) {
+      const auto suffix = [](unsigned bits) { return bits == 8 ? 'b' : bits == 16 ? 'w' : bits == 32 ? 'l' : 'q'; };
+      const std::string name = std::string(it.in.mnemonic == ZYDIS_MNEMONIC_MOVZX ? "movz" : "movs") +
+                               suffix(it.ops[1].size) + suffix(it.ops[0].size);
+      s = name + s.substr(std::min(s.find(' '), s.size()));
+    }
     // Mnemonic and operands separated by a tab, as hand-written GNU as files are (after the
     // prefixes: `rep movsb`, `rep stosq`).
     std::size_t at = 0;
@@ -462,12 +471,14 @@ class Writer {
       ++out.instructions;
       out.pinned += !pin.empty();
     }
-    // Notes (or a branch target) at the very end of the code.
+    // Labels at the very end of the code (a note's, or a branch target's).
     for (; note < notes.size(); ++note)
       if (notes[note].kind == EmitNote::Kind::kLabel && !labelled.count(notes[note].offset)) {
         labelled.insert(notes[note].offset);
         o << label_ref(notes[note].offset) << ":\n";
       }
+    if (targets_.count(code_.bytes.size()) && !labelled.count(code_.bytes.size()))
+      o << label_ref(code_.bytes.size()) << ":\n";
   }
 
   const CopyPlan* plan_;

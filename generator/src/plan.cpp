@@ -165,9 +165,9 @@ std::string to_string(const CopyPlan& plan) {
   for (const auto& c : plan.classes) {
     char range[64];
     if (c.hi == kNever)
-      std::snprintf(range, sizeof range, "%10llu .. max     ", (unsigned long long)c.lo);
+      std::snprintf(range, sizeof range, "%10llu .. %-10s", (unsigned long long)c.lo, "max");
     else if (c.lo == c.hi)
-      std::snprintf(range, sizeof range, "%10llu             ", (unsigned long long)c.lo);
+      std::snprintf(range, sizeof range, "%10llu %13s", (unsigned long long)c.lo, "");
     else
       std::snprintf(range, sizeof range, "%10llu .. %-10llu", (unsigned long long)c.lo,
                     (unsigned long long)c.hi);

@@ -81,6 +81,48 @@ sed 's/"unroll": [0-9]*/"unroll": "four"/' "$tmp/best.json" >"$tmp/type.json"
 expect_error "unroll of the wrong type" "entries\[0\].params.unroll" "$tmp/type.json"
 expect_error "missing file" "cannot read wisdom file" "$tmp/does-not-exist.json"
 
+# The tuned routine as a .S file (--emit-asm): every flavour assembles with GNU as (linux and
+# glibc preprocessed with the stub headers of tests/asm-stubs) to the same .text; errors.
+stubs=$(cd "$(dirname "$0")" && pwd)/asm-stubs
+for opt in --emit-asm --flavor --name --target --patch-table; do
+  check "--help mentions $opt" grep -q -- "$opt" "$tmp/help"
+done
+"$at" --from "$tmp/best.json" --emit-asm "$tmp/plain.S" >/dev/null 2>"$tmp/asm_err"
+rc=$?
+check "--emit-asm exits 0 (rc=$rc)" test $rc -eq 0
+check "--emit-asm says what it wrote" grep -q "wrote $tmp/plain.S: memcpy_copysynth, plain flavour" "$tmp/asm_err"
+check "the header gives the command line" grep -qF "Command: autotune --from $tmp/best.json --emit-asm $tmp/plain.S" "$tmp/plain.S"
+check "the header gives the ladder, the parameters and the CPU" bash -c "grep -q 'memcpy plan (ladder' '$tmp/plain.S' && grep -q 'vector_width=' '$tmp/plain.S' && grep -q 'Tuned on: ' '$tmp/plain.S'"
+check "the plain file assembles with as" as --64 -o "$tmp/plain.o" "$tmp/plain.S"
+for fl in linux glibc; do
+  "$at" -q --from "$tmp/best.json" --emit-asm "$tmp/$fl.S" --flavor $fl --name "my_$fl" >/dev/null 2>&1
+  check "--flavor $fl exits 0" test -s "$tmp/$fl.S"
+  check "--flavor $fl assembles with its stub headers" bash -c "g++ -E -P -x assembler-with-cpp -I '$stubs' '$tmp/$fl.S' -o '$tmp/$fl.s' && as --64 -o '$tmp/$fl.o' '$tmp/$fl.s'"
+  check "--flavor $fl gives the same .text as plain" bash -c "objcopy -O binary --only-section=.text '$tmp/$fl.o' '$tmp/$fl.bin' && objcopy -O binary --only-section=.text '$tmp/plain.o' '$tmp/plain.bin' && cmp -s '$tmp/$fl.bin' '$tmp/plain.bin'"
+done
+check "--flavor linux uses the kernel's macros" bash -c "grep -q '^SYM_FUNC_START(my_linux)' '$tmp/linux.S' && grep -q '^SYM_FUNC_END(my_linux)' '$tmp/linux.S' && grep -q '	RET' '$tmp/linux.S'"
+check "--flavor glibc uses ENTRY/END and L()" bash -c "grep -q '^ENTRY_P2ALIGN (my_glibc, ' '$tmp/glibc.S' && grep -q '^END (my_glibc)' '$tmp/glibc.S' && grep -q '^L(' '$tmp/glibc.S'"
+"$at" -q --from "$tmp/best.json" --isa sse2 --emit-asm "$tmp/cap.S" --target avx512 >/dev/null 2>&1
+rc=$?
+check "--target avx512 with --isa sse2: written without executing (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'not executed' '$tmp/cap.S' && grep -q 'Target: avx512' '$tmp/cap.S'"
+"$at" -q --emit-asm "$tmp/x.S" >/dev/null 2>"$tmp/e"; rc=$?
+check "--emit-asm without --from: exit 1 and what to do (rc=$rc)" bash -c "test $rc -eq 1 && grep -q 'give its wisdom file with --from' '$tmp/e'"
+"$at" -q --from "$tmp/best.json" --emit-asm "$tmp/x.S" --flavor bsd >/dev/null 2>&1; rc=$?
+check "unknown --flavor refused (rc=$rc)" test $rc -eq 1
+"$at" -q --from "$tmp/best.json" --emit-asm "$tmp/x.S" --op memmove >/dev/null 2>"$tmp/e"; rc=$?
+check "--emit-asm of an operation the file lacks: exit 2, names what it holds (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'has no memmove entry (it holds .*memcpy' '$tmp/e'"
+"$at" -q --from "$tmp/best.json" --emit-asm "$tmp/x.S" --name 9lives >/dev/null 2>"$tmp/e"; rc=$?
+check "a bad --name: exit 2 (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'not an assembler symbol name' '$tmp/e'"
+check "nothing written on error" test ! -e "$tmp/x.S"
+
+# The commit-message table.
+"$at" -q --from "$tmp/best.json" --op memcpy --patch-table >"$tmp/pt" 2>&1
+rc=$?
+check "--patch-table exits 0 (rc=$rc)" test $rc -eq 0
+check "--patch-table: the seeds' layout" grep -qE '^ +Len  Src/Dst align +old +new  speedup$' "$tmp/pt"
+check "--patch-table: old is the system memcpy, measured here" grep -q "old = system memcpy (glibc [0-9.]*), new = copysynth" "$tmp/pt"
+check "--patch-table: 77 rows" bash -c "grep -cE '^ *[0-9]+M? +[0-9]+/[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x$' '$tmp/pt' | grep -qx 77"
+
 # Bad command lines: exit 1.
 "$at" --budget -5 >/dev/null 2>&1; rc=$?
 check "negative budget refused (rc=$rc)" test $rc -eq 1

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <doctest/doctest.h>
 
+#include <regex>
+#include <sstream>
+
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -332,6 +335,43 @@ TEST_CASE("a tiny tune returns a verified routine and a table row per point") {
   CHECK(table.find("system memcpy GB/s") != std::string::npos);
   CHECK(table.find("tuned GB/s") != std::string::npos);
   CHECK(table.find("speedup") != std::string::npos);
+}
+
+TEST_CASE("format_patch_table: the seeds' layout, old / new in ns per call, speedup = old / new") {
+  MeasuredPoint a;
+  a.size = 4096;
+  a.src_align = 0;
+  a.dst_align = 4;
+  a.baseline_ns = 120.0;
+  a.tuned_ns = 60.0;
+  a.baseline_gbps = 4096 / 120.0;
+  a.tuned_gbps = 4096 / 60.0;
+  MeasuredPoint b = a;
+  b.size = std::uint64_t{64} << 20;
+  b.src_align = 33;
+  b.dst_align = 1;
+  b.baseline_ns = 2.0e6;
+  b.tuned_ns = 4.0e6;
+  b.baseline_gbps = double(b.size) / b.baseline_ns;
+  b.tuned_gbps = double(b.size) / b.tuned_ns;
+  const std::string t = format_patch_table({a, b}, "memcpy on a test CPU");
+  std::istringstream in(t);
+  std::string caption, header, row1, row2, last;
+  std::getline(in, caption);
+  std::getline(in, header);
+  std::getline(in, row1);
+  std::getline(in, row2);
+  std::getline(in, last);
+  CHECK(caption == "memcpy on a test CPU");
+  CHECK(std::regex_match(header, std::regex(R"( *Len  Src/Dst align +old +new  speedup)")));
+  CHECK(std::regex_match(row1, std::regex(R"( *4096 +0/4 +120\.0 +60\.00 +2\.00x)")));
+  CHECK(std::regex_match(row2, std::regex(R"( *64M +33/1 +2000000 +4000000 +0\.50x)")));
+  CHECK(last == "geometric-mean speedup over 2 points: 1.00x");
+  // Columns line up: every row as long as the header.
+  CHECK(row1.size() == header.size());
+  CHECK(row2.size() == header.size());
+  // No caption: the header comes first.
+  CHECK(format_patch_table({a}).rfind("   Len", 0) == 0);
 }
 
 TEST_CASE("an empty workload is an error, not a crash") {

@@ -15,6 +15,7 @@
 #include "copysynth/ladders.hpp"
 #include "copysynth/static_check.hpp"
 #include "copysynth/verify.hpp"
+#include "grid_verify_options.hpp"
 
 using namespace copysynth;
 
@@ -38,15 +39,7 @@ Routine build(const CopyParams& p, const EmitFaults& f = {}) {
 }
 
 /// Cheaper options for the big grid (the full defaults run in the tuner and below).
-VerifyOptions grid_options() {
-  VerifyOptions o;
-  o.dense_max = 300;
-  o.random_sizes = 4;
-  o.max_size = 2 << 20;
-  o.overlap_dense = 96;
-  o.overlap_stride = 9;
-  return o;
-}
+using test::grid_options;
 
 bool copy_op(Operation op) { return op == Operation::kMemcpy || op == Operation::kMemmove; }
 

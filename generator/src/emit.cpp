@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <bit>
 #include <optional>
+#include <string>
+#include <utility>
 
 #include "copysynth/nops.hpp"
 
@@ -36,18 +38,25 @@ class FirstError final : public asmjit::ErrorHandler {
 
 class RoutineEmitter {
  public:
-  RoutineEmitter(const CopyPlan& plan, x86::Emitter& e, const EmitFaults& faults)
-      : plan_(plan), p_(plan.params), a_(e), V_(plan.vec), f_(faults), op_(plan.params.operation.value) {}
+  RoutineEmitter(const CopyPlan& plan, x86::Emitter& e, const EmitFaults& faults, std::vector<EmitNote>* notes)
+      : plan_(plan), p_(plan.params), a_(e), V_(plan.vec), f_(faults), op_(plan.params.operation.value),
+        notes_(e.isAssembler() ? notes : nullptr) {
+    if (notes_) base_ = assembler_offset();
+  }
 
   Status run() {
     if (op_ == Operation::kClearPage) {
+      comment("clear_page(rdi = page): rax = page, r8 = 0 (the pattern), n = 4096");
       a_.mov(x86::rax, x86::rdi);
       a_.xor_(x86::r8d, x86::r8d);  // the pattern: zero
       a_.mov(x86::edx, static_cast<int32_t>(kPageBytes));
     } else {
+      comment(fill() ? "rdi = dst, sil = the fill byte, rdx = n; rax = dst, the return value"
+                     : "rdi = dst, rsi = src, rdx = n; rax = dst, the return value");
       a_.mov(x86::rax, x86::rdi);
       if (f_.truncate_length) a_.mov(x86::edx, x86::edx);
       if (fill()) {
+        comment("r8 = the fill byte in all 8 bytes");
         // r8 = the fill byte broadcast to 8 bytes.
         a_.movzx(x86::r8d, x86::sil);
         a_.mov(x86::r9, 0x0101010101010101ll);
@@ -231,6 +240,24 @@ class RoutineEmitter {
     pattern_width_ = 0;
   }
 
+  // ----- notes for readers of the code (EmitNote; never change a byte) --------------------
+
+  /// The Assembler's byte offset; only for an Assembler (padding and notes check isAssembler()).
+  std::size_t assembler_offset() const {
+    // x86::Emitter is a view of the real emitter (BaseEmitter::as<>), here an Assembler.
+    return static_cast<asmjit::BaseAssembler&>(static_cast<asmjit::BaseEmitter&>(a_)).offset();
+  }
+  /// Offset from the routine's first byte, for notes.
+  std::size_t offset() const { return assembler_offset() - base_; }
+  void comment(std::string text) {
+    if (notes_) notes_->push_back({EmitNote::Kind::kComment, offset(), 0, NopForm::kSingleByte, std::move(text)});
+  }
+  /// Binds `l` here and names it for readers.
+  void bind(const Label& l, std::string name) {
+    a_.bind(l);
+    if (notes_) notes_->push_back({EmitNote::Kind::kLabel, offset(), 0, NopForm::kSingleByte, std::move(name)});
+  }
+
   // ----- padding ------------------------------------------------------------------------------
 
   void pad_loop_head() {
@@ -243,11 +270,11 @@ class RoutineEmitter {
                                 "be known); use loop_align = 1 with other emitters");
       return;
     }
-    // x86::Emitter is a view of the real emitter (BaseEmitter::as<>), here an Assembler.
-    const std::size_t offset =
-        static_cast<asmjit::BaseAssembler&>(static_cast<asmjit::BaseEmitter&>(a_)).offset();
-    const auto bytes = nop_padding(p_.nop_form, padding_for(offset, align));
-    if (!bytes.empty()) a_.embed(bytes.data(), bytes.size());
+    const std::size_t at = assembler_offset();
+    const auto bytes = nop_padding(p_.nop_form, padding_for(at, align));
+    if (bytes.empty()) return;
+    if (notes_) notes_->push_back({EmitNote::Kind::kPadding, at - base_, bytes.size(), p_.nop_form, {}});
+    a_.embed(bytes.data(), bytes.size());
   }
 
   // ----- dispatch --------------------------------------------------------------------------
@@ -262,27 +289,40 @@ class RoutineEmitter {
     }
   }
 
+  /// The lengths a subtree of a dispatch tree over `classes` handles: [first lo, last hi].
+  static std::pair<std::uint64_t, std::uint64_t> lengths(const std::vector<SizeClass>& classes,
+                                                         const std::vector<DispatchNode>& t, int id) {
+    int lo = id, hi = id;
+    while (t[lo].leaf < 0) lo = t[lo].left;
+    while (t[hi].leaf < 0) hi = t[hi].right;
+    return {classes[t[lo].leaf].lo, classes[t[hi].leaf].hi};
+  }
+  static std::string lengths_text(std::pair<std::uint64_t, std::uint64_t> r, const char* sep) {
+    if (r.first == r.second) return std::to_string(r.first);
+    return std::to_string(r.first) + sep + (r.second == kNever ? std::string("max") : std::to_string(r.second));
+  }
+
   /// Emits the dispatch subtree `id` of `t`, a tree over `classes` (dispatch_tree()).
   Status node(const std::vector<SizeClass>& classes, const std::vector<DispatchNode>& t, int id) {
     const DispatchNode& nd = t[id];
     if (nd.leaf >= 0) return leaf(classes[nd.leaf]);
     // The heavier side falls through: the likeliest lengths take no branch.
     Label other = a_.newLabel();
+    const bool right_first = t[nd.right].weight > t[nd.left].weight;
+    const int jumped = right_first ? nd.left : nd.right;
+    comment("n = " + lengths_text(lengths(classes, t, id), " .. ") + ": n " + (right_first ? "<" : ">=") + " " +
+            std::to_string(nd.pivot) + " jumps, the likelier side falls through");
     cmp_n(nd.pivot);
-    if (t[nd.right].weight > t[nd.left].weight) {
-      a_.jb(other);
-      COPYSYNTH_TRY(node(classes, t, nd.right));
-      a_.bind(other);
-      return node(classes, t, nd.left);
-    }
-    a_.jae(other);
-    COPYSYNTH_TRY(node(classes, t, nd.left));
-    a_.bind(other);
-    return node(classes, t, nd.right);
+    if (right_first) a_.jb(other);
+    else a_.jae(other);
+    COPYSYNTH_TRY(node(classes, t, right_first ? nd.right : nd.left));
+    bind(other, "len_" + lengths_text(lengths(classes, t, jumped), "_"));
+    return node(classes, t, jumped);
   }
 
   Status leaf(const SizeClass& c) {
     begin_body();
+    comment("n = " + lengths_text({c.lo, c.hi}, " .. ") + ": " + describe_class(plan_, c));
     switch (c.strategy) {
       case Strategy::kNone: ret(); break;
       case Strategy::kBlock: block(c.block); break;
@@ -292,6 +332,7 @@ class RoutineEmitter {
         if (memmove()) {
           // Non-temporal stores only when the buffers do not overlap at all.
           need_loop_entry_ = true;
+          comment("non-temporal stores only when the buffers do not overlap; else the loop");
           a_.mov(x86::rcx, x86::rdi);
           a_.sub(x86::rcx, x86::rsi);
           a_.cmp(x86::rcx, x86::rdx);
@@ -323,6 +364,7 @@ class RoutineEmitter {
   void masked(unsigned bytes) {
     Label cross = a_.newLabel();
     const int32_t reach = static_cast<int32_t>(bytes - 1);
+    comment("page guard: a " + std::to_string(bytes) + "-byte block crossing a 4 KiB page takes the unmasked ladder");
     // Bit 12 of p and of p + bytes - 1 differ exactly when the block crosses a page boundary.
     a_.lea(x86::ecx, x86::ptr(x86::rdi, reach));
     a_.xor_(x86::ecx, x86::edi);
@@ -367,7 +409,7 @@ class RoutineEmitter {
         a_.k(k[i]).vmovdqu8(mem(x86::rdi, int32_t(i * unit), unit), vec(vr(i), unit));
     }
     ret();
-    a_.bind(cross);
+    bind(cross, "page_cross");
     small_fallback(bytes);
   }
 
@@ -458,11 +500,18 @@ class RoutineEmitter {
     // The shift-realigning loop needs every GPR: its memcpy reads the head and tail at the end
     // instead of saving them first (memcpy's source does not change).
     const bool shift = p_.shift_realign && V_ == 8 && op_ == Operation::kMemcpy;
+    const std::string pre = nt ? "nt_" : "";
     if (fill()) {
+      comment("store the head; rdx = start of the last " + std::to_string(tk * V_) + " B; align the cursor rdi up to " +
+              std::to_string(V_));
       store(pattern(V_), V_, mem(x86::rdi, 0, V_), StoreKind::kUnaligned);  // head
     } else if (shift) {
+      comment("rsi = src - dst; rdx = start of the last " + std::to_string(tk * V_) +
+              " B; align the cursor rdi up to 8");
       a_.sub(x86::rsi, x86::rdi);  // rsi = src - dst
     } else {
+      comment("save the first " + std::to_string(V_) + " B and the last " + std::to_string(tk * V_) +
+              " B of src; rsi = src - dst; align the cursor rdi up to " + std::to_string(V_));
       load(head_reg(0), V_, mem(x86::rsi, 0, V_));
       for (unsigned i = 0; i < tk; ++i)
         load(tail_reg(i, false), V_, mem(x86::rsi, x86::rdx, int32_t(i * V_) - int32_t(tk * V_), V_));
@@ -471,20 +520,22 @@ class RoutineEmitter {
     a_.lea(x86::rdx, x86::ptr(x86::rdi, x86::rdx, 0, -int32_t(tk * V_)));  // rdx = tail start
     a_.add(x86::rdi, V_);
     a_.and_(x86::rdi, -int32_t(V_));  // cursor, V-aligned
-    // At this point: dst < rdi <= dst+V, so [dst, rdi) is covered by the head; [rdx, dst+n) by
-    // the tail; the loops below cover [rdi, rdx).
     if (nt && p_.nt_pages.value > 1 && V_ >= 16) page_streams();
-    if (shift) shift_realign(rest, nt);
+    if (shift) shift_realign(rest, nt, pre);
+    comment("At this point: dst < rdi <= dst + " + std::to_string(V_) +
+            ", [dst, rdi) is covered by the head, [rdx, dst + n) by the tail; the loops cover [rdi, rdx)");
     a_.mov(x86::rcx, x86::rdx);
     a_.sub(x86::rcx, x86::rdi);
     a_.jbe(tail);
     a_.shr(x86::rcx, std::countr_zero(step));  // full iterations
     a_.jz(rest);
     if (pipelined()) {
-      pipelined_loop(rest, body_store);
+      pipelined_loop(rest, body_store, pre);
     } else {
       pad_loop_head();
-      a_.bind(loop);
+      bind(loop, pre + "loop");
+      comment(std::to_string(U) + " x " + std::to_string(V_) + " B per iteration, " +
+              (nt ? "non-temporal" : "aligned") + " stores");
       if (!fill() && p_.prefetch_distance.value != 0)
         for (unsigned off = 0; off < std::max(step, 64u); off += 64)
           prefetch(x86::ptr(x86::rdi, x86::rsi, 0, int32_t(p_.prefetch_distance.value + off)));
@@ -493,18 +544,20 @@ class RoutineEmitter {
       a_.sub(x86::rcx, 1);
       a_.jnz(loop);
     }
-    // At this point: rdx - rdi < unroll*V bytes are left before the tail.
-    a_.bind(rest);
+    bind(rest, pre + "rest");
+    comment("At this point: rdx - rdi < " + std::to_string(step) + " B are left before the tail; " +
+            std::to_string(V_) + " B per iteration");
     a_.cmp(x86::rdi, x86::rdx);
     a_.jae(tail);
     pad_loop_head();  // every backward-branch target is a loop head
-    a_.bind(rest_loop);
+    bind(rest_loop, pre + "rest_loop");
     body(1, false, body_store);
     a_.add(x86::rdi, V_);
     a_.cmp(x86::rdi, x86::rdx);
     a_.jb(rest_loop);
-    // At this point: [dst, rdx) is done except the head, which is stored last.
-    a_.bind(tail);
+    bind(tail, pre + "tail");
+    comment("At this point: [dst, rdx) is done except the head; store the tail, then the head" +
+            std::string(nt ? " (after sfence)" : ""));
     if (nt) sfence();
     if (fill()) {
       const unsigned r = pattern(V_);
@@ -526,7 +579,7 @@ class RoutineEmitter {
   /// block k+1 is loaded before block k is stored, so every load is older than the stores of
   /// the block before it and never waits on them through a false (4K-alias) dependence. Leaves
   /// rdi after the last block and continues at `rest` (bound right after this code).
-  void pipelined_loop(const Label& rest, StoreKind kind) {
+  void pipelined_loop(const Label& rest, StoreKind kind, const std::string& pre) {
     const unsigned U = p_.unroll;
     const int32_t block = static_cast<int32_t>(U * V_);
     Label loop = a_.newLabel(), drain_a = a_.newLabel(), drain_b = a_.newLabel();
@@ -539,28 +592,30 @@ class RoutineEmitter {
     auto store_group = [&](unsigned base) {
       for (unsigned i = 0; i < U; ++i) store(base + i, V_, mem(x86::rdi, int32_t(i * V_), V_), kind);
     };
+    comment("software-pipelined: block k+1 is loaded before block k is stored (registers A: 0.." +
+            std::to_string(U - 1) + ", B: 4.." + std::to_string(3 + U) + ")");
     load_group(0, 0);  // A = block 0
     a_.sub(x86::rcx, 1);
     a_.jz(drain_a);
     pad_loop_head();
-    a_.bind(loop);
-    // At this point: A holds the block at rdi; rcx >= 1 blocks follow it.
+    bind(loop, pre + "loop");
+    comment("At this point: A holds the block at rdi; rcx >= 1 blocks follow it");
     load_group(4, block);
     store_group(0);
     a_.add(x86::rdi, block);
     a_.sub(x86::rcx, 1);
     a_.jz(drain_b);
-    // At this point: B holds the block at rdi; rcx >= 1 blocks follow it.
+    comment("At this point: B holds the block at rdi; rcx >= 1 blocks follow it");
     load_group(0, block);
     store_group(4);
     a_.add(x86::rdi, block);
     a_.sub(x86::rcx, 1);
     a_.jnz(loop);
-    a_.bind(drain_a);
+    bind(drain_a, pre + "drain_a");
     store_group(0);
     a_.add(x86::rdi, block);
     a_.jmp(rest);
-    a_.bind(drain_b);
+    bind(drain_b, pre + "drain_b");
     store_group(4);
     a_.add(x86::rdi, block);
     // Falls through to `rest`, which the caller binds next.
@@ -571,8 +626,9 @@ class RoutineEmitter {
   /// or store crosses an 8-byte boundary. The aligned words stay inside [src, src + n): the first
   /// starts after the unaligned word, and the loop stops one word early. Leaves rdi for the
   /// caller's loops, which copy what is left. Uses rcx (cl: the shift), r8-r11.
-  void shift_realign(const Label& rest, bool nt) {
+  void shift_realign(const Label& rest, bool nt, const std::string& pre) {
     Label same = a_.newLabel(), loop = a_.newLabel(), done = a_.newLabel();
+    comment("(src - dst) mod 8 != 0: copy aligned 8-byte source words joined pairwise by shrd");
     a_.test(x86::sil, 7);
     a_.jz(same);  // (src - dst) mod 8 == 0: the plain loop is already aligned on both sides
     a_.mov(x86::r11, x86::rdx);
@@ -590,7 +646,8 @@ class RoutineEmitter {
     a_.shl(x86::ecx, 3);         // cl = 8m bits
     a_.mov(x86::r8, x86::ptr(x86::rdi, x86::rsi));
     pad_loop_head();
-    a_.bind(loop);
+    bind(loop, pre + "shift_loop");
+    comment("dst word = (A >> 8m) | (A+8 << (64 - 8m)), cl = 8m");
     a_.mov(x86::r9, x86::ptr(x86::rdi, x86::rsi, 0, 8));
     a_.mov(x86::r10, x86::r8);
     a_.shrd(x86::r10, x86::r9, x86::cl);  // (A >> 8m) | (A+8 << (64 - 8m))
@@ -602,9 +659,9 @@ class RoutineEmitter {
     a_.jnz(loop);
     a_.shr(x86::ecx, 3);
     a_.add(x86::rsi, x86::rcx);  // back to src - dst
-    a_.bind(done);
+    bind(done, pre + "shift_done");
     a_.jmp(rest);
-    a_.bind(same);
+    bind(same, pre + "shift_skip");
   }
 
   /// Non-temporal copy of whole groups of P = nt_pages pages from the cursor rdi, one cache line
@@ -616,16 +673,18 @@ class RoutineEmitter {
     const unsigned L = V_ == 16 ? 32 : 64;  // bytes of each page per step
     const unsigned per = L / V_;            // registers per page; P * per <= 8
     Label outer = a_.newLabel(), inner = a_.newLabel(), skip = a_.newLabel();
+    comment("groups of " + std::to_string(P) + " pages side by side, " + std::to_string(L) +
+            " B of each page per step, non-temporal stores");
     a_.mov(x86::rcx, x86::rdx);
     a_.sub(x86::rcx, x86::rdi);
     a_.jbe(skip);
     a_.shr(x86::rcx, std::countr_zero(P * 4096u));
     a_.jz(skip);
     pad_loop_head();
-    a_.bind(outer);
+    bind(outer, "pages_loop");
     a_.mov(x86::r9d, static_cast<int32_t>(4096 / L));
     pad_loop_head();
-    a_.bind(inner);
+    bind(inner, "pages_step");
     for (unsigned pg = 0; pg < P; ++pg) {
       const int32_t at = static_cast<int32_t>(pg * 4096);
       if (!fill() && p_.prefetch_distance.value != 0)
@@ -644,7 +703,7 @@ class RoutineEmitter {
     a_.add(x86::rdi, static_cast<int32_t>((P - 1) * 4096));  // the other pages of the group are done
     a_.sub(x86::rcx, 1);
     a_.jnz(outer);
-    a_.bind(skip);
+    bind(skip, "pages_done");
   }
 
   /// `count` vectors at the cursor rdi (copy: from rdi + rsi), in register groups; the backward
@@ -685,12 +744,13 @@ class RoutineEmitter {
   /// overlap) go backward too (the pipelined forward loop does not wait on them). Fill: forward.
   void loop_class() {
     begin_body();
-    a_.bind(loop_entry_);
+    bind(loop_entry_, "loop_entry");
     loop_entry_bound_ = true;
     const bool alias = !fill() && p_.alias_window.value != 0 && !pipelined();
     const bool backward = memmove() || alias;
     if (memmove() && !f_.wrong_overlap_order) {
       Label forward = a_.newLabel();
+      comment("0 <= dst - src < n: a forward copy would overwrite source bytes not yet read");
       a_.mov(x86::rcx, x86::rdi);
       a_.sub(x86::rcx, x86::rsi);
       a_.cmp(x86::rcx, x86::rdx);
@@ -702,14 +762,16 @@ class RoutineEmitter {
         a_.jb(forward);  // 0 <= src - dst < n: must go forward
         alias_check(backward_);
       }
-      a_.bind(forward);
+      bind(forward, "forward");
     } else if (alias) {
       alias_check(backward_);
     }
     forward_loop(false);
     if (backward) {
       begin_body();
-      a_.bind(backward_);
+      bind(backward_, "backward");
+      comment(memmove() ? "copy downward: 0 <= dst - src < n (or the copy would 4K-alias)"
+                        : "copy downward: the copy would 4K-alias forward");
       backward_loop();
     }
   }
@@ -722,6 +784,8 @@ class RoutineEmitter {
     const unsigned step = U * V_;
     const unsigned hk = saved_k();
     Label loop = a_.newLabel(), rest = a_.newLabel(), rest_loop = a_.newLabel(), tail = a_.newLabel();
+    comment("save the first " + std::to_string(hk * V_) + " B and the last " + std::to_string(V_) +
+            " B of src; rdi = the end of dst aligned down to " + std::to_string(V_));
     for (unsigned i = 0; i < hk; ++i) load(head_reg(i), V_, mem(x86::rsi, int32_t(i * V_), V_));
     load(tail_reg(0, true), V_, mem(x86::rsi, x86::rdx, -int32_t(V_), V_));
     a_.sub(x86::rsi, x86::rdi);  // rsi = src - dst
@@ -729,8 +793,8 @@ class RoutineEmitter {
     a_.mov(x86::rdx, x86::rdi);  // keep the end for the tail store
     a_.and_(x86::rdi, -int32_t(V_));  // cursor: end aligned down, in (end-V, end]
     a_.lea(x86::r9, x86::ptr(x86::rax, int32_t(hk * V_)));  // lower bound: the saved head's end
-    // At this point: [rdi, end) is covered by the saved tail, [dst, r9) by the saved head; the
-    // loops below cover [r9, rdi) from the top down.
+    comment("At this point: [rdi, end) is covered by the saved tail, [dst, r9) by the saved head; the "
+            "loops cover [r9, rdi) from the top down");
     a_.mov(x86::rcx, x86::rdi);
     a_.sub(x86::rcx, x86::r9);
     a_.jbe(tail);
@@ -739,7 +803,7 @@ class RoutineEmitter {
     a_.shr(x86::rcx, std::countr_zero(step));
     a_.jz(rest);
     pad_loop_head();
-    a_.bind(loop);
+    bind(loop, "back_loop");
     a_.sub(x86::rdi, step);
     if (p_.prefetch_distance.value != 0)
       for (unsigned off = 0; off < std::max(step, 64u); off += 64)
@@ -747,17 +811,18 @@ class RoutineEmitter {
     body(U, true, StoreKind::kAligned);
     a_.sub(x86::rcx, 1);
     a_.jnz(loop);
-    a_.bind(rest);
+    bind(rest, "back_rest");
     a_.test(x86::r9, x86::r9);
     a_.jz(tail);
     pad_loop_head();  // every backward-branch target is a loop head
-    a_.bind(rest_loop);
+    bind(rest_loop, "back_rest_loop");
     a_.sub(x86::rdi, V_);
     body(1, true, StoreKind::kAligned);
     a_.sub(x86::r9, V_);
     a_.ja(rest_loop);  // more than V bytes were left
-    // At this point: [dst + hk*V - (V-1) at worst, end) is done; store the saved head and tail.
-    a_.bind(tail);
+    bind(tail, "back_tail");
+    comment("At this point: [dst + " + std::to_string(hk * V_) + " - " + std::to_string(V_ - 1) +
+            " at worst, end) is done; store the saved head and tail");
     for (unsigned i = 0; i < hk; ++i) store(head_reg(i), V_, mem(x86::rax, int32_t(i * V_), V_), StoreKind::kUnaligned);
     store(tail_reg(0, true), V_, mem(x86::rdx, -int32_t(V_), V_), StoreKind::kUnaligned);
     ret();
@@ -772,12 +837,14 @@ class RoutineEmitter {
   void rep_string() {
     const bool clear = op_ == Operation::kClearPage;
     if (p_.rep_aligned_only && !clear) {
+      comment("rep only when dst is 64-byte aligned; else the loop");
       need_loop_entry_ = true;
       a_.test(x86::dil, 63);
       a_.jnz(loop_entry_);
     }
     if (memmove()) {
       need_loop_entry_ = true;
+      comment("forward rep only when the buffers do not overlap; else the loop");
       a_.mov(x86::rcx, x86::rdi);
       a_.sub(x86::rcx, x86::rsi);
       a_.cmp(x86::rcx, x86::rdx);
@@ -789,10 +856,12 @@ class RoutineEmitter {
     }
     if (!fill() && p_.alias_window.value != 0) {
       need_loop_entry_ = true;  // a copy that would 4K-alias takes the loop class instead
+      comment("0 < (dst - src) mod 4096 < " + std::to_string(p_.alias_window.value) + ": 4K aliasing, take the loop");
       alias_check(loop_entry_);
     }
     if (p_.rep_align_dst && !clear) {
-      // n >= 64 here (the ladder guarantees it). Write [dst, dst+64), then skip 1..64 bytes.
+      // n >= 64 here (the ladder guarantees it).
+      comment("write [dst, dst + 64), then advance dst by 1..64 bytes to a multiple of 64");
       const unsigned unit = V_ == 8 ? 8 : V_;
       const unsigned group = V_ == 8 ? 4 : 64 / unit;
       for (unsigned g = 0; g < 64; g += group * unit) {
@@ -854,16 +923,18 @@ class RoutineEmitter {
   Label loop_entry_, backward_;
   bool need_loop_entry_ = false, loop_entry_bound_ = false;
   std::optional<Error> pad_error_;
+  std::vector<EmitNote>* notes_ = nullptr;
+  std::size_t base_ = 0;  // assembler offset of the routine's first byte (with notes_)
 };
 
 }  // namespace
 
-Status emit(const CopyPlan& plan, x86::Emitter& e, const EmitFaults& faults) {
+Status emit(const CopyPlan& plan, x86::Emitter& e, const EmitFaults& faults, std::vector<EmitNote>* notes) {
   COPYSYNTH_TRY(check_plan(plan));
   FirstError handler;
   asmjit::ErrorHandler* previous = e.errorHandler();
   e.setErrorHandler(&handler);
-  Status st = RoutineEmitter(plan, e, faults).run();
+  Status st = RoutineEmitter(plan, e, faults, notes).run();
   e.setErrorHandler(previous);
   if (handler.error != asmjit::kErrorOk)
     return make_error(ErrorCode::kEmitFailed,
@@ -874,14 +945,16 @@ Status emit(const CopyPlan& plan, x86::Emitter& e, const EmitFaults& faults) {
   return st;
 }
 
-Result<std::vector<std::uint8_t>> assemble(const CopyPlan& plan, std::string* listing, const EmitFaults& faults) {
+namespace {
+Result<std::vector<std::uint8_t>> assemble_impl(const CopyPlan& plan, std::string* listing, const EmitFaults& faults,
+                                                std::vector<EmitNote>* notes) {
   asmjit::Environment env(asmjit::Arch::kX64);
   asmjit::CodeHolder code;
   code.init(env);
   asmjit::StringLogger logger;
   if (listing) code.setLogger(&logger);
   x86::Assembler a(&code);
-  COPYSYNTH_TRY(emit(plan, *a.as<x86::Emitter>(), faults));
+  COPYSYNTH_TRY(emit(plan, *a.as<x86::Emitter>(), faults, notes));
   code.flatten();
   code.resolveUnresolvedLinks();
   const asmjit::Section* text = code.textSection();
@@ -889,6 +962,19 @@ Result<std::vector<std::uint8_t>> assemble(const CopyPlan& plan, std::string* li
   std::vector<std::uint8_t> bytes(buf.data(), buf.data() + buf.size());
   if (listing) *listing = logger.data();
   return bytes;
+}
+}  // namespace
+
+Result<std::vector<std::uint8_t>> assemble(const CopyPlan& plan, std::string* listing, const EmitFaults& faults) {
+  return assemble_impl(plan, listing, faults, nullptr);
+}
+
+Result<AnnotatedCode> assemble_annotated(const CopyPlan& plan) {
+  AnnotatedCode out;
+  auto bytes = assemble_impl(plan, nullptr, {}, &out.notes);
+  if (!bytes) return std::move(bytes).error();
+  out.bytes = std::move(*bytes);
+  return out;
 }
 
 }  // namespace copysynth

@@ -105,6 +105,48 @@ std::string format_table(const std::vector<MeasuredPoint>& points, Operation op)
   return o.str();
 }
 
+std::string format_patch_table(const std::vector<MeasuredPoint>& points, const std::string& caption) {
+  std::ostringstream o;
+  if (!caption.empty()) o << caption << (caption.back() == '\n' ? "" : "\n");
+  // Three or four significant digits whatever the length: 1.67, 123.4, 5495631.
+  const auto ns = [](double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, v < 100 ? "%.2f" : v < 10000 ? "%.1f" : "%.0f", v);
+    return std::string(b);
+  };
+  struct Row {
+    std::string len, align, old_ns, new_ns, speedup;
+  };
+  std::vector<Row> rows;
+  std::size_t w[5] = {3, 13, 3, 3, 7};  // at least the headers' widths
+  for (const auto& p : points) {
+    char al[32], sp[32];
+    std::snprintf(al, sizeof al, "%u/%u", p.src_align, p.dst_align);
+    std::snprintf(sp, sizeof sp, "%.2fx", p.baseline_ns / p.tuned_ns);
+    rows.push_back({p.label.empty() ? size_label(p.size) : p.label, p.label.empty() ? al : "-", ns(p.baseline_ns),
+                    ns(p.tuned_ns), sp});
+    const Row& r = rows.back();
+    w[0] = std::max(w[0], r.len.size());
+    w[2] = std::max(w[2], r.old_ns.size());
+    w[3] = std::max(w[3], r.new_ns.size());
+  }
+  w[0] = std::max<std::size_t>(w[0], 6);
+  w[2] = std::max<std::size_t>(w[2], 8);
+  w[3] = std::max<std::size_t>(w[3], 8);
+  const auto line = [&](const Row& r) {
+    char b[256];
+    std::snprintf(b, sizeof b, "%*s  %*s  %*s  %*s  %*s\n", int(w[0]), r.len.c_str(), int(w[1]), r.align.c_str(),
+                  int(w[2]), r.old_ns.c_str(), int(w[3]), r.new_ns.c_str(), int(w[4]), r.speedup.c_str());
+    return std::string(b);
+  };
+  o << line({"Len", "Src/Dst align", "old", "new", "speedup"});
+  for (const Row& r : rows) o << line(r);
+  char b[128];
+  std::snprintf(b, sizeof b, "geometric-mean speedup over %zu points: %.2fx\n", points.size(), geomean_speedup(points));
+  o << b;
+  return o.str();
+}
+
 namespace {
 
 /// Largest size of a workload (sizes the bench buffers).

@@ -84,9 +84,14 @@ Status check_plan(const CopyPlan& plan);
 /// tests each edge ±72.
 std::vector<std::uint64_t> plan_edges(const CopyPlan& plan);
 
-/// The ladder on one page, one line per class, e.g.
-///   "     32 ..      63  head/tail  1 x 32 B each end (overlapping)".
+/// The ladder on one page: a title line, then one line per class, e.g.
+///   "  n =         33 .. 64          head/tail: 1 x ymm at each end, overlapping; ...",
+/// then the loop-head padding and register bank.
 std::string to_string(const CopyPlan& plan);
+
+/// What class `c` of `plan` does, in one line without its range, e.g. "head/tail: 1 x ymm at
+/// each end, overlapping; all loads before stores" (to_string's text; the `.S` writer's comments).
+std::string describe_class(const CopyPlan& plan, const SizeClass& c);
 
 /// JSON: {"ladder", "vector_width", "classes": [{"lo","hi","strategy","block","weight"}...]}.
 nlohmann::json to_json(const CopyPlan& plan);

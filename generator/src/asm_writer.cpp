@@ -410,7 +410,8 @@ class Writer {
     lines.push_back("");
     lines.push_back(signature() + ".");
     for (const auto& l : wrap("SysV x86-64: rdi = dst, rsi = src (or the byte), rdx = n (all 64 bits); returns dst in "
-                              "rax. Writes only rax, rcx, rdx, rsi, rdi, r8-r11, k1 and vector registers; leaves "
+                              "rax. Writes only rax, rcx, rdx, rsi, rdi, r8-r11, mask registers k1-k2 and vector "
+                              "registers (all caller-saved); leaves "
                               "the direction flag alone; vzeroupper before every ret after YMM/ZMM use, sfence "
                               "after non-temporal stores.",
                               92))

@@ -52,6 +52,7 @@ inline std::vector<GridPlan> asm_grid() {
             p.prefetch_hint = t % 2 ? PrefetchHint::kNTA : PrefetchHint::kT0;
           }
           if (copy && t % 3 == 2) p.alias_window = 64u << (t % 5 ? 2 : 0);
+          if (copy && t % 4 == 1) p.rep_alias_window = t % 8 == 1 ? 64 : 1024;
           if (w >= 16 && t % 4 == 2) p.nt_pages = t % 8 == 2 ? 4 : 2;
           if (w >= 16 && t % 5 == 2) p.head_tail_max = 2 * w;
           if (w >= 32 && t % 3 == 1) p.head_tail_width = w / 2;

@@ -158,7 +158,8 @@ TEST_CASE("the grid covers every operation, width, unroll factor, NOP form and l
   std::set<std::tuple<Operation, std::uint32_t, std::uint32_t>> kernels;
   std::set<std::pair<NopForm, std::uint32_t>> padding;
   std::set<Strategy> strategies;
-  bool masked = false, high = false, avx512_narrow = false, shift = false, pages = false, alias = false;
+  bool masked = false, masked128 = false, high = false, avx512_narrow = false, shift = false, pages = false,
+       alias = false, rep_alias = false, pipeline = false;
   for (const auto& g : grid) {
     const auto& p = g.plan.params;
     kernels.insert({p.operation.value, p.vector_width.value, p.unroll.value});
@@ -169,7 +170,10 @@ TEST_CASE("the grid covers every operation, width, unroll factor, NOP form and l
     avx512_narrow |= g.target == IsaLevel::kAVX512 && p.vector_width.value < 64;
     shift |= p.shift_realign.value;
     pages |= p.nt_pages.value > 1;
-    alias |= p.alias_window.value != 0;
+    alias |= p.alias_window.value != 0 && !p.loop_pipeline;
+    rep_alias |= p.rep_alias_window.value != 0 && p.rep_threshold.value != kNever;
+    pipeline |= p.loop_pipeline.value;
+    masked128 |= p.mask_max.value == 128;
   }
   CHECK(kernels.size() == 4 * 4 * 5);
   CHECK(padding.size() == 16);
@@ -180,6 +184,9 @@ TEST_CASE("the grid covers every operation, width, unroll factor, NOP form and l
   CHECK(shift);
   CHECK(pages);
   CHECK(alias);
+  CHECK(rep_alias);
+  CHECK(pipeline);
+  CHECK(masked128);
 }
 
 TEST_CASE("every flavour of every grid plan assembles with GNU as to exactly the JIT bytes") {

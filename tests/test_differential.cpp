@@ -63,6 +63,7 @@ CopyParams random_params(std::mt19937_64& rng, Operation op) {
   p.rep_aligned_only = rng() % 3 == 0;
   if (op == Operation::kMemcpy && w == 8) p.shift_realign = rng() % 2;
   if (op != Operation::kFill && rng() % 2) p.alias_window = pick(std::vector<std::uint32_t>{64, 256, 1024});
+  if (op != Operation::kFill && rng() % 2) p.rep_alias_window = pick(std::vector<std::uint32_t>{64, 256, 1024});
   if (w >= 16 && rng() % 2) p.nt_pages = pick(std::vector<std::uint32_t>{2, 4});
   if (w >= 32 && rng() % 3 == 0) p.head_tail_width = w / 2;
   if (w >= 16 && rng() % 3 == 0) p.head_tail_max = (rng() % 2 ? 2 : 4) * w;

@@ -90,7 +90,7 @@ const SizeClass* class_of(const CopyPlan& plan, std::uint64_t n) {
 TEST_CASE("param_field_names lists every CopyParams field in declaration order") {
   const std::vector<std::string> expected{"operation",     "vector_width",  "unroll",
                                           "prefetch_distance", "prefetch_hint", "nt_threshold",
-                                          "rep_threshold", "rep_unit", "rep_align_dst", "rep_aligned_only", "alias_window", "nt_pages", "loop_pipeline", "shift_realign", "loop_align",
+                                          "rep_threshold", "rep_unit", "rep_align_dst", "rep_aligned_only", "alias_window", "rep_alias_window", "nt_pages", "loop_pipeline", "shift_realign", "loop_align",
                                           "nop_form", "register_bank", "head_tail_width", "head_tail_max", "mask_max"};
   CHECK(param_field_names() == expected);
 }

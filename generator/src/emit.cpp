@@ -725,15 +725,15 @@ class RoutineEmitter {
     }
   }
 
-  /// Jumps to `target` when a forward copy would 4K-alias: 0 < (dst - src) mod 4096 <
-  /// alias_window, i.e. (dst - src - 1) mod 4096 < alias_window - 1. At 0 (page-multiple
-  /// distance, as page-aligned buffers have) a forward loop's loads run ahead of its stores'
-  /// offsets and do not wait, so it stays forward.
-  void alias_check(const Label& target) {
+  /// Jumps to `target` when a forward copy would 4K-alias: 0 < (dst - src) mod 4096 < window,
+  /// i.e. (dst - src - 1) mod 4096 < window - 1. At 0 (page-multiple distance, as page-aligned
+  /// buffers have) a forward loop's loads run ahead of its stores' offsets and do not wait, so
+  /// it stays forward.
+  void alias_check(const Label& target, std::uint32_t window) {
     a_.lea(x86::ecx, x86::ptr(x86::rdi, -1));
     a_.sub(x86::ecx, x86::esi);
     a_.and_(x86::ecx, 4095);
-    a_.cmp(x86::ecx, static_cast<int32_t>(p_.alias_window.value - 1));
+    a_.cmp(x86::ecx, static_cast<int32_t>(window - 1));
     a_.jb(target);
   }
 
@@ -760,11 +760,11 @@ class RoutineEmitter {
         a_.sub(x86::rcx, x86::rdi);
         a_.cmp(x86::rcx, x86::rdx);
         a_.jb(forward);  // 0 <= src - dst < n: must go forward
-        alias_check(backward_);
+        alias_check(backward_, p_.alias_window.value);
       }
       bind(forward, "forward");
     } else if (alias) {
-      alias_check(backward_);
+      alias_check(backward_, p_.alias_window.value);
     }
     forward_loop(false);
     if (backward) {
@@ -832,8 +832,8 @@ class RoutineEmitter {
 
   /// rep movs / rep stos (element rep_unit bytes), optionally after writing the first 64 bytes
   /// and aligning dst up to 64. memmove takes the loop instead when the buffers overlap; with
-  /// rep_aligned_only a misaligned dst takes the loop; with an alias window a copy that would
-  /// 4K-alias takes the loop class (which copies it backward unless it is software-pipelined).
+  /// rep_aligned_only a misaligned dst takes the loop; with rep_alias_window a copy that would
+  /// 4K-alias takes the loop class.
   void rep_string() {
     const bool clear = op_ == Operation::kClearPage;
     if (p_.rep_aligned_only && !clear) {
@@ -854,10 +854,10 @@ class RoutineEmitter {
       a_.cmp(x86::rcx, x86::rdx);
       a_.jb(loop_entry_);  // 0 <= src - dst < n: overlapping, the loop saves head and tail first
     }
-    if (!fill() && p_.alias_window.value != 0) {
+    if (!fill() && p_.rep_alias_window.value != 0) {
       need_loop_entry_ = true;  // a copy that would 4K-alias takes the loop class instead
-      comment("0 < (dst - src) mod 4096 < " + std::to_string(p_.alias_window.value) + ": 4K aliasing, take the loop");
-      alias_check(loop_entry_);
+      comment("0 < (dst - src) mod 4096 < " + std::to_string(p_.rep_alias_window.value) + ": 4K aliasing, take the loop");
+      alias_check(loop_entry_, p_.rep_alias_window.value);
     }
     if (p_.rep_align_dst && !clear) {
       // n >= 64 here (the ladder guarantees it).

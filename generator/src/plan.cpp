@@ -158,7 +158,7 @@ std::string describe_class(const CopyPlan& plan, const SizeClass& c) {
         << (p.rep_unit.value == 8 ? " + overlapping 8-byte tail" : "")
         << (p.rep_align_dst && p.operation.value != Operation::kClearPage ? " after aligning dst to 64" : "");
       if (p.operation.value == Operation::kMemmove) o << "; the backward loop when dst - src < n";
-      if (p.alias_window.value && !fill) o << "; the loop when 0 < (dst - src) mod 4096 < " << p.alias_window.value;
+      if (p.rep_alias_window.value && !fill) o << "; the loop when 0 < (dst - src) mod 4096 < " << p.rep_alias_window.value;
       break;
   }
   return o.str();

@@ -34,7 +34,8 @@ std::string short_name(const CopyParams& p) {
   }
   s += "/al" + std::to_string(p.loop_align.value) + std::string(name_of(p.nop_form.value));
   if (p.loop_pipeline) s += "/pipe";
-  if (p.alias_window.value) s += "/alias" + std::to_string(p.alias_window.value);
+  if (p.alias_window.value && !p.loop_pipeline) s += "/alias" + std::to_string(p.alias_window.value);
+  if (p.rep_alias_window.value && p.rep_threshold.value != kNever) s += "/repalias" + std::to_string(p.rep_alias_window.value);
   return s;
 }
 

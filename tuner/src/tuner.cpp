@@ -389,14 +389,19 @@ class Search {
   Candidate alias_stage(const Candidate& best) {
     std::vector<Candidate> cands;
     const unsigned V = best.params.vector_width, U = best.params.unroll;
-    for (unsigned w : {0u, 64u, 256u, 1024u})
-      for (int pipe = 0; pipe < (V >= 16 ? 2 : 1); ++pipe) {
-        Candidate c = best;
-        c.params.alias_window = w;
-        c.params.loop_pipeline = pipe == 1;
-        if (pipe && U > 4) c.params.unroll = 4;  // the pipelined loop holds two blocks
-        cands.push_back(c);
-      }
+    for (unsigned w : {0u, 64u, 256u, 1024u}) {  // a plain loop, backward for aliasing copies
+      Candidate c = best;
+      c.params.alias_window = w;
+      c.params.loop_pipeline = false;
+      cands.push_back(c);
+    }
+    if (V >= 16) {  // the pipelined loop, which stays forward (the window would mean nothing)
+      Candidate c = best;
+      c.params.alias_window = 0;
+      c.params.loop_pipeline = true;
+      if (U > 4) c.params.unroll = 4;  // it holds two blocks of unroll vectors
+      cands.push_back(c);
+    }
     std::vector<Point> pts = loop_points(best, 1u << 20);
     if (!w_.is_distribution() && op_ != Operation::kClearPage)
       for (const Point& p : misaligned_workload(op_).points)
@@ -633,11 +638,12 @@ class Search {
           c.params.rep_unit = unit;
           c.params.rep_align_dst = mode == 1;
           c.params.rep_aligned_only = mode == 2;
+          c.params.rep_alias_window = 0;
           variants.push_back(c);
           // The same, handing copies that would 4K-alias to the loop (the dst offsets below
           // alias: src is page-aligned).
-          if (base.params.alias_window.value == 0 && op_ != Operation::kFill && !opt_.quick) {
-            c.params.alias_window = 64;
+          if (op_ != Operation::kFill && !opt_.quick) {
+            c.params.rep_alias_window = 64;
             variants.push_back(c);
           }
         }
@@ -694,18 +700,21 @@ class Search {
           << (live[v].params.rep_aligned_only ? ", only when dst is 64-aligned"
               : live[v].params.rep_align_dst  ? ", dst aligned to 64 first"
                                               : ", dst as given")
-          << (live[v].params.alias_window.value != base.params.alias_window.value ? ", 4K-aliasing copies to the loop)" : ")");
+          << (live[v].params.rep_alias_window.value ? ", 4K-aliasing copies to the loop)" : ")");
       else
         o << " (" << live[v].params.nt_pages.value << (live[v].params.nt_pages.value == 1 ? " stream)" : " page streams)");
       o << ", loop time / variant time:";
       for (std::size_t si = 0; si < sizes.size(); ++si)
         o << ' ' << size_label(sizes[si]) << '=' << fmt("%.2f", std::exp(ratio[v][si]));
       say(o.str());
+      // Handing aliasing copies to the loop is one more branch on every rep call: it must win
+      // by 2% more in total than the plain variant, or the simpler routine is kept.
+      const double extra = rep && live[v].params.rep_alias_window.value ? std::log(1.02) : 0;
       double suffix = 0;
       for (std::size_t si = sizes.size(); si-- > 0;) {
         suffix += ratio[v][si];
-        if (suffix > best_gain) {
-          best_gain = suffix;
+        if (suffix - extra > best_gain) {
+          best_gain = suffix - extra;
           best_thr = sizes[si];
           out = base;
           if (rep) {
@@ -713,7 +722,7 @@ class Search {
             out.params.rep_unit = live[v].params.rep_unit;
             out.params.rep_align_dst = live[v].params.rep_align_dst;
             out.params.rep_aligned_only = live[v].params.rep_aligned_only;
-            out.params.alias_window = live[v].params.alias_window;
+            out.params.rep_alias_window = live[v].params.rep_alias_window;
           } else {
             out.params.nt_threshold = sizes[si];
             out.params.nt_pages = live[v].params.nt_pages;

@@ -205,10 +205,20 @@ struct AliasWindow {
   using type = std::uint32_t;
   static constexpr std::string_view unit = "bytes";
   static constexpr std::string_view doc =
-      "4K aliasing guard for copies: when 0 < (dst - src) mod 4096 < alias_window (dst just ahead "
-      "of src within a page), where a forward copy's loads follow stores to addresses with the same "
-      "low 12 bits and wait on them, the rep class hands the copy to the loop class, and a loop that "
-      "is not software-pipelined (loop_pipeline) copies it backward. 0 = off. Not for fill";
+      "4K aliasing guard of the loop: when 0 < (dst - src) mod 4096 < alias_window (dst just ahead "
+      "of src within a page), where a forward loop's loads follow stores to addresses with the same "
+      "low 12 bits and wait on them, the loop copies backward. No effect with loop_pipeline (the "
+      "pipelined loop does not wait on them). 0 = off. Not for fill";
+  static constexpr type def = 0;
+  static constexpr std::array<type, 4> choices{0, 64, 256, 1024};
+};
+struct RepAliasWindow {
+  using type = std::uint32_t;
+  static constexpr std::string_view unit = "bytes";
+  static constexpr std::string_view doc =
+      "4K aliasing guard of the rep class: when 0 < (dst - src) mod 4096 < rep_alias_window, the "
+      "copy takes the loop class instead of rep movs (which collapses on such copies on some CPUs). "
+      "0 = off; no effect without a rep class. Not for fill";
   static constexpr type def = 0;
   static constexpr std::array<type, 4> choices{0, 64, 256, 1024};
 };
@@ -278,6 +288,7 @@ struct CopyParams {
                            (Param<spec::RepAlignDst>, rep_align_dst),
                            (Param<spec::RepAlignedOnly>, rep_aligned_only),
                            (Param<spec::AliasWindow>, alias_window),
+                           (Param<spec::RepAliasWindow>, rep_alias_window),
                            (Param<spec::NtPages>, nt_pages),
                            (Param<spec::LoopPipeline>, loop_pipeline),
                            (Param<spec::ShiftRealign>, shift_realign),

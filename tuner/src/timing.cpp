@@ -29,6 +29,29 @@ std::uint64_t tsc_end() noexcept {
 }
 
 namespace {
+/// The order routines run in, round by round: a fresh pseudo-random permutation each round
+/// (fixed seed, so runs repeat), so that no routine always follows the same one. A rotation
+/// keeps the cyclic order, and a routine that leaves the caches or prefetchers in a bad state
+/// (a peer at 256 KiB measured 87 GB/s where the others ran at 130) would then always slow the
+/// same successor.
+class RoundOrder {
+ public:
+  explicit RoundOrder(std::size_t k) : order_(k) {
+    for (std::size_t i = 0; i < k; ++i) order_[i] = i;
+  }
+  const std::vector<std::size_t>& next() {
+    for (std::size_t i = order_.size(); i > 1; --i) {
+      state_ = state_ * 6364136223846793005ull + 1442695040888963407ull;  // PCG/Knuth LCG step
+      std::swap(order_[i - 1], order_[(state_ >> 33) % i]);
+    }
+    return order_;
+  }
+
+ private:
+  std::vector<std::size_t> order_;
+  std::uint64_t state_ = 0x9E3779B97F4A7C15ull;
+};
+
 double now_seconds() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
@@ -165,11 +188,9 @@ std::vector<Measurement> compare(Operation op, const std::vector<const void*>& e
 
   std::vector<std::vector<double>> samples(k);
   const double t_start = now_seconds();
+  RoundOrder order(k);
   for (unsigned r = 0; r < opt.rounds; ++r) {
-    for (std::size_t j = 0; j < k; ++j) {
-      const std::size_t i = (j + r) % k;  // rotate the order every round
-      samples[i].push_back(run_batch(entries[i]));
-    }
+    for (std::size_t i : order.next()) samples[i].push_back(run_batch(entries[i]));
     if (r >= 2 && now_seconds() - t_start > opt.max_seconds) break;
   }
   for (std::size_t i = 0; i < k; ++i) {
@@ -252,11 +273,9 @@ std::vector<Measurement> replay(Operation op, const std::vector<const void*>& en
     for (std::size_t i = 0; i < k; ++i) run(entries[i]);
   std::vector<std::vector<double>> samples(k);
   const double t_start = now_seconds();
+  RoundOrder order(k);
   for (unsigned r = 0; r < opt.rounds; ++r) {
-    for (std::size_t j = 0; j < k; ++j) {
-      const std::size_t i = (j + r) % k;
-      samples[i].push_back(run(entries[i]));
-    }
+    for (std::size_t i : order.next()) samples[i].push_back(run(entries[i]));
     if (r >= 2 && now_seconds() - t_start > opt.max_seconds) break;
   }
   for (std::size_t i = 0; i < k; ++i) {

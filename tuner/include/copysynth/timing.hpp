@@ -5,7 +5,8 @@
 // "How to Benchmark Code Execution Times on Intel IA-32 and IA-64", 2010). The TSC is invariant
 // (constant rate, not the core clock), so ticks convert to seconds with a frequency calibrated
 // once against CLOCK_MONOTONIC_RAW. Candidates are compared as ratios measured in the same run,
-// interleaved round by round (round-robin order rotates every round), with medians and MAD —
+// interleaved round by round (a fresh seeded permutation of the routines every round, so none
+// always follows the same one), with medians and MAD —
 // the shape of Highway's hwy/auto_tune.h and FFTW's kernel/timer.c.
 #pragma once
 

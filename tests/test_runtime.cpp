@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <doctest/doctest.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -716,6 +717,55 @@ TEST_CASE("W^X: no mapping is writable and executable while routines are alive")
   CHECK(lines > 0);
   CHECK(wx == 0);
   for (std::size_t i = 0; i < alive.size(); ++i) CHECK_MESSAGE(found[i], "routine " << i << " not mapped");
+}
+
+TEST_CASE("Routine: after fork() parent and child build into separate code memory") {
+  // The JIT's dual mapping is shared memory (one memfd mapped twice). A child process inherits it
+  // with MAP_SHARED, so if parent and child both kept allocating from it, each would write code
+  // over the other's. Here the child builds b, the parent then builds c (which its allocator would
+  // place where b is), and the child checks that b's code is still b's.
+  CopyParams p;
+  p.vector_width = 16;
+  p.unroll = 1;
+  const Routine a = build(p);  // the parent's code memory exists before the fork
+  int to_child[2], to_parent[2];
+  REQUIRE(pipe(to_child) == 0);
+  REQUIRE(pipe(to_parent) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    CopyParams q = p;
+    q.unroll = 2;
+    auto plan = make_plan(q, CpuInfo::host().features());
+    if (!plan) _exit(10);
+    auto b = Routine::build(*plan);
+    if (!b) _exit(11);
+    char go = 0;
+    if (write(to_parent[1], "b", 1) != 1 || read(to_child[0], &go, 1) != 1) _exit(12);
+    if (std::memcmp(b->entry(), b->bytes().data(), b->size()) != 0) _exit(13);  // overwritten
+    unsigned char src[3000], dst[3000] = {};
+    for (std::size_t i = 0; i < sizeof src; ++i) src[i] = static_cast<unsigned char>(i * 7 + 1);
+    if (b->fn()(dst, src, sizeof src) != dst || std::memcmp(dst, src, sizeof src) != 0) _exit(14);
+    if (a.fn()(dst, src + 1, 100) != dst || std::memcmp(dst, src + 1, 100) != 0) _exit(15);  // inherited code runs
+    _exit(0);
+  }
+  char ready = 0;
+  REQUIRE(read(to_parent[0], &ready, 1) == 1);
+  CopyParams r = p;
+  r.unroll = 4;
+  r.loop_align = 64;
+  const Routine c = build(r);
+  REQUIRE(write(to_child[1], "c", 1) == 1);
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  CHECK_MESSAGE(WEXITSTATUS(status) == 0, "child exit status " << WEXITSTATUS(status)
+                                                                 << " (13: the parent's new code overwrote the child's)");
+  for (int fd : {to_child[0], to_child[1], to_parent[0], to_parent[1]}) close(fd);
+  unsigned char s2[500], d2[500] = {};
+  for (std::size_t i = 0; i < sizeof s2; ++i) s2[i] = static_cast<unsigned char>(i ^ 0x5A);
+  CHECK(c.fn()(d2, s2, sizeof s2) == d2);
+  CHECK(std::memcmp(d2, s2, sizeof s2) == 0);
 }
 
 // ================================================================================= wisdom ==

@@ -369,3 +369,51 @@ TEST_CASE("install swaps the process-wide routine atomically while other threads
   CHECK(installed_name(Operation::kMemcpy) == "system");
   CHECK((installed_memcpy() == &std::memcpy));
 }
+
+TEST_CASE("install_all publishes all routines or none") {
+  const VerifyOptions fast = grid_options();
+  CopyParams c, m;
+  c.vector_width = 16;
+  m = c;
+  m.operation = Operation::kMemmove;
+  EmitFaults f;
+  f.wrong_overlap_order = true;
+  // A failing routine after a good one: nothing changes.
+  {
+    std::vector<Routine> rs;
+    rs.push_back(build(c));
+    rs.push_back(build(m, f));
+    const Status st = install_all(std::move(rs), fast);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().code == ErrorCode::kVerifyFailed);
+    CHECK(installed_name(Operation::kMemcpy) == "system");
+    CHECK(installed_name(Operation::kMemmove) == "system");
+  }
+  // Two routines for one operation: refused before anything is verified.
+  {
+    std::vector<Routine> rs;
+    rs.push_back(build(c));
+    rs.push_back(build(c));
+    const Status st = install_all(std::move(rs), fast);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().code == ErrorCode::kInvalidArgument);
+    CHECK(installed_name(Operation::kMemcpy) == "system");
+  }
+  // All good: all published.
+  {
+    std::vector<Routine> rs;
+    rs.push_back(build(c));
+    rs.push_back(build(m));
+    REQUIRE(install_all(std::move(rs), fast).ok());
+    CHECK(installed_name(Operation::kMemcpy) == short_name(c));
+    CHECK(installed_name(Operation::kMemmove) == short_name(m));
+    CHECK((installed_memcpy() != &std::memcpy));
+    char a[40] = "the quick brown fox jumps over the dog", b[40] = {};
+    CHECK(copysynth::memmove(a + 1, a, 20) == a + 1);
+    CHECK(std::memcmp(a + 1, "the quick brown fox ", 20) == 0);
+    CHECK(copysynth::memcpy(b, a, 40) == b);
+    CHECK(std::memcmp(a, b, 40) == 0);
+  }
+  uninstall(Operation::kMemcpy);
+  uninstall(Operation::kMemmove);
+}

@@ -365,6 +365,7 @@ Result<Fleet> fleet_from_json(const json& j) {
   if ((*schema)->get<std::uint64_t>() != static_cast<std::uint64_t>(kFleetSchema)) {
     auto w = wisdom_from_json(j);  // schema 1, or an unsupported number (its error)
     if (!w) return w.error();
+    f.schema = kWisdomSchema;
     f.generator_version = w->generator_version;
     f.created = w->created;
     f.command = w->command;

@@ -40,6 +40,7 @@
 #include "copysynth/cpu.hpp"
 #include "copysynth/plan.hpp"
 #include "copysynth/routine.hpp"
+#include "copysynth/version.h"
 
 namespace copysynth {
 
@@ -111,6 +112,7 @@ Status check_cpu(const Wisdom& w, const CpuInfo& cpu);
 
 /// The wisdom of several CPUs (a fleet): one single-host document per CPU signature.
 struct Fleet {
+  int schema = kFleetSchema;     ///< of the document it was read from: kWisdomSchema for a single-host file
   std::string generator_version = COPYSYNTH_VERSION;
   std::string created;           ///< UTC, ISO 8601 (of the merge)
   std::string command;           ///< command line that produced it

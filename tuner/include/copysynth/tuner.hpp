@@ -98,6 +98,10 @@ std::vector<MeasuredPoint> measure_table(const Routine& r, const Workload& w, un
 /// baseline named for `op`), one row per point, and a last line with the geometric-mean speedup.
 std::string format_table(const std::vector<MeasuredPoint>& points, Operation op = Operation::kMemcpy);
 
+/// The wisdom entry of a tune result: its operation, `workload` (the workload's name), the
+/// winner's plan, the hash of its code and the final measurement.
+WisdomEntry wisdom_entry(const TuneResult& r, const std::string& workload);
+
 /// Geometric mean of tuned/baseline over the points (1.0 when empty).
 double geomean_speedup(const std::vector<MeasuredPoint>& points);
 

@@ -389,7 +389,7 @@ class Checker {
     if (ex.fill) {
       const auto c = static_cast<std::uint8_t>(ex.c);
       if (want_.size() < n) want_.resize(n);
-      std::memset(want_.data(), c, n);  // memcmp against it: a byte loop costs more than the routine
+      if (n) std::memset(want_.data(), c, n);  // memcmp against it: a byte loop costs more than the routine
       if (n && std::memcmp(dst, want_.data(), n) != 0) {
         std::uint64_t i = 0;
         while (dst[i] == c) ++i;

@@ -41,7 +41,8 @@ typedef enum copysynth_status {
   COPYSYNTH_WISDOM_MALFORMED = 7,  /* not valid JSON, or a field of the wrong type (named) */
   COPYSYNTH_WISDOM_MISMATCH = 8,   /* made on another CPU, schema or copysynth version */
   COPYSYNTH_INVALID_ARGUMENT = 9,  /* a bad argument to this API */
-  COPYSYNTH_SYSTEM = 10            /* an OS call failed, or out of memory */
+  COPYSYNTH_SYSTEM = 10,           /* an OS call failed, or out of memory */
+  COPYSYNTH_STATUS_MAX_ENUM = 0x7FFFFFFF  /* not a status: makes the type as wide as int */
 } copysynth_status;
 
 /* The routines copysynth can install. */
@@ -49,7 +50,10 @@ typedef enum copysynth_operation {
   COPYSYNTH_OP_MEMCPY = 0,
   COPYSYNTH_OP_MEMMOVE = 1,
   COPYSYNTH_OP_FILL = 2,       /* memset */
-  COPYSYNTH_OP_CLEAR_PAGE = 3  /* zero one 4096-byte, 4096-aligned page */
+  COPYSYNTH_OP_CLEAR_PAGE = 3, /* zero one 4096-byte, 4096-aligned page */
+  /* Not an operation: makes the type as wide as int, so that any value a caller passes is
+   * well-defined and answered with COPYSYNTH_INVALID_ARGUMENT (as Vulkan's *_MAX_ENUM). */
+  COPYSYNTH_OP_MAX_ENUM = 0x7FFFFFFF
 } copysynth_operation;
 
 typedef void* (*copysynth_copy_fn)(void* dst, const void* src, size_t n);

@@ -9,12 +9,8 @@ set -u
 build=$1 src=$2 wisdom=$3 cxx=$4 cc=$5
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-check() {  # check DESCRIPTION COMMAND... : the command must succeed
-  local what=$1
-  shift
-  if "$@"; then echo "ok   - $what"; else echo "FAIL - $what"; fails=$((fails + 1)); fi
-}
+# shellcheck source=tests/check.sh
+. "$(dirname "$0")/check.sh"
 prefix=$tmp/prefix
 
 cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1

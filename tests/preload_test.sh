@@ -33,12 +33,8 @@ if [ -n "$first" ]; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-check() {  # check DESCRIPTION COMMAND... : the command must succeed
-  local what=$1
-  shift
-  if "$@"; then echo "ok   - $what"; else echo "FAIL - $what"; fails=$((fails + 1)); fi
-}
+# shellcheck source=tests/check.sh
+. "$(dirname "$0")/check.sh"
 
 for p in zstd xz sqlite3; do
   if ! command -v "$p" >/dev/null; then
@@ -87,28 +83,24 @@ head -c 3000000 "$at" >>"$tmp/input"
 size=$(wc -c <"$tmp/input")
 check "input is over 8 MB ($size bytes)" test "$size" -gt 8000000
 
-# zstd, two threads, level 6.
-zstd -q -T2 -6 -c "$tmp/input" >"$tmp/ref.zst"
-zstd -q -d -c "$tmp/ref.zst" >"$tmp/ref.unzst"
-under zstd_c zstd -q -T2 -6 -c "$tmp/input" >"$tmp/shim.zst"
-check "zstd: compressed output identical with the shim" cmp "$tmp/ref.zst" "$tmp/shim.zst"
-check "zstd compress: the shim's routines served the calls" served zstd_c 5000000
-under zstd_d zstd -q -d -c "$tmp/shim.zst" >"$tmp/shim.unzst"
-check "zstd: decompressed output identical with the shim" cmp "$tmp/ref.unzst" "$tmp/shim.unzst"
-check "zstd: decompressed output is the input" cmp "$tmp/input" "$tmp/shim.unzst"
-check "zstd decompress: the shim's routines served the calls" served zstd_d 5000000
-
-# xz, level 3, on the first 6 MB (xz is slow).
+# roundtrip NAME INPUT COMPRESS...: compress INPUT with and without the shim (same bytes?), then
+# decompress with the shim (the input again?), and the shim served the calls each time.
+roundtrip() {
+  local name=$1 in=$2
+  shift 2
+  "$@" -c "$in" >"$tmp/ref.$name"
+  under "${name}_c" "$@" -c "$in" >"$tmp/shim.$name"
+  check "$name: compressed output identical with the shim" cmp "$tmp/ref.$name" "$tmp/shim.$name"
+  check "$name compress: the shim's routines served the calls" served "${name}_c" 5000000
+  "$1" -q -d -c "$tmp/ref.$name" >"$tmp/ref.un$name"
+  under "${name}_d" "$1" -q -d -c "$tmp/shim.$name" >"$tmp/shim.un$name"
+  check "$name: decompressed output identical with the shim" cmp "$tmp/ref.un$name" "$tmp/shim.un$name"
+  check "$name: decompressed output is the input" cmp "$in" "$tmp/shim.un$name"
+  check "$name decompress: the shim's routines served the calls" served "${name}_d" 5000000
+}
+roundtrip zst "$tmp/input" zstd -q -T2 -6  # zstd, two threads, level 6
 head -c 6000000 "$tmp/input" >"$tmp/xin"
-xz -q -T1 -3 -c "$tmp/xin" >"$tmp/ref.xz"
-xz -q -d -c "$tmp/ref.xz" >"$tmp/ref.unxz"
-under xz_c xz -q -T1 -3 -c "$tmp/xin" >"$tmp/shim.xz"
-check "xz: compressed output identical with the shim" cmp "$tmp/ref.xz" "$tmp/shim.xz"
-check "xz compress: the shim's routines served the calls" served xz_c 5000000
-under xz_d xz -q -d -c "$tmp/shim.xz" >"$tmp/shim.unxz"
-check "xz: decompressed output identical with the shim" cmp "$tmp/ref.unxz" "$tmp/shim.unxz"
-check "xz: decompressed output is the input" cmp "$tmp/xin" "$tmp/shim.unxz"
-check "xz decompress: the shim's routines served the calls" served xz_d 5000000
+roundtrip xz "$tmp/xin" xz -q -T1 -3       # xz, level 3, on the first 6 MB (xz is slow)
 
 # sqlite3: build a 60 MB database, index, aggregate, update, delete, vacuum, query, check it
 # (preload_sqlite.sql).

@@ -2,7 +2,6 @@
 // wisdom, typed entry points, install_wisdom (single-host and fleet files; all or nothing; bad
 // input changes nothing) and tuning in-process. The C API has its own test (test_c_api.c).
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -12,6 +11,7 @@
 #include <vector>
 
 #include "copysynth/copysynth.hpp"
+#include "temp_dir.hpp"
 
 using namespace copysynth;
 
@@ -19,19 +19,7 @@ namespace {
 
 bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
 
-struct TempDir {
-  TempDir() {
-    char t[] = "/tmp/copysynth-api-XXXXXX";
-    const char* p = ::mkdtemp(t);
-    REQUIRE(p != nullptr);
-    path = p;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string path;
-};
+using copysynth_test::TempDir;
 
 unsigned host_width() { return CpuInfo::host().features().max_vector_bytes() >= 32 ? 32 : 16; }
 

@@ -22,6 +22,7 @@
 #include "copysynth/ladders.hpp"
 #include "copysynth/routine.hpp"
 #include "copysynth/wisdom.hpp"
+#include "temp_dir.hpp"
 
 using namespace copysynth;
 using nlohmann::json;
@@ -232,19 +233,7 @@ TEST_CASE("CpuInfo::synthetic") {
 }
 
 namespace {
-struct TempDir {
-  TempDir() {
-    char t[] = "/tmp/copysynth-test-XXXXXX";
-    const char* p = ::mkdtemp(t);
-    REQUIRE(p != nullptr);
-    path = p;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string path;
-};
+using copysynth_test::TempDir;
 
 void write_file(const std::string& path, const std::string& text) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());

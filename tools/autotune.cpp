@@ -182,11 +182,13 @@ int main(int argc, char** argv) {
   app.add_option("--emit", emit_path,
                  "Write the winners (params, plan, CPU signature, measured points) as a wisdom file, "
                  "e.g. best.json. Entries of an existing file of this CPU for other operations are "
-                 "kept; a file that cannot be merged is moved to FILE.bak")
+                 "kept; into an existing fleet file (--merge) this CPU's entries are added; a file that "
+                 "cannot be merged is moved to FILE.bak. With --merge: the fleet file to write")
       ->type_name("FILE");
   app.add_option("--from", from_path,
-                 "Load a wisdom file instead of searching: refuse it if it was made on another CPU or "
-                 "schema, rebuild the same routine, re-verify it, re-measure it and print the table")
+                 "Load a wisdom file (of a fleet file, this CPU's entries) instead of searching: refuse it "
+                 "if it was made on another CPU or schema, rebuild the same routine, re-verify it, "
+                 "re-measure it and print the table")
       ->type_name("FILE");
   app.add_option("--budget", budget,
                  "Wall-clock budget of the search in seconds (verification + timing); the final "

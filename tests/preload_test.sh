@@ -65,7 +65,12 @@ served() {
     END { exit !(calls > 0 && bytes >= min) }' "$f"
 }
 
-# ---- 1. the probe -------------------------------------------------------------------------------
+# ---- 1. what the shim exports, and the probe -------------------------------------------------------
+exports=$(nm -D --defined-only "$shim" | awk '{ print $3 }' | sort | tr '\n' ' ')
+check "the shim exports exactly the six routines (got: $exports)" \
+  test "$exports" = "__memcpy_chk __memmove_chk __memset_chk memcpy memmove memset "
+check "... unversioned, so that they bind memcpy@GLIBC_2.14 and the like" \
+  bash -c "! nm -D --defined-only '$shim' | grep -q '@'"
 expect=--expect-shim
 [ -n "$first" ] && expect=  # with ASan first, ASan's interceptors are what the program binds
 check "probe without the shim" "$probe" --expect-libc

@@ -6,7 +6,8 @@
 //
 // Benchmarks, for memcpy, memmove and fill (<op> below), each routine called through a function
 // pointer:
-//   <op>/<routine>/<size>/<src>/<dst>   one point of the seeds' matrix (seeds_workload()): <size>
+//   <op>/<routine>/<size>/<src>/<dst>   one point of the seeds' matrix (seeds_workload()) or of
+//                                       the misaligned-destination matrix (misaligned_workload()): <size>
 //                                       bytes (size_label(): "64M" for 64 MiB) from page-aligned
 //                                       buffers + <src> to + <dst> bytes, in a loop;
 //                                       bytes_per_second
@@ -113,7 +114,12 @@ inline void call(Operation op, const void* entry, std::uint8_t* dst, const std::
 
 void register_points(Operation op, const std::vector<Contender>& who, const std::shared_ptr<BenchBuffers>& buf) {
   const std::string opname(name_of(op));
-  for (const Point& p : seeds_workload(op).points) {
+  // The seeds' matrix, then the misaligned-destination matrix (4 KiB..512 KiB at dst offsets 0,
+  // 1, 4, 15, 33) where it adds points.
+  std::vector<Point> points = seeds_workload(op).points;
+  for (const Point& p : misaligned_workload(op).points)
+    if (std::find(points.begin(), points.end(), p) == points.end()) points.push_back(p);
+  for (const Point& p : points) {
     for (const Contender& c : who) {
       const std::string name = opname + "/" + c.name + "/" + size_label(p.size) + "/" +
                                std::to_string(p.src_align) + "/" + std::to_string(p.dst_align);

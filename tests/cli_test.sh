@@ -13,10 +13,10 @@ check() {  # check DESCRIPTION COMMAND... : the command must succeed
 
 # --help documents every option.
 "$at" --help >"$tmp/help" 2>&1
-for opt in --emit --from --op --budget --seed --quick --isa --workload --show-plan --list-params --quiet --merge --show; do
+for opt in --emit --from --op --budget --seed --quick --isa --workload --show-plan --report --versus --svg --list-params --quiet --merge --show; do
   check "--help mentions $opt" grep -q -- "$opt" "$tmp/help"
 done
-check "--list-params lists every CopyParams field" bash -c "'$at' --list-params | grep -c -E '^  (operation|vector_width|unroll|prefetch_distance|prefetch_hint|nt_threshold|rep_threshold|rep_unit|rep_align_dst|rep_aligned_only|alias_window|nt_pages|shift_realign|loop_align|nop_form|register_bank|head_tail_width|head_tail_max|mask_max)' | grep -qx 19"
+check "--list-params lists every CopyParams field" bash -c "'$at' --list-params | grep -c -E '^  (operation|vector_width|unroll|prefetch_distance|prefetch_hint|nt_threshold|rep_threshold|rep_unit|rep_align_dst|rep_aligned_only|alias_window|nt_pages|loop_pipeline|shift_realign|loop_align|nop_form|register_bank|head_tail_width|head_tail_max|mask_max)' | grep -qx 20"
 
 # A short tune writes wisdom and prints the table on stdout, progress on stderr.
 "$at" --quick --budget 2 --seed 7 --emit "$tmp/best.json" >"$tmp/out" 2>"$tmp/err"
@@ -35,6 +35,17 @@ rc=$?
 check "--from exits 0 (rc=$rc)" test $rc -eq 0
 check "--from prints the table" grep -q "speedup" "$tmp/out2"
 check "--from says the code is identical" grep -q "identical to the tuned one" "$tmp/err2"
+
+# --report against the peers, with another wisdom file's routine beside them (--versus).
+cp "$tmp/best.json" "$tmp/second.json"
+"$at" --from "$tmp/best.json" --report --versus "$tmp/second.json" >"$tmp/rep" 2>"$tmp/rep_err"
+rc=$?
+check "--report --versus exits 0 (rc=$rc)" test $rc -eq 0
+check "--report has the seeds' matrix with a second.json column" grep -qE "^ +Len +Src/Dst +glibc .* second.json +tuned" "$tmp/rep"
+check "--report has the misaligned-destination matrix" grep -q "vs aligned" "$tmp/rep"
+check "--report says which targets are met" bash -c "grep -q '^targets' '$tmp/rep' && grep -cE '^  (met|MISSED)  ' '$tmp/rep' | grep -qxE '[5-9]'"
+"$at" --from "$tmp/best.json" --versus "$tmp/second.json" >/dev/null 2>&1; rc=$?
+check "--versus without --report refused (rc=$rc)" test $rc -eq 1
 
 # More operations in the same file: fill and clear_page are added, the memcpy entry is kept.
 "$at" --quick --budget 2 --op fill,clear_page --emit "$tmp/best.json" >"$tmp/out3" 2>"$tmp/err3"
@@ -97,6 +108,48 @@ check "--show of a truncated file: exit 2 and why (rc=$rc)" bash -c "test $rc -e
 "$at" --quick --budget 1 --op clear_page --emit "$tmp/fleet.json" >/dev/null 2>"$tmp/e2"
 check "--emit into a fleet file adds this CPU's entry and keeps the other CPU" \
   bash -c "grep -q 'into the fleet file' '$tmp/e2' && '$at' --show '$tmp/fleet.json' | grep -qx 'wisdom.hosts=2' && '$at' --show '$tmp/fleet.json' | grep -q 'operation=\"clear_page\"'"
+
+# The tuned routine as a .S file (--emit-asm): every flavour assembles with GNU as (linux and
+# glibc preprocessed with the stub headers of tests/asm-stubs) to the same .text; errors.
+stubs=$(cd "$(dirname "$0")" && pwd)/asm-stubs
+for opt in --emit-asm --flavor --name --target --patch-table; do
+  check "--help mentions $opt" grep -q -- "$opt" "$tmp/help"
+done
+"$at" --from "$tmp/best.json" --emit-asm "$tmp/plain.S" >/dev/null 2>"$tmp/asm_err"
+rc=$?
+check "--emit-asm exits 0 (rc=$rc)" test $rc -eq 0
+check "--emit-asm says what it wrote" grep -q "wrote $tmp/plain.S: memcpy_copysynth, plain flavour" "$tmp/asm_err"
+check "the header gives the command line" grep -qF "Command: autotune --from $tmp/best.json --emit-asm $tmp/plain.S" "$tmp/plain.S"
+check "the header gives the ladder, the parameters and the CPU" bash -c "grep -q 'memcpy plan (ladder' '$tmp/plain.S' && grep -q 'vector_width=' '$tmp/plain.S' && grep -q 'Tuned on: ' '$tmp/plain.S'"
+check "the plain file assembles with as" as --64 -o "$tmp/plain.o" "$tmp/plain.S"
+for fl in linux glibc; do
+  "$at" -q --from "$tmp/best.json" --emit-asm "$tmp/$fl.S" --flavor $fl --name "my_$fl" >/dev/null 2>&1
+  check "--flavor $fl exits 0" test -s "$tmp/$fl.S"
+  check "--flavor $fl assembles with its stub headers" bash -c "g++ -E -P -x assembler-with-cpp -I '$stubs' '$tmp/$fl.S' -o '$tmp/$fl.s' && as --64 -o '$tmp/$fl.o' '$tmp/$fl.s'"
+  check "--flavor $fl gives the same .text as plain" bash -c "objcopy -O binary --only-section=.text '$tmp/$fl.o' '$tmp/$fl.bin' && objcopy -O binary --only-section=.text '$tmp/plain.o' '$tmp/plain.bin' && cmp -s '$tmp/$fl.bin' '$tmp/plain.bin'"
+done
+check "--flavor linux uses the kernel's macros" bash -c "grep -q '^SYM_FUNC_START(my_linux)' '$tmp/linux.S' && grep -q '^SYM_FUNC_END(my_linux)' '$tmp/linux.S' && grep -q '	RET' '$tmp/linux.S'"
+check "--flavor glibc uses ENTRY/END and L()" bash -c "grep -q '^ENTRY_P2ALIGN (my_glibc, ' '$tmp/glibc.S' && grep -q '^END (my_glibc)' '$tmp/glibc.S' && grep -q '^L(' '$tmp/glibc.S'"
+"$at" -q --from "$tmp/best.json" --isa sse2 --emit-asm "$tmp/cap.S" --target avx512 >/dev/null 2>&1
+rc=$?
+check "--target avx512 with --isa sse2: written without executing (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'not executed' '$tmp/cap.S' && grep -q 'Target: avx512' '$tmp/cap.S'"
+"$at" -q --emit-asm "$tmp/x.S" >/dev/null 2>"$tmp/e"; rc=$?
+check "--emit-asm without --from: exit 1 and what to do (rc=$rc)" bash -c "test $rc -eq 1 && grep -q 'give its wisdom file with --from' '$tmp/e'"
+"$at" -q --from "$tmp/best.json" --emit-asm "$tmp/x.S" --flavor bsd >/dev/null 2>&1; rc=$?
+check "unknown --flavor refused (rc=$rc)" test $rc -eq 1
+"$at" -q --from "$tmp/best.json" --emit-asm "$tmp/x.S" --op memmove >/dev/null 2>"$tmp/e"; rc=$?
+check "--emit-asm of an operation the file lacks: exit 2, names what it holds (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'has no memmove entry (it holds .*memcpy' '$tmp/e'"
+"$at" -q --from "$tmp/best.json" --emit-asm "$tmp/x.S" --name 9lives >/dev/null 2>"$tmp/e"; rc=$?
+check "a bad --name: exit 2 (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'not an assembler symbol name' '$tmp/e'"
+check "nothing written on error" test ! -e "$tmp/x.S"
+
+# The commit-message table.
+"$at" -q --from "$tmp/best.json" --op memcpy --patch-table >"$tmp/pt" 2>&1
+rc=$?
+check "--patch-table exits 0 (rc=$rc)" test $rc -eq 0
+check "--patch-table: the seeds' layout" grep -qE '^ +Len  Src/Dst align +old +new  speedup$' "$tmp/pt"
+check "--patch-table: old is the system memcpy, measured here" grep -q "old = system memcpy (glibc [0-9.]*), new = copysynth" "$tmp/pt"
+check "--patch-table: 77 rows" bash -c "grep -cE '^ *[0-9]+M? +[0-9]+/[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x$' '$tmp/pt' | grep -qx 77"
 
 # Bad command lines: exit 1.
 "$at" --budget -5 >/dev/null 2>&1; rc=$?

@@ -66,10 +66,11 @@ CopyParams random_params(std::mt19937_64& rng, Operation op) {
   if (w >= 16 && rng() % 2) p.nt_pages = pick(std::vector<std::uint32_t>{2, 4});
   if (w >= 32 && rng() % 3 == 0) p.head_tail_width = w / 2;
   if (w >= 16 && rng() % 3 == 0) p.head_tail_max = (rng() % 2 ? 2 : 4) * w;
+  if (op != Operation::kFill && w >= 16 && p.unroll.value <= 4) p.loop_pipeline = rng() % 2;
   const IsaFeatures& f = CpuInfo::host().features();
   if (w >= 16 && f.has(Feature::kAVX512F) && f.has(Feature::kAVX512VL)) {
     if (rng() % 2) p.register_bank = RegisterBank::kHigh;
-    if (f.has(Feature::kAVX512BW) && f.has(Feature::kBMI2) && rng() % 2) p.mask_max = pick(std::vector<std::uint32_t>{16, 32, 64});
+    if (f.has(Feature::kAVX512BW) && f.has(Feature::kBMI2) && rng() % 2) p.mask_max = pick(std::vector<std::uint32_t>{16, 32, 64, 128});
     if (p.head_tail_max.value && p.head_tail_max.value < p.mask_max.value) p.head_tail_max = 0;
   }
   p.nop_form = pick(std::vector<NopForm>{NopForm::kSingleByte, NopForm::kLongNop, NopForm::kPrefixedLongNop,

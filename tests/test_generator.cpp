@@ -90,7 +90,7 @@ const SizeClass* class_of(const CopyPlan& plan, std::uint64_t n) {
 TEST_CASE("param_field_names lists every CopyParams field in declaration order") {
   const std::vector<std::string> expected{"operation",     "vector_width",  "unroll",
                                           "prefetch_distance", "prefetch_hint", "nt_threshold",
-                                          "rep_threshold", "rep_unit", "rep_align_dst", "rep_aligned_only", "alias_window", "nt_pages", "shift_realign", "loop_align",
+                                          "rep_threshold", "rep_unit", "rep_align_dst", "rep_aligned_only", "alias_window", "nt_pages", "loop_pipeline", "shift_realign", "loop_align",
                                           "nop_form", "register_bank", "head_tail_width", "head_tail_max", "mask_max"};
   CHECK(param_field_names() == expected);
 }
@@ -414,6 +414,31 @@ TEST_CASE("params_from_json accepts non-negative integers stored as signed JSON 
   CHECK_MESSAGE(!contains(bad.error().message, "negative"), bad.error().message);
 }
 
+TEST_CASE("validate: loop_pipeline needs a copy, vector registers and unroll <= 4") {
+  const IsaFeatures all = IsaFeatures::for_level(IsaLevel::kAVX512);
+  CopyParams p;
+  p.loop_pipeline = true;
+  CHECK(validate(p, all).ok());  // memcpy, 32 bytes, unroll 4
+  using Change = std::function<void(CopyParams&)>;
+  const std::vector<Change> changes{[](CopyParams& q) { q.unroll = 8; }, [](CopyParams& q) { q.vector_width = 8; },
+                                    [](CopyParams& q) { q.operation = Operation::kFill; }};
+  for (const Change& bad : changes) {
+    CopyParams q = p;
+    bad(q);
+    const Status st = validate(q, all);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().code == ErrorCode::kInvalidParams);
+    CHECK(contains(st.error().message, "loop_pipeline = true needs"));
+    CHECK(contains(st.error().message, "use false"));
+  }
+  // The plan says so, and the code differs from the plain loop's.
+  p.vector_width = 64;
+  const CopyPlan piped = plan_for(p);
+  CHECK(contains(to_string(piped), "software-pipelined"));
+  p.loop_pipeline = false;
+  CHECK(*assemble(piped) != *assemble(plan_for(p)));
+}
+
 TEST_CASE("validate checks the vector width against the target ISA") {
   const auto sse2 = IsaFeatures::for_level(IsaLevel::kSSE2);
   const auto avx2 = IsaFeatures::for_level(IsaLevel::kAVX2);
@@ -666,6 +691,41 @@ TEST_CASE("assemble: a fixed simple plan starts with mov rax, rdi") {
     REQUIRE(b.ok());
     CHECK(Bytes(b->begin(), b->begin() + 3) == Bytes{0x48, 0x89, 0xF8});
   }
+}
+
+TEST_CASE("masked class: page guard before the masked moves, unmasked ladder behind it") {
+  // mask_max = M: lengths 0..M take masked moves unless [src, src+M) or [dst, dst+M) crosses a
+  // 4 KiB page (fault suppression into an unmapped page is a microcode assist); the crossing
+  // path is the unmasked ladder n = 0, 1, (1, 2], ..., (M/2, M].
+  for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill})
+    for (std::uint32_t m : {16u, 32u, 64u, 128u}) {
+      CAPTURE(name_of(op));
+      CAPTURE(m);
+      CopyParams p = params_w(64);
+      p.operation = op;
+      p.mask_max = m;
+      const CopyPlan plan = plan_for(p);
+      REQUIRE(plan.classes.front().strategy == Strategy::kMasked);
+      CHECK(plan.classes.front().hi == m);
+      CHECK(plan.classes[1].lo == m + 1);
+      std::string listing;
+      REQUIRE(assemble(plan, &listing).ok());
+      const auto guard = listing.find("test ecx, 4096\njnz ");
+      const auto first_mask = listing.find("{k1}");
+      REQUIRE(guard != std::string::npos);
+      REQUIRE(first_mask != std::string::npos);
+      CHECK(guard < first_mask);
+      // The block's last byte is what the guard looks at: dst always, src for copies.
+      CHECK(contains(listing, "lea ecx, [rdi+" + std::to_string(m - 1) + "]"));
+      CHECK(contains(listing, "lea r8d, [rsi+" + std::to_string(m - 1) + "]") == (op != Operation::kFill));
+      // Two masks (k1 at +0, k2 at +64) only for 128.
+      CHECK(contains(listing, "{k2}") == (m == 128));
+      // The crossing path has the unmasked head/tail moves up to M: (M/2, M] with M/2-byte ends.
+      const std::string widest = m == 128 ? "zmmword ptr [rdi+rdx-64]" : m == 64 ? "ymmword ptr [rdi+rdx-32]"
+                                 : m == 32                                 ? "xmmword ptr [rdi+rdx-16]"
+                                                                           : "qword ptr [rdi+rdx-8]";
+      CHECK(contains(listing, widest));
+    }
 }
 
 TEST_CASE("assemble: rejects a broken plan with check_plan's error") {

@@ -406,12 +406,15 @@ TEST_CASE("static: every real plan is clean for its ISA level") {
                 }
               }
               if (op == Operation::kMemcpy && width == 8 && unroll % 2 == 1) p.shift_realign = true;
+              if ((op == Operation::kMemcpy || op == Operation::kMemmove) && width >= 16 && unroll <= 4 &&
+                  (unroll + static_cast<unsigned>(form)) % 2 == 0)
+                p.loop_pipeline = true;
               // AVX-512 targets also get the masked class, the high register bank and the
               // half-width head/tail moves (rotating, so every width sees each).
               if (L.level == IsaLevel::kAVX512 && width >= 16 && op != Operation::kClearPage) {
                 const unsigned k = unroll + static_cast<unsigned>(form) + (thresholds ? 1 : 0);
                 if (k % 2) p.register_bank = RegisterBank::kHigh;
-                if (k % 3) p.mask_max = 16u << (k % 3);
+                if (k % 5) p.mask_max = 8u << (k % 5);  // 16, 32, 64, 128
                 if (width >= 32 && k % 4 == 1) p.head_tail_width = width / 2;
               }
               auto plan = make_plan(p, target);

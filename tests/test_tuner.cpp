@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <doctest/doctest.h>
 
+#include <regex>
+#include <sstream>
+
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -237,6 +240,75 @@ TEST_CASE("the seeds workload has the seeds' points") {
   CHECK(size_label(4096) == "4096");
 }
 
+TEST_CASE("the misaligned workload: 4 KiB..512 KiB at dst offsets 0, 1, 4, 15, 33") {
+  const Workload w = misaligned_workload();
+  CHECK(w.name == "misaligned");
+  CHECK(w.points.size() == 8 * 5);
+  CHECK(w.points.front() == Point{4096, 0, 0});
+  CHECK(w.points.back() == Point{512 * 1024, 0, 33});
+  auto mw = make_workload("misaligned", Operation::kMemcpy);
+  REQUIRE(mw.ok());
+  CHECK(mw->points == w.points);
+  CHECK_FALSE(make_workload("misaligned", Operation::kMemcpy, /*cold=*/true).ok());
+  CHECK_FALSE(make_workload("misaligned", Operation::kClearPage).ok());
+}
+
+TEST_CASE("report tables: other routines are columns but not peers; vs aligned; the targets") {
+  // Hand-made tables (no timing): columns glibc, dpdk (peers), other.json (not a peer), tuned.
+  ReportTable t;
+  t.columns = {"glibc", "dpdk", "other.json", "tuned"};
+  t.peers = 2;
+  t.rows.push_back({"64 0/0", {64, 0, 0}, {10, 20, 1000, 30}});
+  t.rows.push_back({"80 0/0", {80, 0, 0}, {40, 20, 1, 38}});
+  t.rows.push_back({"64M 0/0", {64ull << 20, 0, 0}, {9, 10, 1, 9.8}});
+  CHECK(t.best_peer(t.rows[0]) == "dpdk");  // other.json's 1000 is not a peer
+  CHECK(t.vs_best(t.rows[0]) == doctest::Approx(1.5));
+  CHECK(t.best_peer(t.rows[1]) == "glibc");
+  CHECK(t.vs_best(t.rows[1]) == doctest::Approx(0.95));
+  CHECK(t.vs_glibc(t.rows[0]) == doctest::Approx(3.0));
+  const std::string text = t.format();
+  CHECK(text.find("vs other.json") != std::string::npos);
+  CHECK(text.find("vs aligned") == std::string::npos);
+
+  ReportTable m;
+  m.columns = {"glibc", "tuned"};
+  m.peers = 1;
+  m.aligned_ratio = true;
+  m.rows.push_back({"4096 0/0", {4096, 0, 0}, {100, 200}});
+  m.rows.push_back({"4096 0/1", {4096, 0, 1}, {90, 180}});
+  m.rows.push_back({"4096 0/33", {4096, 0, 33}, {150, 120}});
+  CHECK(m.vs_aligned(m.rows[1]) == doctest::Approx(0.9));
+  CHECK(m.vs_aligned(m.rows[2]) == doctest::Approx(0.6));
+  CHECK(m.format().find("vs aligned") != std::string::npos);
+
+  ReportTable d;
+  d.per_call = true;
+  d.columns = {"glibc", "dpdk", "tuned"};
+  d.peers = 2;
+  d.rows.push_back({"A", {}, {10, 12, 8}});
+  d.rows.push_back({"B", {}, {10, 12, 9}});
+
+  const std::string targets = format_targets(&t, &m, &d, 12.5);
+  // 80 0/0 is 0.95x glibc: below 0.97.
+  CHECK(targets.find("MISSED  every seeds' point >= 0.97x the best peer: 1 of 3 points below: 80 0/0 0.95x (best peer glibc)") !=
+        std::string::npos);
+  // 64 MiB: 9.8 vs dpdk 10 = 0.98x (enough for the per-point target, not for this one).
+  CHECK(targets.find("MISSED  64 MiB 0/0 >= 1.0x the best peer (0.98x)") != std::string::npos);
+  CHECK(targets.find("reads stream at 12.50 GB/s") != std::string::npos);
+  // Misaligned: 0/33 loses to glibc (0.80x) and to its aligned copy (0.60x); 0/1 is fine.
+  CHECK(targets.find("MISSED  4 KiB-512 KiB, dst offset 1/4/15/33: >= 1.0x the best peer: 1 points below: 4096 0/33 0.80x") !=
+        std::string::npos);
+  CHECK(targets.find("MISSED  4 KiB-512 KiB, dst offset 1/4/15/33: >= 0.85x the tuned routine's aligned copy: 1 points below: "
+                     "4096 0/33 0.60x") != std::string::npos);
+  // Distributions: glibc/tuned = 1.25 and 1.11: geometric mean 1.18x, met; dpdk 1.5 and 1.33.
+  CHECK(targets.find("met     production distributions: >= 1.05x glibc in ns per call (geometric mean over 2): 1.18x, 1.41x vs dpdk") !=
+        std::string::npos);
+  // A null table skips its targets.
+  const std::string only_d = format_targets(nullptr, nullptr, &d, 0);
+  CHECK(only_d.find("seeds") == std::string::npos);
+  CHECK(only_d.find("production distributions") != std::string::npos);
+}
+
 TEST_CASE("a tiny tune returns a verified routine and a table row per point") {
   Workload w{"tiny", {{16, 0, 0}, {100, 1, 3}, {4096, 0, 4}, {20000, 0, 0}}};
   TuneOptions opt;
@@ -263,6 +335,43 @@ TEST_CASE("a tiny tune returns a verified routine and a table row per point") {
   CHECK(table.find("system memcpy GB/s") != std::string::npos);
   CHECK(table.find("tuned GB/s") != std::string::npos);
   CHECK(table.find("speedup") != std::string::npos);
+}
+
+TEST_CASE("format_patch_table: the seeds' layout, old / new in ns per call, speedup = old / new") {
+  MeasuredPoint a;
+  a.size = 4096;
+  a.src_align = 0;
+  a.dst_align = 4;
+  a.baseline_ns = 120.0;
+  a.tuned_ns = 60.0;
+  a.baseline_gbps = 4096 / 120.0;
+  a.tuned_gbps = 4096 / 60.0;
+  MeasuredPoint b = a;
+  b.size = std::uint64_t{64} << 20;
+  b.src_align = 33;
+  b.dst_align = 1;
+  b.baseline_ns = 2.0e6;
+  b.tuned_ns = 4.0e6;
+  b.baseline_gbps = double(b.size) / b.baseline_ns;
+  b.tuned_gbps = double(b.size) / b.tuned_ns;
+  const std::string t = format_patch_table({a, b}, "memcpy on a test CPU");
+  std::istringstream in(t);
+  std::string caption, header, row1, row2, last;
+  std::getline(in, caption);
+  std::getline(in, header);
+  std::getline(in, row1);
+  std::getline(in, row2);
+  std::getline(in, last);
+  CHECK(caption == "memcpy on a test CPU");
+  CHECK(std::regex_match(header, std::regex(R"( *Len  Src/Dst align +old +new  speedup)")));
+  CHECK(std::regex_match(row1, std::regex(R"( *4096 +0/4 +120\.0 +60\.00 +2\.00x)")));
+  CHECK(std::regex_match(row2, std::regex(R"( *64M +33/1 +2000000 +4000000 +0\.50x)")));
+  CHECK(last == "geometric-mean speedup over 2 points: 1.00x");
+  // Columns line up: every row as long as the header.
+  CHECK(row1.size() == header.size());
+  CHECK(row2.size() == header.size());
+  // No caption: the header comes first.
+  CHECK(format_patch_table({a}).rfind("   Len", 0) == 0);
 }
 
 TEST_CASE("an empty workload is an error, not a crash") {
@@ -301,11 +410,17 @@ TEST_CASE("the report compares the tuned routine with every peer and plots the s
   ro.rounds = 3;
   ro.passes = 1;
   const Workload w{"tiny", {{64, 0, 0}, {4096, 0, 4}, {4096, 4, 4}, {20000, 0, 0}}};
+  // Another routine timed beside the peers, as `--versus` does.
+  auto other = Routine::build(*plan);
+  REQUIRE(other.ok());
+  ro.others.push_back({"other.json", &*other});
   const ReportTable t = report_points(*r, w, ro);
   REQUIRE(t.rows.size() == w.points.size());
-  REQUIRE(t.columns.size() >= 2);
+  REQUIRE(t.columns.size() >= 3);
   CHECK(t.columns.front() == "glibc");
   CHECK(t.columns.back() == "tuned");
+  CHECK(t.columns[t.columns.size() - 2] == "other.json");
+  CHECK(t.peers == t.columns.size() - 2);
   for (const auto& row : t.rows) {
     REQUIRE(row.value.size() == t.columns.size());
     for (double v : row.value) CHECK(v > 0);

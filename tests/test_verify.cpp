@@ -15,6 +15,7 @@
 #include "copysynth/ladders.hpp"
 #include "copysynth/static_check.hpp"
 #include "copysynth/verify.hpp"
+#include "grid_verify_options.hpp"
 
 using namespace copysynth;
 
@@ -38,15 +39,7 @@ Routine build(const CopyParams& p, const EmitFaults& f = {}) {
 }
 
 /// Cheaper options for the big grid (the full defaults run in the tuner and below).
-VerifyOptions grid_options() {
-  VerifyOptions o;
-  o.dense_max = 300;
-  o.random_sizes = 4;
-  o.max_size = 2 << 20;
-  o.overlap_dense = 96;
-  o.overlap_stride = 9;
-  return o;
-}
+using test::grid_options;
 
 bool copy_op(Operation op) { return op == Operation::kMemcpy || op == Operation::kMemmove; }
 
@@ -85,12 +78,13 @@ TEST_CASE("every operation x width x unroll x threshold x NOP form passes the su
           if (copy_op(op) && t % 3 == 2) p.alias_window = 64u << (t % 5 ? 2 : 0);
           if (w >= 16 && t % 4 == 2) p.nt_pages = t % 8 == 2 ? 4 : 2;
           if (w >= 16 && t % 5 == 2) p.head_tail_max = 2 * w;
+          if (copy_op(op) && w >= 16 && u <= 4 && t % 3 != 1) p.loop_pipeline = true;
           const IsaFeatures& isa = host();
           const bool evex = isa.has(Feature::kAVX512F) && isa.has(Feature::kAVX512VL);
           if (evex && w >= 16 && op != Operation::kClearPage) {
             if (t % 2) p.register_bank = RegisterBank::kHigh;
             if (isa.has(Feature::kAVX512BW) && isa.has(Feature::kBMI2) && t % 3 != 0)
-              p.mask_max = std::min<unsigned>(64, 16u << (t % 3));
+              p.mask_max = 16u << (t % 4);  // 16, 32, 64, 128
             if (p.head_tail_max.value && p.head_tail_max.value < p.mask_max.value) p.head_tail_max = 0;
           }
           ++t;

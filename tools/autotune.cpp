@@ -4,6 +4,10 @@
 //   autotune --from best.json          re-verify and re-measure a wisdom file, print the table
 //   autotune --merge a.json b.json --emit fleet.json   combine hosts' wisdom, keyed by CPU
 //   autotune --show best.json          print what a wisdom file holds (ld.so --list-diagnostics)
+//   autotune --from best.json --emit-asm memcpy_64.S --flavor linux
+//                                      write the tuned routine as a GNU as file (no timing)
+//   autotune --from best.json --patch-table
+//                                      the commit-message table, measured against the system routine
 //
 // Progress goes to stderr, the table to stdout. Exit status: 0 success, 1 bad command line,
 // 2 the work failed (unreadable or mismatched wisdom, verification failure, I/O error).
@@ -11,14 +15,21 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
+#include <optional>
+#include <functional>
 #include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
+#include <gnu/libc-version.h>
+
+#include "copysynth/asm_flavors.hpp"
 #include "copysynth/ladders.hpp"
+#include "copysynth/static_check.hpp"
 #include "copysynth/report.hpp"
 #include "copysynth/tuner.hpp"
 #include "copysynth/wisdom.hpp"
@@ -159,6 +170,126 @@ int merge(const std::vector<std::string>& inputs, const std::string& out, const 
   return 0;
 }
 
+/// A command line as a shell would take it back (arguments with spaces or quotes are quoted).
+std::string shell_line(int argc, char** argv) {
+  std::string line;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = i ? argv[i] : "autotune";
+    if (a.find_first_of(" \t'\"$\\") != std::string::npos) {
+      std::string q = "'";
+      for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      a = q + "'";
+    }
+    line += (i ? " " : "") + a;
+  }
+  return line;
+}
+
+/// The entry of `w` that --emit-asm writes: the one --op names, else memcpy, else the only one.
+Result<const WisdomEntry*> entry_for_asm(const Wisdom& w, const std::string& path, const std::vector<Operation>& ops,
+                                         bool ops_given) {
+  std::string held;
+  for (const auto& e : w.entries) held += (held.empty() ? "" : ", ") + std::string(name_of(e.operation));
+  if (ops_given && ops.size() != 1)
+    return make_error(ErrorCode::kInvalidArgument, "--emit-asm writes one routine per file: give one --op (" + path +
+                                                       " holds " + held + ")");
+  const Operation want = ops_given ? ops.front() : Operation::kMemcpy;
+  if (const WisdomEntry* e = w.find(want)) return e;
+  if (!ops_given && w.entries.size() == 1) return &w.entries.front();
+  return make_error(ErrorCode::kWisdomMismatch,
+                    path + " has no " + std::string(name_of(want)) + " entry (it holds " + (held.empty() ? "none" : held) +
+                        "): pick one of those with --op, or tune it with autotune --op " + std::string(name_of(want)) +
+                        " --emit " + path);
+}
+
+struct AsmRequest {
+  std::string from, path, flavor, symbol, target;  // target: "" = the lowest level the plan needs
+  std::string command;
+};
+
+/// --emit-asm: writes the tuned routine of `entry` as a `.S` file. Needs no matching host: the
+/// code is generated, checked statically for the target and, where `host` (this CPU, capped by
+/// --isa) can run it, verified by the conformance suite before anything is written (invariant 9).
+int emit_asm_file(const Wisdom& w, const WisdomEntry& entry, const AsmRequest& req, const CpuInfo& host,
+                  const std::function<void(const std::string&)>& progress) {
+  const CopyPlan& plan = entry.plan;
+  const std::string op = std::string(name_of(entry.operation));
+  // The target: --target, or the lowest ISA level the plan runs on.
+  IsaLevel level = IsaLevel::kSSE2;
+  if (!req.target.empty()) {
+    level = *parse_isa_level(req.target);
+    if (auto st = validate(plan.params, IsaFeatures::for_level(level)); !st)
+      return fail(make_error(ErrorCode::kUnsupportedIsa,
+                             "the " + op + " routine in " + req.from + " cannot run on --target " + req.target + ": " +
+                                 st.error().message + "; pick a higher --target, or tune for it with autotune --isa " +
+                                 req.target + " --emit FILE"));
+  } else {
+    for (IsaLevel l : {IsaLevel::kSSE2, IsaLevel::kAVX2, IsaLevel::kAVX512}) {
+      level = l;
+      if (validate(plan.params, IsaFeatures::for_level(l)).ok()) break;
+    }
+  }
+  const IsaFeatures target = IsaFeatures::for_level(level);
+  auto bytes = assemble(plan);
+  if (!bytes) return fail(bytes.error());
+  if (fnv1a64(*bytes) != entry.code_hash)
+    return fail(make_error(ErrorCode::kWisdomMismatch,
+                           "this copysynth (" + std::string(COPYSYNTH_VERSION) + ") emits other code for the " + op +
+                               " plan in " + req.from + " (made by copysynth " + w.generator_version +
+                               "), so the file would not be the routine that was tuned; re-run autotune --emit " +
+                               req.from + " with this version"));
+  // Verification before writing: static checks for the target always, the conformance suite
+  // when this host can run the code.
+  const StaticReport sr = check_code(*bytes, target);
+  if (!sr.ok())
+    return fail(make_error(ErrorCode::kVerifyFailed, "the " + op + " routine fails the static checks for " +
+                                                         std::string(isa_level_name(level)) + ": " + sr.summary()));
+  std::string verified = "Verified: the static checks for " + std::string(isa_level_name(level)) + " passed";
+  if (validate(plan.params, host.features()).ok()) {
+    auto r = Routine::build(plan, host);
+    if (!r) return fail(r.error());
+    progress("verifying the " + op + " routine on this host before writing it");
+    const VerifyReport rep = verify_routine(*r);
+    if (!rep.ok())
+      return fail(make_error(ErrorCode::kVerifyFailed, "the " + op + " routine failed verification: " + rep.summary()));
+    verified += "; the conformance suite " + rep.summary() + " on " + host.brand();
+  } else {
+    verified += "; not executed (the generating host, " + host.brand() + " with " + host.features().to_string() +
+                ", lacks features it needs)";
+    progress("not executing the routine: this host (with --isa: " + host.features().to_string() +
+             ") lacks features it needs; static checks only");
+  }
+  auto flavor = asm_flavor(req.flavor);
+  if (!flavor) return fail(flavor.error());
+  AsmOptions o;
+  o.symbol = req.symbol.empty() ? default_asm_symbol(entry.operation) : req.symbol;
+  o.header.push_back("Tuned on: " + (w.cpu_brand.empty() ? w.cpu_vendor : w.cpu_brand) + " (" + w.cpu_signature +
+                     "), workload " + entry.workload + ", " + w.created + ", copysynth " + w.generator_version + ".");
+  if (!entry.points.empty()) {
+    char b[160];
+    std::snprintf(b, sizeof b, "Measured then: %.2fx the speed of the %s (geometric mean over %zu points).",
+                  geomean_speedup(entry.points), baseline_name(entry.operation).c_str(), entry.points.size());
+    o.header.push_back(b);
+  }
+  o.header.push_back("Target: " + std::string(isa_level_name(level)) + " (" + target.to_string() + ").");
+  o.header.push_back(verified + ".");
+  o.header.push_back("Command: " + req.command);
+  auto text = write_asm(plan, *flavor, o);
+  if (!text) return fail(text.error());
+  if (req.flavor == "linux" && plan.vec > 8)
+    std::cerr << "autotune: warning: this " << op << " routine uses " << plan.vec
+              << "-byte vector registers; in the kernel that is only allowed between kernel_fpu_begin() and "
+                 "kernel_fpu_end() (a drop-in arch/x86/lib routine needs a plan tuned with vector_width 8)\n";
+  std::ofstream f(req.path, std::ios::binary);
+  f << text->text;
+  f.close();
+  if (!f) return fail(make_error(ErrorCode::kInvalidArgument, "cannot write " + req.path));
+  progress("wrote " + req.path + ": " + o.symbol + ", " + req.flavor + " flavour, " +
+           std::to_string(text->instructions) + " instructions, " + std::to_string(text->code_bytes) +
+           " bytes of code (assembled with GNU as: exactly the JIT routine's bytes)");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -176,7 +307,9 @@ int main(int argc, char** argv) {
   double budget = 40;
   std::uint64_t seed = 1;
   bool quick = false, quiet = false, show_plan = false, list_params = false, cold = false, report = false;
-  std::string svg_path, show_path;
+  std::string svg_path, versus_path, show_path;
+  std::string asm_path, flavor = "plain", asm_symbol, target;
+  bool patch_table = false;
   std::vector<std::string> merge_paths;
 
   app.add_option("--emit", emit_path,
@@ -208,7 +341,8 @@ int main(int argc, char** argv) {
   app.add_flag("--quick", quick, "Fewer candidates and rounds (about 10 s)");
   app.add_option("--isa", isa,
                  "Tune for at most this ISA level on this host: host, sse2, avx2 or avx512 (a level "
-                 "above the host's is refused)")
+                 "above the host's is refused). With --emit-asm: execute at most this level here (a "
+                 "routine that needs more is written after the static checks alone)")
       ->check(CLI::IsMember({"host", "sse2", "avx2", "avx512"}))
       ->capture_default_str();
   app.add_option("--workload", workload_name,
@@ -223,12 +357,44 @@ int main(int argc, char** argv) {
   app.add_flag("--show-plan", show_plan, "Print the winner's size ladder (stderr)");
   app.add_flag("--report", report,
                "With --from: compare the routine with every peer (glibc, rep movsb, plain AVX2 loops, DPDK "
-               "rte_memcpy where built) on the seeds' matrix and the eight production distributions, "
-               "all in this process, interleaved; print the tables and the read bandwidth");
+               "rte_memcpy where built) on the seeds' matrix, the misaligned-destination matrix "
+               "(4 KiB-512 KiB, dst offsets 1, 4, 15, 33) and the eight production distributions, all in "
+               "this process, interleaved; print the tables, the read bandwidth and which performance "
+               "targets are met");
   app.add_option("--svg", svg_path,
                  "With --report: write a plot of the speedup over glibc against the length, one line per "
                  "alignment (other operations than the first get -OPERATION before the extension)")
       ->type_name("FILE");
+  app.add_option("--versus", versus_path,
+                 "With --report: also time the routine of another wisdom file of this CPU (same "
+                 "operation) in the same rounds, as an extra column, e.g. to compare two tuning runs")
+      ->type_name("FILE");
+  app.add_option("--emit-asm", asm_path,
+                 "With --from: write the tuned routine (one operation: --op, default memcpy) as a GNU "
+                 "assembler file in AT&T syntax, e.g. memcpy_64.S. Assembled, it gives exactly the JIT "
+                 "routine's bytes; a header comment gives the size ladder, the parameters, the CPU tuned "
+                 "on and this command line. Needs no matching host; the routine is verified (the "
+                 "conformance suite where this host can run it, static checks always) before it is written")
+      ->type_name("FILE");
+  app.add_option("--flavor", flavor,
+                 "With --emit-asm: linux (linux/linkage.h, SYM_FUNC_START/SYM_FUNC_END, .L labels, RET, "
+                 "ASM_NOPn), glibc (sysdep.h, ENTRY_P2ALIGN/END, L() labels) or plain (.globl, .type, .size; "
+                 "assembles with as or gcc alone)")
+      ->check(CLI::IsMember({"linux", "glibc", "plain"}))
+      ->capture_default_str();
+  app.add_option("--name", asm_symbol,
+                 "With --emit-asm: the function's symbol (default memcpy_copysynth, memmove_copysynth, "
+                 "memset_copysynth or clear_page_copysynth)")
+      ->type_name("SYMBOL");
+  app.add_option("--target", target,
+                 "With --emit-asm: the ISA level the file is for, sse2, avx2 or avx512 (default: the lowest "
+                 "the routine needs); a routine that needs more is refused. Nothing is executed for a level "
+                 "this host lacks")
+      ->check(CLI::IsMember({"sse2", "avx2", "avx512"}));
+  app.add_flag("--patch-table", patch_table,
+               "With --from: print the commit-message table (Len  Src/Dst align  old  new  speedup; old = the "
+               "system routine, new = the tuned one, ns per call, both measured in this run on the seeds' "
+               "matrix) instead of the usual one");
   app.add_option("--merge", merge_paths,
                  "Combine wisdom files (from several hosts, or fleet files) into one fleet file keyed by CPU "
                  "signature, written with --emit: a CPU seen again keeps its entries and takes the later file's "
@@ -252,6 +418,11 @@ int main(int argc, char** argv) {
       "  autotune --isa avx2 --emit avx2.json tune without AVX-512\n"
       "  autotune --op all --emit best.json   memcpy, memmove, fill and clear_page in one file\n"
       "  autotune --workload MemcpyGoogleA    tune for a production size distribution\n"
+      "  autotune --from best.json --emit-asm memcpy_64.S --flavor linux --name __memcpy\n"
+      "                                       the tuned memcpy as a kernel-style .S file\n"
+      "  autotune --from best.json --emit-asm memcpy.S --target avx512\n"
+      "                                       for an AVX-512 CPU, written on any host\n"
+      "  autotune --from best.json --patch-table   the table for a commit message\n"
       "  autotune --merge a.json b.json --emit fleet.json   one file for several CPUs\n"
       "  autotune --show best.json            what a wisdom file holds, key=value lines\n"
       "Programs use wisdom with copysynth_load_wisdom()/install_wisdom() or, unmodified, with\n"
@@ -260,10 +431,16 @@ int main(int argc, char** argv) {
   app.get_option("--from")->excludes("--quick")->excludes("--budget");
   app.get_option("--report")->needs("--from");
   app.get_option("--svg")->needs("--report");
+  app.get_option("--versus")->needs("--report");
+  for (const char* o : {"--flavor", "--name", "--target"}) app.get_option(o)->needs("--emit-asm");
+  app.get_option("--emit-asm")->excludes("--report")->excludes("--patch-table")->excludes("--emit");
+  app.get_option("--patch-table")->excludes("--report");
   app.get_option("--merge")->needs("--emit")->excludes("--from")->excludes("--quick")->excludes("--budget")
-      ->excludes("--op")->excludes("--workload")->excludes("--isa");
+      ->excludes("--op")->excludes("--workload")->excludes("--isa")
+      ->excludes("--emit-asm")->excludes("--patch-table")->excludes("--report");
   app.get_option("--show")->excludes("--from")->excludes("--emit")->excludes("--merge")->excludes("--quick")
-      ->excludes("--budget")->excludes("--op");
+      ->excludes("--budget")->excludes("--op")
+      ->excludes("--emit-asm")->excludes("--patch-table")->excludes("--report");
 
   try {
     app.parse(argc, argv);
@@ -280,6 +457,12 @@ int main(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(i ? argv[i] : "autotune");
   if (!show_path.empty()) return show(show_path);
   if (!merge_paths.empty()) return merge(merge_paths, emit_path, command, quiet);
+  if ((!asm_path.empty() || patch_table) && from_path.empty()) {
+    std::cerr << "autotune: " << (patch_table ? "--patch-table" : "--emit-asm")
+              << " works on a tuned routine: give its wisdom file with --from best.json (autotune --emit "
+                 "best.json makes one)\n";
+    return 1;
+  }
 
   auto progress = [&](const std::string& s) {
     if (!quiet) std::cerr << s << "\n" << std::flush;
@@ -309,6 +492,14 @@ int main(int argc, char** argv) {
       if (spec::Operation::names[k] == name &&
           std::find(ops.begin(), ops.end(), spec::Operation::choices[k]) == ops.end())
         ops.push_back(spec::Operation::choices[k]);
+  }
+  if (!asm_path.empty()) {  // writing a file: no matching host, no timing
+    auto w = load_wisdom(from_path);
+    if (!w) return fail(w.error());
+    auto e = entry_for_asm(*w, from_path, ops, ops_given);
+    if (!e) return fail(e.error());
+    return emit_asm_file(*w, **e, {from_path, asm_path, flavor, asm_symbol, target, shell_line(argc, argv)}, cpu,
+                         progress);
   }
   const auto heading = [&](Operation op, std::size_t count) {
     if (count > 1) std::cout << (op == ops.front() ? "" : "\n") << "== " << name_of(op) << " ==\n";
@@ -357,14 +548,34 @@ int main(int argc, char** argv) {
             ro.svg_path = dot == std::string::npos ? svg_path + suffix : svg_path.substr(0, dot) + suffix + svg_path.substr(dot);
           }
         }
+        std::optional<Routine> other;  // --versus: the same operation from another file
+        if (!versus_path.empty()) {
+          auto vw = load_wisdom(versus_path);
+          if (!vw) return fail(vw.error());
+          if (auto st = check_cpu(*vw, cpu); !st) return fail(st.error());
+          const WisdomEntry* ve = vw->find(e->operation);
+          if (!ve)
+            return fail(make_error(ErrorCode::kWisdomMismatch, versus_path + " has no " +
+                                                                   std::string(name_of(e->operation)) + " entry"));
+          auto vr = Routine::build(ve->plan, cpu);
+          if (!vr) return fail(vr.error());
+          if (auto st = check_routine(*vr); !st) return fail(st.error());
+          other.emplace(std::move(vr).value());
+          ro.others.push_back({std::filesystem::path(versus_path).filename().string(), &*other});
+          progress("--versus: " + other->name() + " from " + versus_path + ", verified");
+        }
+        std::optional<ReportTable> seeds_t, misaligned_t, dist_t;
+        double read_gbps = 0;
         if (!workload.is_distribution()) {
-          const ReportTable t = report_points(*r, workload, ro);
-          std::cout << "seeds' matrix, GB/s (higher is better):\n" << t.format() << std::flush;
+          ReportTable& t = seeds_t.emplace(report_points(*r, workload, ro));
+          t.aligned_ratio = workload.name == "misaligned";
+          std::cout << workload.name << " matrix, GB/s (higher is better):\n" << t.format() << std::flush;
           for (const auto& row : t.rows)
             if (row.point.size >= (std::uint64_t{64} << 20) && row.point.src_align == 0 && row.point.dst_align == 0) {
+              read_gbps = read_bandwidth_gbps();
               char b[160];
               std::snprintf(b, sizeof b, "64 MiB: tuned %.2f GB/s; this machine streams reads at %.2f GB/s (the limit)\n",
-                            row.value.back(), read_bandwidth_gbps());
+                            row.value.back(), read_gbps);
               std::cout << b << std::flush;
             }
           if (!ro.svg_path.empty()) {
@@ -374,13 +585,38 @@ int main(int argc, char** argv) {
               return fail(make_error(ErrorCode::kInvalidArgument, err));
             progress("wrote " + ro.svg_path);
           }
+          if (e->operation != Operation::kClearPage && workload.name == "seeds") {
+            ReportTable& m = misaligned_t.emplace(report_points(*r, misaligned_workload(e->operation), ro));
+            m.aligned_ratio = true;
+            std::cout << "\nmisaligned destination, GB/s (vs aligned: tuned / tuned at dst offset 0):\n"
+                      << m.format() << std::flush;
+          }
         }
         if (e->operation == Operation::kMemcpy || e->operation == Operation::kMemmove) {
-          const ReportTable d = report_distributions(*r, workload.is_distribution()
-                                                             ? std::vector<std::string>{workload.distribution->name}
-                                                             : production_distributions(), ro);
+          const ReportTable& d = dist_t.emplace(report_distributions(
+              *r, workload.is_distribution() ? std::vector<std::string>{workload.distribution->name} : production_distributions(),
+              ro));
           std::cout << "\nproduction size distributions, ns per call (lower is better):\n" << d.format() << std::flush;
         }
+        std::cout << "\n"
+                  << format_targets(seeds_t && workload.name == "seeds" ? &*seeds_t : nullptr,
+                                    misaligned_t                            ? &*misaligned_t
+                                    : seeds_t && workload.name == "misaligned" ? &*seeds_t
+                                                                               : nullptr,
+                                    dist_t ? &*dist_t : nullptr, read_gbps)
+                  << std::flush;
+        out.entries.push_back(*e);
+        continue;
+      }
+      if (patch_table) {  // the seeds' matrix, whatever the entry was tuned on
+        const Workload seeds = seeds_workload(e->operation);
+        const auto points = measure_table(*r, seeds, 11, progress);
+        std::cout << format_patch_table(points, std::string(name_of(e->operation)) + " on " + cpu.brand() + ": old = " +
+                                                    baseline_name(e->operation) + " (glibc " + gnu_get_libc_version() +
+                                                    "), new = copysynth " + r->name() +
+                                                    ";\nns per call (TSC), medians of 3 passes x 11 rounds, both "
+                                                    "measured in the same run; speedup = old / new")
+                  << std::flush;
         out.entries.push_back(*e);
         continue;
       }

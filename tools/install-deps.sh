@@ -36,6 +36,7 @@ fi
 packages=(
   ca-certificates  # apt over https mirrors
   cmake make g++   # build
+  binutils         # GNU as and objcopy: the .S writer's tests assemble its output (g++ pulls it in too)
   libasmjit-dev    # machine-code emission
   libboost-dev     # Boost.Hana (reflection of CopyParams)
   nlohmann-json3-dev

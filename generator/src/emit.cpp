@@ -6,12 +6,14 @@
 //   rdx      n, later a loop bound              rcx  scratch / loop counter / rep count
 //   r8-r11   GPR data; fill keeps the byte broadcast to 8 bytes in r8
 //   vectors  0-7 loop and head/tail data; 8-12 the loop's saved head and tail; 15 fill pattern
-//            (16-31 for the same roles with register_bank = high); k1 the mask of kMasked
+//            (16-31 for the same roles with register_bank = high); k1 (and k2) the masks of kMasked
 #include "copysynth/emit.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <optional>
+#include <string>
+#include <utility>
 
 #include "copysynth/nops.hpp"
 
@@ -36,18 +38,25 @@ class FirstError final : public asmjit::ErrorHandler {
 
 class RoutineEmitter {
  public:
-  RoutineEmitter(const CopyPlan& plan, x86::Emitter& e, const EmitFaults& faults)
-      : plan_(plan), p_(plan.params), a_(e), V_(plan.vec), f_(faults), op_(plan.params.operation.value) {}
+  RoutineEmitter(const CopyPlan& plan, x86::Emitter& e, const EmitFaults& faults, std::vector<EmitNote>* notes)
+      : plan_(plan), p_(plan.params), a_(e), V_(plan.vec), f_(faults), op_(plan.params.operation.value),
+        notes_(e.isAssembler() ? notes : nullptr) {
+    if (notes_) base_ = assembler_offset();
+  }
 
   Status run() {
     if (op_ == Operation::kClearPage) {
+      comment("clear_page(rdi = page): rax = page, r8 = 0 (the pattern), n = 4096");
       a_.mov(x86::rax, x86::rdi);
       a_.xor_(x86::r8d, x86::r8d);  // the pattern: zero
       a_.mov(x86::edx, static_cast<int32_t>(kPageBytes));
     } else {
+      comment(fill() ? "rdi = dst, sil = the fill byte, rdx = n; rax = dst, the return value"
+                     : "rdi = dst, rsi = src, rdx = n; rax = dst, the return value");
       a_.mov(x86::rax, x86::rdi);
       if (f_.truncate_length) a_.mov(x86::edx, x86::edx);
       if (fill()) {
+        comment("r8 = the fill byte in all 8 bytes");
         // r8 = the fill byte broadcast to 8 bytes.
         a_.movzx(x86::r8d, x86::sil);
         a_.mov(x86::r9, 0x0101010101010101ll);
@@ -57,7 +66,7 @@ class RoutineEmitter {
     loop_entry_ = a_.newLabel();
     backward_ = a_.newLabel();
     const auto tree = dispatch_tree(plan_);
-    COPYSYNTH_TRY(node(tree, 0));
+    COPYSYNTH_TRY(node(plan_.classes, tree, 0));
     // memmove's rep and non-temporal classes fall back to the direction-aware loop for
     // overlapping buffers; emit it here when no loop class emitted it inline.
     if (need_loop_entry_ && !loop_entry_bound_) loop_class();
@@ -66,6 +75,8 @@ class RoutineEmitter {
 
  private:
   bool fill() const { return op_ == Operation::kFill || op_ == Operation::kClearPage; }
+  /// The forward loop is software-pipelined (validate() allows it for copies at V >= 16, U <= 4).
+  bool pipelined() const { return p_.loop_pipeline && !fill() && V_ >= 16 && p_.unroll.value <= 4; }
   bool memmove() const { return op_ == Operation::kMemmove; }
 
   // ----- registers and moves ---------------------------------------------------------------
@@ -229,6 +240,24 @@ class RoutineEmitter {
     pattern_width_ = 0;
   }
 
+  // ----- notes for readers of the code (EmitNote; never change a byte) --------------------
+
+  /// The Assembler's byte offset; only for an Assembler (padding and notes check isAssembler()).
+  std::size_t assembler_offset() const {
+    // x86::Emitter is a view of the real emitter (BaseEmitter::as<>), here an Assembler.
+    return static_cast<asmjit::BaseAssembler&>(static_cast<asmjit::BaseEmitter&>(a_)).offset();
+  }
+  /// Offset from the routine's first byte, for notes.
+  std::size_t offset() const { return assembler_offset() - base_; }
+  void comment(std::string text) {
+    if (notes_) notes_->push_back({EmitNote::Kind::kComment, offset(), 0, NopForm::kSingleByte, std::move(text)});
+  }
+  /// Binds `l` here and names it for readers.
+  void bind(const Label& l, std::string name) {
+    a_.bind(l);
+    if (notes_) notes_->push_back({EmitNote::Kind::kLabel, offset(), 0, NopForm::kSingleByte, std::move(name)});
+  }
+
   // ----- padding ------------------------------------------------------------------------------
 
   void pad_loop_head() {
@@ -241,11 +270,11 @@ class RoutineEmitter {
                                 "be known); use loop_align = 1 with other emitters");
       return;
     }
-    // x86::Emitter is a view of the real emitter (BaseEmitter::as<>), here an Assembler.
-    const std::size_t offset =
-        static_cast<asmjit::BaseAssembler&>(static_cast<asmjit::BaseEmitter&>(a_)).offset();
-    const auto bytes = nop_padding(p_.nop_form, padding_for(offset, align));
-    if (!bytes.empty()) a_.embed(bytes.data(), bytes.size());
+    const std::size_t at = assembler_offset();
+    const auto bytes = nop_padding(p_.nop_form, padding_for(at, align));
+    if (bytes.empty()) return;
+    if (notes_) notes_->push_back({EmitNote::Kind::kPadding, at - base_, bytes.size(), p_.nop_form, {}});
+    a_.embed(bytes.data(), bytes.size());
   }
 
   // ----- dispatch --------------------------------------------------------------------------
@@ -260,26 +289,40 @@ class RoutineEmitter {
     }
   }
 
-  Status node(const std::vector<DispatchNode>& t, int id) {
+  /// The lengths a subtree of a dispatch tree over `classes` handles: [first lo, last hi].
+  static std::pair<std::uint64_t, std::uint64_t> lengths(const std::vector<SizeClass>& classes,
+                                                         const std::vector<DispatchNode>& t, int id) {
+    int lo = id, hi = id;
+    while (t[lo].leaf < 0) lo = t[lo].left;
+    while (t[hi].leaf < 0) hi = t[hi].right;
+    return {classes[t[lo].leaf].lo, classes[t[hi].leaf].hi};
+  }
+  static std::string lengths_text(std::pair<std::uint64_t, std::uint64_t> r, const char* sep) {
+    if (r.first == r.second) return std::to_string(r.first);
+    return std::to_string(r.first) + sep + (r.second == kNever ? std::string("max") : std::to_string(r.second));
+  }
+
+  /// Emits the dispatch subtree `id` of `t`, a tree over `classes` (dispatch_tree()).
+  Status node(const std::vector<SizeClass>& classes, const std::vector<DispatchNode>& t, int id) {
     const DispatchNode& nd = t[id];
-    if (nd.leaf >= 0) return leaf(plan_.classes[nd.leaf]);
+    if (nd.leaf >= 0) return leaf(classes[nd.leaf]);
     // The heavier side falls through: the likeliest lengths take no branch.
     Label other = a_.newLabel();
+    const bool right_first = t[nd.right].weight > t[nd.left].weight;
+    const int jumped = right_first ? nd.left : nd.right;
+    comment("n = " + lengths_text(lengths(classes, t, id), " .. ") + ": n " + (right_first ? "<" : ">=") + " " +
+            std::to_string(nd.pivot) + " jumps, the likelier side falls through");
     cmp_n(nd.pivot);
-    if (t[nd.right].weight > t[nd.left].weight) {
-      a_.jb(other);
-      COPYSYNTH_TRY(node(t, nd.right));
-      a_.bind(other);
-      return node(t, nd.left);
-    }
-    a_.jae(other);
-    COPYSYNTH_TRY(node(t, nd.left));
-    a_.bind(other);
-    return node(t, nd.right);
+    if (right_first) a_.jb(other);
+    else a_.jae(other);
+    COPYSYNTH_TRY(node(classes, t, right_first ? nd.right : nd.left));
+    bind(other, "len_" + lengths_text(lengths(classes, t, jumped), "_"));
+    return node(classes, t, jumped);
   }
 
   Status leaf(const SizeClass& c) {
     begin_body();
+    comment("n = " + lengths_text({c.lo, c.hi}, " .. ") + ": " + describe_class(plan_, c));
     switch (c.strategy) {
       case Strategy::kNone: ret(); break;
       case Strategy::kBlock: block(c.block); break;
@@ -289,6 +332,7 @@ class RoutineEmitter {
         if (memmove()) {
           // Non-temporal stores only when the buffers do not overlap at all.
           need_loop_entry_ = true;
+          comment("non-temporal stores only when the buffers do not overlap; else the loop");
           a_.mov(x86::rcx, x86::rdi);
           a_.sub(x86::rcx, x86::rsi);
           a_.cmp(x86::rcx, x86::rdx);
@@ -306,23 +350,80 @@ class RoutineEmitter {
     return {};
   }
 
-  /// 0 <= n <= bytes: one masked load and store of `bytes` with the mask (1 << n) - 1. The
-  /// masked-off bytes are never accessed, so n = 0 touches no memory.
+  /// 0 <= n <= bytes: one masked load and store of `bytes` (16, 32 or 64) with the mask
+  /// (1 << n) - 1, or for bytes = 128 two of 64 bytes, at +0 masked by bzhi(n) and at +64 by
+  /// bzhi(max(n - 64, 0)). Masked-off bytes are never accessed, so n = 0 touches no memory.
+  ///
+  /// Page guard: a masked access whose masked-off bytes fall in an unmapped page is correct
+  /// (AVX-512 fault suppression) but takes a microcode assist — measured on AMD family 26 at
+  /// about 360 TSC ticks for a 3-byte copy next to a PROT_NONE page, against 5.5 in the middle
+  /// of a page; a masked store into the next, mapped page costs 14. glibc's evex memset checks
+  /// the same ("mask stores suffer serious performance degradation when it has to fault
+  /// suppress"). So when [src, src+bytes) or [dst, dst+bytes) crosses a 4 KiB boundary the
+  /// call takes the unmasked small ladder (small_fallback) instead.
   void masked(unsigned bytes) {
+    Label cross = a_.newLabel();
+    const int32_t reach = static_cast<int32_t>(bytes - 1);
+    comment("page guard: a " + std::to_string(bytes) + "-byte block crossing a 4 KiB page takes the unmasked ladder");
+    // Bit 12 of p and of p + bytes - 1 differ exactly when the block crosses a page boundary.
+    a_.lea(x86::ecx, x86::ptr(x86::rdi, reach));
+    a_.xor_(x86::ecx, x86::edi);
+    if (!fill()) {
+      a_.lea(x86::r8d, x86::ptr(x86::rsi, reach));
+      a_.xor_(x86::r8d, x86::esi);
+      a_.or_(x86::ecx, x86::r8d);
+    }
+    a_.test(x86::ecx, 4096);
+    a_.jnz(cross);
+    const unsigned unit = std::min(bytes, 64u);  // bytes per masked move
+    const unsigned moves = bytes / unit;         // 1, or 2 for 128
     a_.mov(x86::rcx, -1);
-    a_.bzhi(x86::rcx, x86::rcx, x86::rdx);  // n <= 64: bits [0, n) set
-    if (bytes == 64) a_.kmovq(x86::k1, x86::rcx);
-    else if (bytes == 32) a_.kmovd(x86::k1, x86::ecx);
-    else a_.kmovw(x86::k1, x86::ecx);
-    if (!high()) used_wide_ |= bytes >= 32;
-    if (fill()) {
-      const unsigned r = pattern(bytes);
-      a_.k(x86::k1).vmovdqu8(mem(x86::rdi, 0, bytes), vec(vr(r), bytes));
+    if (moves == 1) {
+      a_.bzhi(x86::rcx, x86::rcx, x86::rdx);  // n <= unit: bits [0, n) set
+      if (unit == 64) a_.kmovq(x86::k1, x86::rcx);
+      else if (unit == 32) a_.kmovd(x86::k1, x86::ecx);
+      else a_.kmovw(x86::k1, x86::ecx);
     } else {
-      a_.k(x86::k1).z().vmovdqu8(vec(vr(0), bytes), mem(x86::rsi, 0, bytes));
-      a_.k(x86::k1).vmovdqu8(mem(x86::rdi, 0, bytes), vec(vr(0), bytes));
+      // n <= 128, so bzhi's index (bits 7:0 of its operand) is n itself: n >= 64 sets all 64.
+      // r8 is left alone: fill keeps its byte pattern there.
+      a_.bzhi(x86::r9, x86::rcx, x86::rdx);
+      a_.lea(x86::r10, x86::ptr(x86::rdx, -64));
+      a_.xor_(x86::r11d, x86::r11d);
+      a_.cmp(x86::rdx, 64);
+      a_.cmovb(x86::r10, x86::r11);  // max(n - 64, 0)
+      a_.bzhi(x86::r10, x86::rcx, x86::r10);
+      a_.kmovq(x86::k1, x86::r9);
+      a_.kmovq(x86::k2, x86::r10);
+    }
+    const x86::KReg k[2] = {x86::k1, x86::k2};
+    if (!high()) used_wide_ |= unit >= 32;
+    if (fill()) {
+      const unsigned r = pattern(unit);
+      for (unsigned i = 0; i < moves; ++i)
+        a_.k(k[i]).vmovdqu8(mem(x86::rdi, int32_t(i * unit), unit), vec(vr(r), unit));
+    } else {
+      // All loads before any store (memmove).
+      for (unsigned i = 0; i < moves; ++i)
+        a_.k(k[i]).z().vmovdqu8(vec(vr(i), unit), mem(x86::rsi, int32_t(i * unit), unit));
+      for (unsigned i = 0; i < moves; ++i)
+        a_.k(k[i]).vmovdqu8(mem(x86::rdi, int32_t(i * unit), unit), vec(vr(i), unit));
     }
     ret();
+    bind(cross, "page_cross");
+    small_fallback(bytes);
+  }
+
+  /// The unmasked ladder for 0 <= n <= bytes (n = 0; n = 1; head/tail (b, 2b] up to bytes), a
+  /// balanced dispatch tree: the page-crossing path of a masked class.
+  void small_fallback(unsigned bytes) {
+    CopyPlan sub;
+    sub.params = p_;
+    sub.vec = V_;
+    sub.classes.push_back({0, 0, Strategy::kNone, 0, 1.0});
+    sub.classes.push_back({1, 1, Strategy::kBlock, 1, 1.0});
+    for (unsigned b = 1; b < bytes; b *= 2) sub.classes.push_back({b + 1, 2ull * b, Strategy::kHeadTail, b, 1.0});
+    const auto tree = dispatch_tree(sub);
+    (void)node(sub.classes, tree, 0);  // leaves of these kinds cannot fail
   }
 
   // ----- small classes ---------------------------------------------------------------------
@@ -399,11 +500,18 @@ class RoutineEmitter {
     // The shift-realigning loop needs every GPR: its memcpy reads the head and tail at the end
     // instead of saving them first (memcpy's source does not change).
     const bool shift = p_.shift_realign && V_ == 8 && op_ == Operation::kMemcpy;
+    const std::string pre = nt ? "nt_" : "";
     if (fill()) {
+      comment("store the head; rdx = start of the last " + std::to_string(tk * V_) + " B; align the cursor rdi up to " +
+              std::to_string(V_));
       store(pattern(V_), V_, mem(x86::rdi, 0, V_), StoreKind::kUnaligned);  // head
     } else if (shift) {
+      comment("rsi = src - dst; rdx = start of the last " + std::to_string(tk * V_) +
+              " B; align the cursor rdi up to 8");
       a_.sub(x86::rsi, x86::rdi);  // rsi = src - dst
     } else {
+      comment("save the first " + std::to_string(V_) + " B and the last " + std::to_string(tk * V_) +
+              " B of src; rsi = src - dst; align the cursor rdi up to " + std::to_string(V_));
       load(head_reg(0), V_, mem(x86::rsi, 0, V_));
       for (unsigned i = 0; i < tk; ++i)
         load(tail_reg(i, false), V_, mem(x86::rsi, x86::rdx, int32_t(i * V_) - int32_t(tk * V_), V_));
@@ -412,36 +520,44 @@ class RoutineEmitter {
     a_.lea(x86::rdx, x86::ptr(x86::rdi, x86::rdx, 0, -int32_t(tk * V_)));  // rdx = tail start
     a_.add(x86::rdi, V_);
     a_.and_(x86::rdi, -int32_t(V_));  // cursor, V-aligned
-    // At this point: dst < rdi <= dst+V, so [dst, rdi) is covered by the head; [rdx, dst+n) by
-    // the tail; the loops below cover [rdi, rdx).
     if (nt && p_.nt_pages.value > 1 && V_ >= 16) page_streams();
-    if (shift) shift_realign(rest, nt);
+    if (shift) shift_realign(rest, nt, pre);
+    comment("At this point: dst < rdi <= dst + " + std::to_string(V_) +
+            ", [dst, rdi) is covered by the head, [rdx, dst + n) by the tail; the loops cover [rdi, rdx)");
     a_.mov(x86::rcx, x86::rdx);
     a_.sub(x86::rcx, x86::rdi);
     a_.jbe(tail);
     a_.shr(x86::rcx, std::countr_zero(step));  // full iterations
     a_.jz(rest);
-    pad_loop_head();
-    a_.bind(loop);
-    if (!fill() && p_.prefetch_distance.value != 0)
-      for (unsigned off = 0; off < std::max(step, 64u); off += 64)
-        prefetch(x86::ptr(x86::rdi, x86::rsi, 0, int32_t(p_.prefetch_distance.value + off)));
-    body(U, false, body_store);
-    a_.add(x86::rdi, step);
-    a_.sub(x86::rcx, 1);
-    a_.jnz(loop);
-    // At this point: rdx - rdi < unroll*V bytes are left before the tail.
-    a_.bind(rest);
+    if (pipelined()) {
+      pipelined_loop(rest, body_store, pre);
+    } else {
+      pad_loop_head();
+      bind(loop, pre + "loop");
+      comment(std::to_string(U) + " x " + std::to_string(V_) + " B per iteration, " +
+              (nt ? "non-temporal" : "aligned") + " stores");
+      if (!fill() && p_.prefetch_distance.value != 0)
+        for (unsigned off = 0; off < std::max(step, 64u); off += 64)
+          prefetch(x86::ptr(x86::rdi, x86::rsi, 0, int32_t(p_.prefetch_distance.value + off)));
+      body(U, false, body_store);
+      a_.add(x86::rdi, step);
+      a_.sub(x86::rcx, 1);
+      a_.jnz(loop);
+    }
+    bind(rest, pre + "rest");
+    comment("At this point: rdx - rdi < " + std::to_string(step) + " B are left before the tail; " +
+            std::to_string(V_) + " B per iteration");
     a_.cmp(x86::rdi, x86::rdx);
     a_.jae(tail);
     pad_loop_head();  // every backward-branch target is a loop head
-    a_.bind(rest_loop);
+    bind(rest_loop, pre + "rest_loop");
     body(1, false, body_store);
     a_.add(x86::rdi, V_);
     a_.cmp(x86::rdi, x86::rdx);
     a_.jb(rest_loop);
-    // At this point: [dst, rdx) is done except the head, which is stored last.
-    a_.bind(tail);
+    bind(tail, pre + "tail");
+    comment("At this point: [dst, rdx) is done except the head; store the tail, then the head" +
+            std::string(nt ? " (after sfence)" : ""));
     if (nt) sfence();
     if (fill()) {
       const unsigned r = pattern(V_);
@@ -458,13 +574,61 @@ class RoutineEmitter {
     ret();
   }
 
+  /// The main loop of forward_loop, software-pipelined: rcx >= 1 blocks of U*V bytes at the
+  /// cursor rdi (src at rdi + rsi). Register groups A (vectors 0..U-1) and B (4..4+U-1) take turns:
+  /// block k+1 is loaded before block k is stored, so every load is older than the stores of
+  /// the block before it and never waits on them through a false (4K-alias) dependence. Leaves
+  /// rdi after the last block and continues at `rest` (bound right after this code).
+  void pipelined_loop(const Label& rest, StoreKind kind, const std::string& pre) {
+    const unsigned U = p_.unroll;
+    const int32_t block = static_cast<int32_t>(U * V_);
+    Label loop = a_.newLabel(), drain_a = a_.newLabel(), drain_b = a_.newLabel();
+    auto load_group = [&](unsigned base, int32_t disp) {
+      if (p_.prefetch_distance.value != 0)
+        for (int32_t off = 0; off < std::max(block, 64); off += 64)
+          prefetch(x86::ptr(x86::rdi, x86::rsi, 0, disp + int32_t(p_.prefetch_distance.value) + off));
+      for (unsigned i = 0; i < U; ++i) load(base + i, V_, mem(x86::rdi, x86::rsi, disp + int32_t(i * V_), V_));
+    };
+    auto store_group = [&](unsigned base) {
+      for (unsigned i = 0; i < U; ++i) store(base + i, V_, mem(x86::rdi, int32_t(i * V_), V_), kind);
+    };
+    comment("software-pipelined: block k+1 is loaded before block k is stored (registers A: 0.." +
+            std::to_string(U - 1) + ", B: 4.." + std::to_string(3 + U) + ")");
+    load_group(0, 0);  // A = block 0
+    a_.sub(x86::rcx, 1);
+    a_.jz(drain_a);
+    pad_loop_head();
+    bind(loop, pre + "loop");
+    comment("At this point: A holds the block at rdi; rcx >= 1 blocks follow it");
+    load_group(4, block);
+    store_group(0);
+    a_.add(x86::rdi, block);
+    a_.sub(x86::rcx, 1);
+    a_.jz(drain_b);
+    comment("At this point: B holds the block at rdi; rcx >= 1 blocks follow it");
+    load_group(0, block);
+    store_group(4);
+    a_.add(x86::rdi, block);
+    a_.sub(x86::rcx, 1);
+    a_.jnz(loop);
+    bind(drain_a, pre + "drain_a");
+    store_group(0);
+    a_.add(x86::rdi, block);
+    a_.jmp(rest);
+    bind(drain_b, pre + "drain_b");
+    store_group(4);
+    a_.add(x86::rdi, block);
+    // Falls through to `rest`, which the caller binds next.
+  }
+
   /// Width 8 memcpy whose src and dst are misaligned to each other: one unaligned word, then
   /// aligned source words A, A+8, ... joined pairwise by shrd into aligned dst words, so no load
   /// or store crosses an 8-byte boundary. The aligned words stay inside [src, src + n): the first
   /// starts after the unaligned word, and the loop stops one word early. Leaves rdi for the
   /// caller's loops, which copy what is left. Uses rcx (cl: the shift), r8-r11.
-  void shift_realign(const Label& rest, bool nt) {
+  void shift_realign(const Label& rest, bool nt, const std::string& pre) {
     Label same = a_.newLabel(), loop = a_.newLabel(), done = a_.newLabel();
+    comment("(src - dst) mod 8 != 0: copy aligned 8-byte source words joined pairwise by shrd");
     a_.test(x86::sil, 7);
     a_.jz(same);  // (src - dst) mod 8 == 0: the plain loop is already aligned on both sides
     a_.mov(x86::r11, x86::rdx);
@@ -482,7 +646,8 @@ class RoutineEmitter {
     a_.shl(x86::ecx, 3);         // cl = 8m bits
     a_.mov(x86::r8, x86::ptr(x86::rdi, x86::rsi));
     pad_loop_head();
-    a_.bind(loop);
+    bind(loop, pre + "shift_loop");
+    comment("dst word = (A >> 8m) | (A+8 << (64 - 8m)), cl = 8m");
     a_.mov(x86::r9, x86::ptr(x86::rdi, x86::rsi, 0, 8));
     a_.mov(x86::r10, x86::r8);
     a_.shrd(x86::r10, x86::r9, x86::cl);  // (A >> 8m) | (A+8 << (64 - 8m))
@@ -494,9 +659,9 @@ class RoutineEmitter {
     a_.jnz(loop);
     a_.shr(x86::ecx, 3);
     a_.add(x86::rsi, x86::rcx);  // back to src - dst
-    a_.bind(done);
+    bind(done, pre + "shift_done");
     a_.jmp(rest);
-    a_.bind(same);
+    bind(same, pre + "shift_skip");
   }
 
   /// Non-temporal copy of whole groups of P = nt_pages pages from the cursor rdi, one cache line
@@ -508,16 +673,18 @@ class RoutineEmitter {
     const unsigned L = V_ == 16 ? 32 : 64;  // bytes of each page per step
     const unsigned per = L / V_;            // registers per page; P * per <= 8
     Label outer = a_.newLabel(), inner = a_.newLabel(), skip = a_.newLabel();
+    comment("groups of " + std::to_string(P) + " pages side by side, " + std::to_string(L) +
+            " B of each page per step, non-temporal stores");
     a_.mov(x86::rcx, x86::rdx);
     a_.sub(x86::rcx, x86::rdi);
     a_.jbe(skip);
     a_.shr(x86::rcx, std::countr_zero(P * 4096u));
     a_.jz(skip);
     pad_loop_head();
-    a_.bind(outer);
+    bind(outer, "pages_loop");
     a_.mov(x86::r9d, static_cast<int32_t>(4096 / L));
     pad_loop_head();
-    a_.bind(inner);
+    bind(inner, "pages_step");
     for (unsigned pg = 0; pg < P; ++pg) {
       const int32_t at = static_cast<int32_t>(pg * 4096);
       if (!fill() && p_.prefetch_distance.value != 0)
@@ -536,7 +703,7 @@ class RoutineEmitter {
     a_.add(x86::rdi, static_cast<int32_t>((P - 1) * 4096));  // the other pages of the group are done
     a_.sub(x86::rcx, 1);
     a_.jnz(outer);
-    a_.bind(skip);
+    bind(skip, "pages_done");
   }
 
   /// `count` vectors at the cursor rdi (copy: from rdi + rsi), in register groups; the backward
@@ -558,27 +725,32 @@ class RoutineEmitter {
     }
   }
 
-  /// Jumps to `target` when the copy would 4K-alias: (dst - src) mod 4096 < alias_window.
+  /// Jumps to `target` when a forward copy would 4K-alias: 0 < (dst - src) mod 4096 <
+  /// alias_window, i.e. (dst - src - 1) mod 4096 < alias_window - 1. At 0 (page-multiple
+  /// distance, as page-aligned buffers have) a forward loop's loads run ahead of its stores'
+  /// offsets and do not wait, so it stays forward.
   void alias_check(const Label& target) {
-    a_.mov(x86::ecx, x86::edi);
+    a_.lea(x86::ecx, x86::ptr(x86::rdi, -1));
     a_.sub(x86::ecx, x86::esi);
     a_.and_(x86::ecx, 4095);
-    a_.cmp(x86::ecx, static_cast<int32_t>(p_.alias_window.value));
+    a_.cmp(x86::ecx, static_cast<int32_t>(p_.alias_window.value - 1));
     a_.jb(target);
   }
 
   /// The loop class (and the rep / non-temporal classes' fallback, entered at loop_entry_).
   /// Copies pick a direction: memmove goes backward when 0 <= dst - src < n (forward would
   /// overwrite source bytes not yet read) and forward when 0 <= src - dst < n; with an alias
-  /// window, copies that would 4K-alias (and do not overlap) go backward too. Fill: forward.
+  /// window and a loop that is not software-pipelined, copies that would 4K-alias (and do not
+  /// overlap) go backward too (the pipelined forward loop does not wait on them). Fill: forward.
   void loop_class() {
     begin_body();
-    a_.bind(loop_entry_);
+    bind(loop_entry_, "loop_entry");
     loop_entry_bound_ = true;
-    const bool alias = !fill() && p_.alias_window.value != 0;
+    const bool alias = !fill() && p_.alias_window.value != 0 && !pipelined();
     const bool backward = memmove() || alias;
     if (memmove() && !f_.wrong_overlap_order) {
       Label forward = a_.newLabel();
+      comment("0 <= dst - src < n: a forward copy would overwrite source bytes not yet read");
       a_.mov(x86::rcx, x86::rdi);
       a_.sub(x86::rcx, x86::rsi);
       a_.cmp(x86::rcx, x86::rdx);
@@ -590,14 +762,16 @@ class RoutineEmitter {
         a_.jb(forward);  // 0 <= src - dst < n: must go forward
         alias_check(backward_);
       }
-      a_.bind(forward);
+      bind(forward, "forward");
     } else if (alias) {
       alias_check(backward_);
     }
     forward_loop(false);
     if (backward) {
       begin_body();
-      a_.bind(backward_);
+      bind(backward_, "backward");
+      comment(memmove() ? "copy downward: 0 <= dst - src < n (or the copy would 4K-alias)"
+                        : "copy downward: the copy would 4K-alias forward");
       backward_loop();
     }
   }
@@ -610,6 +784,8 @@ class RoutineEmitter {
     const unsigned step = U * V_;
     const unsigned hk = saved_k();
     Label loop = a_.newLabel(), rest = a_.newLabel(), rest_loop = a_.newLabel(), tail = a_.newLabel();
+    comment("save the first " + std::to_string(hk * V_) + " B and the last " + std::to_string(V_) +
+            " B of src; rdi = the end of dst aligned down to " + std::to_string(V_));
     for (unsigned i = 0; i < hk; ++i) load(head_reg(i), V_, mem(x86::rsi, int32_t(i * V_), V_));
     load(tail_reg(0, true), V_, mem(x86::rsi, x86::rdx, -int32_t(V_), V_));
     a_.sub(x86::rsi, x86::rdi);  // rsi = src - dst
@@ -617,8 +793,8 @@ class RoutineEmitter {
     a_.mov(x86::rdx, x86::rdi);  // keep the end for the tail store
     a_.and_(x86::rdi, -int32_t(V_));  // cursor: end aligned down, in (end-V, end]
     a_.lea(x86::r9, x86::ptr(x86::rax, int32_t(hk * V_)));  // lower bound: the saved head's end
-    // At this point: [rdi, end) is covered by the saved tail, [dst, r9) by the saved head; the
-    // loops below cover [r9, rdi) from the top down.
+    comment("At this point: [rdi, end) is covered by the saved tail, [dst, r9) by the saved head; the "
+            "loops cover [r9, rdi) from the top down");
     a_.mov(x86::rcx, x86::rdi);
     a_.sub(x86::rcx, x86::r9);
     a_.jbe(tail);
@@ -627,7 +803,7 @@ class RoutineEmitter {
     a_.shr(x86::rcx, std::countr_zero(step));
     a_.jz(rest);
     pad_loop_head();
-    a_.bind(loop);
+    bind(loop, "back_loop");
     a_.sub(x86::rdi, step);
     if (p_.prefetch_distance.value != 0)
       for (unsigned off = 0; off < std::max(step, 64u); off += 64)
@@ -635,17 +811,18 @@ class RoutineEmitter {
     body(U, true, StoreKind::kAligned);
     a_.sub(x86::rcx, 1);
     a_.jnz(loop);
-    a_.bind(rest);
+    bind(rest, "back_rest");
     a_.test(x86::r9, x86::r9);
     a_.jz(tail);
     pad_loop_head();  // every backward-branch target is a loop head
-    a_.bind(rest_loop);
+    bind(rest_loop, "back_rest_loop");
     a_.sub(x86::rdi, V_);
     body(1, true, StoreKind::kAligned);
     a_.sub(x86::r9, V_);
     a_.ja(rest_loop);  // more than V bytes were left
-    // At this point: [dst + hk*V - (V-1) at worst, end) is done; store the saved head and tail.
-    a_.bind(tail);
+    bind(tail, "back_tail");
+    comment("At this point: [dst + " + std::to_string(hk * V_) + " - " + std::to_string(V_ - 1) +
+            " at worst, end) is done; store the saved head and tail");
     for (unsigned i = 0; i < hk; ++i) store(head_reg(i), V_, mem(x86::rax, int32_t(i * V_), V_), StoreKind::kUnaligned);
     store(tail_reg(0, true), V_, mem(x86::rdx, -int32_t(V_), V_), StoreKind::kUnaligned);
     ret();
@@ -655,17 +832,19 @@ class RoutineEmitter {
 
   /// rep movs / rep stos (element rep_unit bytes), optionally after writing the first 64 bytes
   /// and aligning dst up to 64. memmove takes the loop instead when the buffers overlap; with
-  /// rep_aligned_only a misaligned dst takes the loop; with an alias window an aliasing copy
-  /// takes the backward loop.
+  /// rep_aligned_only a misaligned dst takes the loop; with an alias window a copy that would
+  /// 4K-alias takes the loop class (which copies it backward unless it is software-pipelined).
   void rep_string() {
     const bool clear = op_ == Operation::kClearPage;
     if (p_.rep_aligned_only && !clear) {
+      comment("rep only when dst is 64-byte aligned; else the loop");
       need_loop_entry_ = true;
       a_.test(x86::dil, 63);
       a_.jnz(loop_entry_);
     }
     if (memmove()) {
       need_loop_entry_ = true;
+      comment("forward rep only when the buffers do not overlap; else the loop");
       a_.mov(x86::rcx, x86::rdi);
       a_.sub(x86::rcx, x86::rsi);
       a_.cmp(x86::rcx, x86::rdx);
@@ -676,11 +855,13 @@ class RoutineEmitter {
       a_.jb(loop_entry_);  // 0 <= src - dst < n: overlapping, the loop saves head and tail first
     }
     if (!fill() && p_.alias_window.value != 0) {
-      need_loop_entry_ = true;  // the backward loop is emitted with the loop class
-      alias_check(backward_);
+      need_loop_entry_ = true;  // a copy that would 4K-alias takes the loop class instead
+      comment("0 < (dst - src) mod 4096 < " + std::to_string(p_.alias_window.value) + ": 4K aliasing, take the loop");
+      alias_check(loop_entry_);
     }
     if (p_.rep_align_dst && !clear) {
-      // n >= 64 here (the ladder guarantees it). Write [dst, dst+64), then skip 1..64 bytes.
+      // n >= 64 here (the ladder guarantees it).
+      comment("write [dst, dst + 64), then advance dst by 1..64 bytes to a multiple of 64");
       const unsigned unit = V_ == 8 ? 8 : V_;
       const unsigned group = V_ == 8 ? 4 : 64 / unit;
       for (unsigned g = 0; g < 64; g += group * unit) {
@@ -742,16 +923,18 @@ class RoutineEmitter {
   Label loop_entry_, backward_;
   bool need_loop_entry_ = false, loop_entry_bound_ = false;
   std::optional<Error> pad_error_;
+  std::vector<EmitNote>* notes_ = nullptr;
+  std::size_t base_ = 0;  // assembler offset of the routine's first byte (with notes_)
 };
 
 }  // namespace
 
-Status emit(const CopyPlan& plan, x86::Emitter& e, const EmitFaults& faults) {
+Status emit(const CopyPlan& plan, x86::Emitter& e, const EmitFaults& faults, std::vector<EmitNote>* notes) {
   COPYSYNTH_TRY(check_plan(plan));
   FirstError handler;
   asmjit::ErrorHandler* previous = e.errorHandler();
   e.setErrorHandler(&handler);
-  Status st = RoutineEmitter(plan, e, faults).run();
+  Status st = RoutineEmitter(plan, e, faults, notes).run();
   e.setErrorHandler(previous);
   if (handler.error != asmjit::kErrorOk)
     return make_error(ErrorCode::kEmitFailed,
@@ -762,14 +945,16 @@ Status emit(const CopyPlan& plan, x86::Emitter& e, const EmitFaults& faults) {
   return st;
 }
 
-Result<std::vector<std::uint8_t>> assemble(const CopyPlan& plan, std::string* listing, const EmitFaults& faults) {
+namespace {
+Result<std::vector<std::uint8_t>> assemble_impl(const CopyPlan& plan, std::string* listing, const EmitFaults& faults,
+                                                std::vector<EmitNote>* notes) {
   asmjit::Environment env(asmjit::Arch::kX64);
   asmjit::CodeHolder code;
   code.init(env);
   asmjit::StringLogger logger;
   if (listing) code.setLogger(&logger);
   x86::Assembler a(&code);
-  COPYSYNTH_TRY(emit(plan, *a.as<x86::Emitter>(), faults));
+  COPYSYNTH_TRY(emit(plan, *a.as<x86::Emitter>(), faults, notes));
   code.flatten();
   code.resolveUnresolvedLinks();
   const asmjit::Section* text = code.textSection();
@@ -777,6 +962,19 @@ Result<std::vector<std::uint8_t>> assemble(const CopyPlan& plan, std::string* li
   std::vector<std::uint8_t> bytes(buf.data(), buf.data() + buf.size());
   if (listing) *listing = logger.data();
   return bytes;
+}
+}  // namespace
+
+Result<std::vector<std::uint8_t>> assemble(const CopyPlan& plan, std::string* listing, const EmitFaults& faults) {
+  return assemble_impl(plan, listing, faults, nullptr);
+}
+
+Result<AnnotatedCode> assemble_annotated(const CopyPlan& plan) {
+  AnnotatedCode out;
+  auto bytes = assemble_impl(plan, nullptr, {}, &out.notes);
+  if (!bytes) return std::move(bytes).error();
+  out.bytes = std::move(*bytes);
+  return out;
 }
 
 }  // namespace copysynth

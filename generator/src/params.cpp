@@ -179,6 +179,12 @@ Status validate(const CopyParams& p, const IsaFeatures& target) {
     return make_error(ErrorCode::kInvalidParams,
                       "nt_pages = " + std::to_string(p.nt_pages.value) +
                           " needs vector_width >= 16 (the page streams use vector registers): use 1");
+  if (p.loop_pipeline && (stores_only || p.vector_width.value < 16 || p.unroll.value > 4))
+    return make_error(ErrorCode::kInvalidParams,
+                      "loop_pipeline = true needs a copy (memcpy or memmove), vector_width >= 16 and unroll <= 4 "
+                      "(two groups of unroll vector registers); got " + std::string(name_of(p.operation.value)) +
+                          ", vector_width = " + std::to_string(p.vector_width.value) + ", unroll = " +
+                          std::to_string(p.unroll.value) + "; use false");
   if (p.shift_realign && (p.operation.value != Operation::kMemcpy || p.vector_width.value != 8))
     return make_error(ErrorCode::kInvalidParams,
                       "shift_realign = true needs operation = memcpy and vector_width = 8 (a GPR loop); use false");

@@ -62,8 +62,8 @@ Status check_plan(const CopyPlan& plan) {
         if (c.lo != 0 || c.hi != 0) return class_error(i, c, "kNone only handles n == 0");
         break;
       case Strategy::kMasked:
-        if (c.lo != 0 || c.block == 0 || c.hi != c.block || (c.block != 16 && c.block != 32 && c.block != 64))
-          return class_error(i, c, "a masked class covers n = 0..block with block 16, 32 or 64");
+        if (c.lo != 0 || c.block == 0 || c.hi != c.block || (c.block != 16 && c.block != 32 && c.block != 64 && c.block != 128))
+          return class_error(i, c, "a masked class covers n = 0..block with block 16, 32, 64 or 128");
         break;
       case Strategy::kBlock:
         if (c.lo != c.hi || c.block != c.lo || c.block == 0 || c.block > 8 ||
@@ -108,14 +108,10 @@ std::vector<std::uint64_t> plan_edges(const CopyPlan& plan) {
   return e;
 }
 
-std::string to_string(const CopyPlan& plan) {
+std::string describe_class(const CopyPlan& plan, const SizeClass& c) {
   const auto& p = plan.params;
   const bool fill = p.operation.value == Operation::kFill || p.operation.value == Operation::kClearPage;
   std::ostringstream o;
-  o << name_of(p.operation.value) << " plan (ladder \"" << plan.ladder << "\", VEC = " << plan.vec
-    << " bytes";
-  o << (plan.vec == 8 ? ", GPR" : plan.vec == 16 ? ", SSE2" : plan.vec == 32 ? ", AVX2" : ", AVX-512F")
-    << ")\n";
   const auto reg = [&](std::uint32_t bytes) -> std::string {
     if (bytes <= 8) return std::to_string(bytes) + "-byte GPR";
     const std::uint32_t ht = p.head_tail_width.value ? p.head_tail_width.value : plan.vec;
@@ -123,49 +119,68 @@ std::string to_string(const CopyPlan& plan) {
     const char* name = r == 16 ? "xmm" : r == 32 ? "ymm" : r == 64 ? "zmm" : "gpr";
     return std::to_string(bytes / std::max<std::uint32_t>(r, 8)) + " x " + name;
   };
+  switch (c.strategy) {
+    case Strategy::kNone: o << "return dst; no memory touched"; break;
+    case Strategy::kMasked:
+      if (c.block == 128)
+        o << "two masked 64-byte " << (fill ? "stores" : "loads and stores")
+          << " (AVX-512BW, masks from bzhi: bytes [0, n) of the first, [64, n) of the second)";
+      else
+        o << "one masked " << c.block << "-byte " << (fill ? "store" : "load and store")
+          << " (AVX-512BW, mask (1 << n) - 1)";
+      o << "; a block crossing a 4 KiB page takes the head/tail ladder";
+      break;
+    case Strategy::kBlock: o << "one " << c.block << "-byte " << (fill ? "store" : "move"); break;
+    case Strategy::kHeadTail:
+      o << "head/tail: " << reg(c.block) << " at each end, overlapping"
+        << (fill ? "" : "; all loads before stores");
+      break;
+    case Strategy::kAlignedLoop:
+    case Strategy::kNonTemporalLoop:
+      o << (c.strategy == Strategy::kNonTemporalLoop ? "non-temporal loop: " : "aligned loop: ")
+        << p.unroll.value << " x " << plan.vec << " B per iteration, dst aligned to " << plan.vec;
+      if (p.prefetch_distance.value)
+        o << ", prefetch" << name_of(p.prefetch_hint.value) << " +" << p.prefetch_distance.value
+          << " B";
+      if (p.loop_pipeline) o << ", software-pipelined (next block loaded before this one is stored)";
+      if (c.strategy == Strategy::kNonTemporalLoop) o << ", movnt stores, sfence";
+      // The loop saves 4 vectors of tail (one word at width 8: the GPRs run out; emit.cpp).
+      o << "; head " << plan.vec << " B and tail " << (plan.vec == 8 ? 8 : 4 * plan.vec) << " B overlapping";
+      if (p.alias_window.value && c.strategy == Strategy::kAlignedLoop && !p.loop_pipeline)
+        o << "; backward when 0 < (dst - src) mod 4096 < " << p.alias_window.value;
+      if (p.operation.value == Operation::kMemmove)
+        o << (c.strategy == Strategy::kNonTemporalLoop ? "; overlapping buffers take the loop"
+                                                      : "; backward when dst - src < n");
+      break;
+    case Strategy::kRepString:
+      o << (fill ? (p.rep_unit.value == 8 ? "rep stosq" : "rep stosb")
+                 : (p.rep_unit.value == 8 ? "rep movsq" : "rep movsb"))
+        << (p.rep_unit.value == 8 ? " + overlapping 8-byte tail" : "")
+        << (p.rep_align_dst && p.operation.value != Operation::kClearPage ? " after aligning dst to 64" : "");
+      if (p.operation.value == Operation::kMemmove) o << "; the backward loop when dst - src < n";
+      if (p.alias_window.value && !fill) o << "; the loop when 0 < (dst - src) mod 4096 < " << p.alias_window.value;
+      break;
+  }
+  return o.str();
+}
+
+std::string to_string(const CopyPlan& plan) {
+  const auto& p = plan.params;
+  std::ostringstream o;
+  o << name_of(p.operation.value) << " plan (ladder \"" << plan.ladder << "\", VEC = " << plan.vec
+    << " bytes";
+  o << (plan.vec == 8 ? ", GPR" : plan.vec == 16 ? ", SSE2" : plan.vec == 32 ? ", AVX2" : ", AVX-512F")
+    << ")\n";
   for (const auto& c : plan.classes) {
     char range[64];
     if (c.hi == kNever)
-      std::snprintf(range, sizeof range, "%10llu .. max     ", (unsigned long long)c.lo);
+      std::snprintf(range, sizeof range, "%10llu .. %-10s", (unsigned long long)c.lo, "max");
     else if (c.lo == c.hi)
-      std::snprintf(range, sizeof range, "%10llu             ", (unsigned long long)c.lo);
+      std::snprintf(range, sizeof range, "%10llu %13s", (unsigned long long)c.lo, "");
     else
       std::snprintf(range, sizeof range, "%10llu .. %-10llu", (unsigned long long)c.lo,
                     (unsigned long long)c.hi);
-    o << "  n = " << range << "  ";
-    switch (c.strategy) {
-      case Strategy::kNone: o << "return dst; no memory touched"; break;
-      case Strategy::kMasked:
-        o << "one masked " << c.block << "-byte " << (fill ? "store" : "load and store")
-          << " (AVX-512BW, mask (1 << n) - 1)";
-        break;
-      case Strategy::kBlock: o << "one " << c.block << "-byte " << (fill ? "store" : "move"); break;
-      case Strategy::kHeadTail:
-        o << "head/tail: " << reg(c.block) << " at each end, overlapping"
-          << (fill ? "" : "; all loads before stores");
-        break;
-      case Strategy::kAlignedLoop:
-      case Strategy::kNonTemporalLoop:
-        o << (c.strategy == Strategy::kNonTemporalLoop ? "non-temporal loop: " : "aligned loop: ")
-          << p.unroll.value << " x " << plan.vec << " B per iteration, dst aligned to " << plan.vec;
-        if (p.prefetch_distance.value)
-          o << ", prefetch" << name_of(p.prefetch_hint.value) << " +" << p.prefetch_distance.value
-            << " B";
-        if (c.strategy == Strategy::kNonTemporalLoop) o << ", movnt stores, sfence";
-        o << "; head " << plan.vec << " B and tail " << 4 * plan.vec << " B overlapping";
-        if (p.operation.value == Operation::kMemmove)
-          o << (c.strategy == Strategy::kNonTemporalLoop ? "; overlapping buffers take the loop"
-                                                        : "; backward when dst - src < n");
-        break;
-      case Strategy::kRepString:
-        o << (fill ? (p.rep_unit.value == 8 ? "rep stosq" : "rep stosb")
-                   : (p.rep_unit.value == 8 ? "rep movsq" : "rep movsb"))
-          << (p.rep_unit.value == 8 ? " + overlapping 8-byte tail" : "")
-          << (p.rep_align_dst && p.operation.value != Operation::kClearPage ? " after aligning dst to 64" : "");
-        if (p.operation.value == Operation::kMemmove) o << "; the backward loop when dst - src < n";
-        break;
-    }
-    o << "\n";
+    o << "  n = " << range << "  " << describe_class(plan, c) << "\n";
   }
   o << "  loop heads aligned to " << p.loop_align.value << " with " << name_of(p.nop_form.value)
     << " NOP padding; vector registers " << (p.register_bank.value == RegisterBank::kHigh ? "16-31 (EVEX)" : "0-15")

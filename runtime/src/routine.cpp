@@ -57,6 +57,8 @@ std::string short_name(const CopyParams& p) {
     if (p.rep_align_dst) s += "a";
   }
   s += "/al" + std::to_string(p.loop_align.value) + std::string(name_of(p.nop_form.value));
+  if (p.loop_pipeline) s += "/pipe";
+  if (p.alias_window.value) s += "/alias" + std::to_string(p.alias_window.value);
   return s;
 }
 

@@ -19,28 +19,49 @@
 namespace copysynth {
 namespace {
 
-std::vector<const void*> entries_of(const std::vector<Peer>& ps, const Routine& tuned) {
+std::vector<const void*> entries_of(const std::vector<Peer>& ps, const Routine& tuned, const ReportOptions& opt) {
   std::vector<const void*> e;
   for (const auto& p : ps) e.push_back(p.entry);
+  for (const auto& o : opt.others) e.push_back(o.routine->entry());
   e.push_back(tuned.entry());
   return e;
 }
 
-std::vector<std::string> columns_of(const std::vector<Peer>& ps) {
+std::vector<std::string> columns_of(const std::vector<Peer>& ps, const ReportOptions& opt) {
   std::vector<std::string> c;
   for (const auto& p : ps) c.push_back(p.name);
+  for (const auto& o : opt.others) c.push_back(o.name);
   c.push_back("tuned");
   return c;
 }
 
+std::string ratio(double r) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2fx", r);
+  return b;
+}
+
 }  // namespace
+
+const std::string& ReportTable::best_peer(const ReportRow& r) const {
+  std::size_t b = 0;
+  for (std::size_t i = 1; i < peers && i + 1 < r.value.size(); ++i)
+    if (per_call ? r.value[i] < r.value[b] : r.value[i] > r.value[b]) b = i;
+  return columns[b];
+}
 
 double ReportTable::vs_best(const ReportRow& r) const {
   const double tuned = r.value.back();
-  double best = per_call ? 1e300 : 0;
-  for (std::size_t i = 0; i + 1 < r.value.size(); ++i)
-    best = per_call ? std::min(best, r.value[i]) : std::max(best, r.value[i]);
-  return per_call ? best / tuned : tuned / best;
+  const auto& name = best_peer(r);
+  const std::size_t b = static_cast<std::size_t>(std::find(columns.begin(), columns.end(), name) - columns.begin());
+  return per_call ? r.value[b] / tuned : tuned / r.value[b];
+}
+
+double ReportTable::vs_aligned(const ReportRow& r) const {
+  for (const auto& a : rows)
+    if (a.point.size == r.point.size && a.point.src_align == r.point.src_align && a.point.dst_align == 0)
+      return a.value.back() > 0 ? r.value.back() / a.value.back() : 0;
+  return 0;
 }
 
 double ReportTable::vs_glibc(const ReportRow& r) const {
@@ -55,7 +76,7 @@ std::string ReportTable::format() const {
     std::snprintf(b, sizeof b, "%13s", c.c_str());
     o << b;
   }
-  o << "  vs best peer  vs glibc\n";
+  o << "  vs best peer  vs glibc" << (aligned_ratio ? "  vs aligned" : "") << "\n";
   double lb = 0, lg = 0;
   for (const auto& r : rows) {
     if (per_call) {
@@ -70,8 +91,13 @@ std::string ReportTable::format() const {
       std::snprintf(b, sizeof b, "%13.2f", v);
       o << b;
     }
-    std::snprintf(b, sizeof b, "  %11.2fx  %7.2fx\n", vs_best(r), vs_glibc(r));
+    std::snprintf(b, sizeof b, "  %11.2fx  %7.2fx", vs_best(r), vs_glibc(r));
     o << b;
+    if (aligned_ratio) {
+      std::snprintf(b, sizeof b, "  %10.2fx", vs_aligned(r));
+      o << b;
+    }
+    o << "\n";
     lb += std::log(vs_best(r));
     lg += std::log(vs_glibc(r));
   }
@@ -96,16 +122,17 @@ std::string ReportTable::format() const {
 ReportTable report_points(const Routine& tuned, const Workload& w, const ReportOptions& opt) {
   const auto ps = peers(tuned.operation());
   ReportTable t;
-  t.columns = columns_of(ps);
-  const auto entries = entries_of(ps, tuned);
+  t.columns = columns_of(ps, opt);
+  t.peers = ps.size();
+  const auto entries = entries_of(ps, tuned, opt);
   std::uint64_t max_n = 4096;
   for (const auto& p : w.points) max_n = std::max(max_n, p.size);
-  BenchBuffers buf(max_n + 4096);
   ThreadPin pin;
   TimingOptions topt;
   topt.rounds = opt.rounds;
   std::vector<std::vector<std::vector<double>>> samples(w.points.size(), std::vector<std::vector<double>>(entries.size()));
   for (unsigned pass = 0; pass < opt.passes; ++pass) {
+    BenchBuffers buf(max_n + 4096);  // fresh pages each pass
     for (std::size_t i = 0; i < w.points.size(); ++i) {
       const Point& p = w.points[i];
       const auto m = compare(tuned.operation(), entries, buf, p.size, p.src_align, p.dst_align, topt);
@@ -130,8 +157,9 @@ ReportTable report_distributions(const Routine& tuned, const std::vector<std::st
   const auto ps = peers(tuned.operation());
   ReportTable t;
   t.per_call = true;
-  t.columns = columns_of(ps);
-  const auto entries = entries_of(ps, tuned);
+  t.columns = columns_of(ps, opt);
+  t.peers = ps.size();
+  const auto entries = entries_of(ps, tuned, opt);
   ThreadPin pin;
   TimingOptions topt;
   topt.rounds = opt.rounds;
@@ -155,6 +183,86 @@ ReportTable report_distributions(const Routine& tuned, const std::vector<std::st
     if (opt.progress) opt.progress("report: " + d->name + " done");
   }
   return t;
+}
+
+std::string format_targets(const ReportTable* seeds, const ReportTable* misaligned,
+                           const ReportTable* distributions, double read_gbps) {
+  std::ostringstream o;
+  auto line = [&](bool met, const std::string& target, const std::string& figure) {
+    o << (met ? "  met     " : "  MISSED  ") << target << ": " << figure << "\n";
+  };
+  // Rows of `t` where pred() holds, worst first by `key`, as "label 0.93x (vs glibc)".
+  auto worst = [](const ReportTable& t, const std::vector<const ReportRow*>& rows, auto key) {
+    std::string s;
+    std::vector<const ReportRow*> v = rows;
+    std::sort(v.begin(), v.end(), [&](auto a, auto b) { return key(*a) < key(*b); });
+    for (std::size_t i = 0; i < v.size() && i < 4; ++i)
+      s += (i ? ", " : "") + v[i]->label + " " + ratio(key(*v[i])) + " (best peer " + t.best_peer(*v[i]) + ")";
+    if (v.size() > 4) s += ", ...";
+    return s;
+  };
+  o << "targets (issue 8; ratios measured in this run):\n";
+  if (seeds && !seeds->rows.empty()) {
+    std::vector<const ReportRow*> low;
+    double mn = 1e300;
+    for (const auto& r : seeds->rows) {
+      mn = std::min(mn, seeds->vs_best(r));
+      if (seeds->vs_best(r) < 0.97) low.push_back(&r);
+    }
+    auto key = [&](const ReportRow& r) { return seeds->vs_best(r); };
+    line(low.empty(), "every seeds' point >= 0.97x the best peer",
+         low.empty() ? "lowest " + ratio(mn) + " over " + std::to_string(seeds->rows.size()) + " points"
+                     : std::to_string(low.size()) + " of " + std::to_string(seeds->rows.size()) + " points below: " +
+                           worst(*seeds, low, key));
+    for (const auto& r : seeds->rows)
+      if (r.point.size >= (std::uint64_t{64} << 20)) {
+        const double v = seeds->vs_best(r);
+        char b[200];
+        if (read_gbps > 0)
+          std::snprintf(b, sizeof b, "tuned %.2f GB/s, best peer %s %.2f GB/s; reads stream at %.2f GB/s here (the limit)",
+                        r.value.back(), seeds->best_peer(r).c_str(), r.value.back() / v, read_gbps);
+        else
+          std::snprintf(b, sizeof b, "tuned %.2f GB/s, best peer %s %.2f GB/s", r.value.back(),
+                        seeds->best_peer(r).c_str(), r.value.back() / v);
+        line(v >= 1.0, "64 MiB " + std::to_string(r.point.src_align) + "/" + std::to_string(r.point.dst_align) +
+                           " >= 1.0x the best peer (" + ratio(v) + ")", b);
+      }
+  }
+  if (misaligned && !misaligned->rows.empty()) {
+    std::vector<const ReportRow*> low_peer, low_own;
+    double mp = 1e300, ma = 1e300;
+    for (const auto& r : misaligned->rows) {
+      if (r.point.dst_align == 0) continue;
+      mp = std::min(mp, misaligned->vs_best(r));
+      ma = std::min(ma, misaligned->vs_aligned(r));
+      if (misaligned->vs_best(r) < 1.0) low_peer.push_back(&r);
+      if (misaligned->vs_aligned(r) < 0.85) low_own.push_back(&r);
+    }
+    line(low_peer.empty(), "4 KiB-512 KiB, dst offset 1/4/15/33: >= 1.0x the best peer",
+         low_peer.empty() ? "lowest " + ratio(mp)
+                          : std::to_string(low_peer.size()) + " points below: " +
+                                worst(*misaligned, low_peer, [&](const ReportRow& r) { return misaligned->vs_best(r); }));
+    line(low_own.empty(), "4 KiB-512 KiB, dst offset 1/4/15/33: >= 0.85x the tuned routine's aligned copy",
+         low_own.empty() ? "lowest " + ratio(ma)
+                         : std::to_string(low_own.size()) + " points below: " +
+                               worst(*misaligned, low_own, [&](const ReportRow& r) { return misaligned->vs_aligned(r); }));
+  }
+  if (distributions && !distributions->rows.empty()) {
+    double lg = 0, ld = 0;
+    std::size_t dpdk = static_cast<std::size_t>(
+        std::find(distributions->columns.begin(), distributions->columns.end(), "dpdk") - distributions->columns.begin());
+    for (const auto& r : distributions->rows) {
+      lg += std::log(distributions->vs_glibc(r));
+      if (dpdk < distributions->peers) ld += std::log(r.value[dpdk] / r.value.back());
+    }
+    const double n = double(distributions->rows.size());
+    const double g = std::exp(lg / n);
+    line(g >= 1.05,
+         "production distributions: >= 1.05x glibc in ns per call (geometric mean over " +
+             std::to_string(distributions->rows.size()) + ")",
+         ratio(g) + (dpdk < distributions->peers ? ", " + ratio(std::exp(ld / n)) + " vs dpdk" : ", dpdk not built"));
+  }
+  return o.str();
 }
 
 double read_bandwidth_gbps(std::size_t bytes) {

@@ -105,6 +105,48 @@ std::string format_table(const std::vector<MeasuredPoint>& points, Operation op)
   return o.str();
 }
 
+std::string format_patch_table(const std::vector<MeasuredPoint>& points, const std::string& caption) {
+  std::ostringstream o;
+  if (!caption.empty()) o << caption << (caption.back() == '\n' ? "" : "\n");
+  // Three or four significant digits whatever the length: 1.67, 123.4, 5495631.
+  const auto ns = [](double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, v < 100 ? "%.2f" : v < 10000 ? "%.1f" : "%.0f", v);
+    return std::string(b);
+  };
+  struct Row {
+    std::string len, align, old_ns, new_ns, speedup;
+  };
+  std::vector<Row> rows;
+  std::size_t w[5] = {3, 13, 3, 3, 7};  // at least the headers' widths
+  for (const auto& p : points) {
+    char al[32], sp[32];
+    std::snprintf(al, sizeof al, "%u/%u", p.src_align, p.dst_align);
+    std::snprintf(sp, sizeof sp, "%.2fx", p.baseline_ns / p.tuned_ns);
+    rows.push_back({p.label.empty() ? size_label(p.size) : p.label, p.label.empty() ? al : "-", ns(p.baseline_ns),
+                    ns(p.tuned_ns), sp});
+    const Row& r = rows.back();
+    w[0] = std::max(w[0], r.len.size());
+    w[2] = std::max(w[2], r.old_ns.size());
+    w[3] = std::max(w[3], r.new_ns.size());
+  }
+  w[0] = std::max<std::size_t>(w[0], 6);
+  w[2] = std::max<std::size_t>(w[2], 8);
+  w[3] = std::max<std::size_t>(w[3], 8);
+  const auto line = [&](const Row& r) {
+    char b[256];
+    std::snprintf(b, sizeof b, "%*s  %*s  %*s  %*s  %*s\n", int(w[0]), r.len.c_str(), int(w[1]), r.align.c_str(),
+                  int(w[2]), r.old_ns.c_str(), int(w[3]), r.new_ns.c_str(), int(w[4]), r.speedup.c_str());
+    return std::string(b);
+  };
+  o << line({"Len", "Src/Dst align", "old", "new", "speedup"});
+  for (const Row& r : rows) o << line(r);
+  char b[128];
+  std::snprintf(b, sizeof b, "geometric-mean speedup over %zu points: %.2fx\n", points.size(), geomean_speedup(points));
+  o << b;
+  return o.str();
+}
+
 namespace {
 
 /// Largest size of a workload (sizes the bench buffers).
@@ -144,7 +186,7 @@ struct Candidate {
 class Search {
  public:
   Search(const Workload& w, const TuneOptions& opt) : w_(w), opt_(opt), t0_(now()), rng_(opt.seed) {
-    timing_.rounds = opt.quick ? 7 : 15;
+    timing_.rounds = opt.quick ? 7 : 31;
     if (w.is_distribution()) {
       calls_ = make_calls(*w.distribution, kReplayCalls, opt.seed);
       replay_buf_ = std::make_unique<ReplayBuffers>(w.distribution->max_size(), w.cold);
@@ -251,6 +293,7 @@ class Search {
           c.params.mask_max = 0;
         }
         c.params.shift_realign = false;
+        if (v < 16 || u > 4) c.params.loop_pipeline = false;  // it needs two groups of u vectors
         cands.push_back(c);
         // The kernel-style GPR loop also comes in the shift-realigning form (memcpy).
         if (v == 8 && op_ == Operation::kMemcpy && !opt_.quick) {
@@ -293,7 +336,7 @@ class Search {
     const bool masks = evex && f.has(Feature::kAVX512BW) && f.has(Feature::kBMI2);
     std::vector<Candidate> cands;
     const unsigned V = best.params.vector_width;
-    for (unsigned m : {0u, 16u, 32u, 64u})
+    for (unsigned m : {0u, 16u, 32u, 64u, 128u})
       for (RegisterBank b : {RegisterBank::kLow, RegisterBank::kHigh})
         for (unsigned h : {0u, V / 2}) {
           if ((m && !masks) || (!evex && (m || b == RegisterBank::kHigh)) || (h && h < 16)) continue;
@@ -340,16 +383,25 @@ class Search {
     return stage("prefetch", best, cands, loop_points(best, 1u << 20), false);
   }
 
-  /// The 4K-aliasing guard, on the loop points (the seeds' 0/0 and 4/4 points alias: their
-  /// buffers are page-aligned and page-separated, as in most benchmarks and many programs).
+  /// The 4K-aliasing guard, on the loop points plus the misaligned-destination matrix
+  /// (workload.hpp: 4 KiB..512 KiB at dst offsets 0, 1, 4, 15, 33 from a page-aligned src, so
+  /// 0 < (dst - src) mod 4096 < 64: a forward loop's loads wait on its own stores there).
   Candidate alias_stage(const Candidate& best) {
     std::vector<Candidate> cands;
-    for (unsigned w : {0u, 64u, 256u, 1024u}) {
-      Candidate c = best;
-      c.params.alias_window = w;
-      cands.push_back(c);
-    }
-    return stage("alias", best, cands, loop_points(best, 1u << 20), false);
+    const unsigned V = best.params.vector_width, U = best.params.unroll;
+    for (unsigned w : {0u, 64u, 256u, 1024u})
+      for (int pipe = 0; pipe < (V >= 16 ? 2 : 1); ++pipe) {
+        Candidate c = best;
+        c.params.alias_window = w;
+        c.params.loop_pipeline = pipe == 1;
+        if (pipe && U > 4) c.params.unroll = 4;  // the pipelined loop holds two blocks
+        cands.push_back(c);
+      }
+    std::vector<Point> pts = loop_points(best, 1u << 20);
+    if (!w_.is_distribution() && op_ != Operation::kClearPage)
+      for (const Point& p : misaligned_workload(op_).points)
+        if (std::find(pts.begin(), pts.end(), p) == pts.end()) pts.push_back(p);
+    return stage("alias", best, cands, pts, false);
   }
 
   Candidate padding_stage(const Candidate& best) {
@@ -582,6 +634,12 @@ class Search {
           c.params.rep_align_dst = mode == 1;
           c.params.rep_aligned_only = mode == 2;
           variants.push_back(c);
+          // The same, handing copies that would 4K-alias to the loop (the dst offsets below
+          // alias: src is page-aligned).
+          if (base.params.alias_window.value == 0 && op_ != Operation::kFill && !opt_.quick) {
+            c.params.alias_window = 64;
+            variants.push_back(c);
+          }
         }
     } else {
       for (unsigned pages : {1u, 2u, 4u}) {
@@ -633,9 +691,10 @@ class Search {
       o << name;
       if (rep)
         o << (live[v].params.rep_unit.value == 8 ? " (8-byte elements" : " (byte elements")
-          << (live[v].params.rep_aligned_only ? ", only when dst is 64-aligned)"
-              : live[v].params.rep_align_dst  ? ", dst aligned to 64 first)"
-                                              : ", dst as given)");
+          << (live[v].params.rep_aligned_only ? ", only when dst is 64-aligned"
+              : live[v].params.rep_align_dst  ? ", dst aligned to 64 first"
+                                              : ", dst as given")
+          << (live[v].params.alias_window.value != base.params.alias_window.value ? ", 4K-aliasing copies to the loop)" : ")");
       else
         o << " (" << live[v].params.nt_pages.value << (live[v].params.nt_pages.value == 1 ? " stream)" : " page streams)");
       o << ", loop time / variant time:";
@@ -654,6 +713,7 @@ class Search {
             out.params.rep_unit = live[v].params.rep_unit;
             out.params.rep_align_dst = live[v].params.rep_align_dst;
             out.params.rep_aligned_only = live[v].params.rep_aligned_only;
+            out.params.alias_window = live[v].params.alias_window;
           } else {
             out.params.nt_threshold = sizes[si];
             out.params.nt_pages = live[v].params.nt_pages;
@@ -764,13 +824,19 @@ std::vector<MeasuredPoint> measure_table(const Routine& r, const Workload& w, un
     mp.tuned_ns = median(tuned_ns);
     return {mp};
   }
-  BenchBuffers buf(std::max<std::uint64_t>(max_size(w.points), 4096) + 4096);
+  const std::uint64_t buf_bytes = std::max<std::uint64_t>(max_size(w.points), 4096) + 4096;
+  std::unique_ptr<BenchBuffers> bufp;
   // Three passes over the whole workload, a median per point across passes: a burst of
-  // interference from another process hits one pass of a point, not all three.
+  // interference from another process hits one pass of a point, not all three; and each pass
+  // maps fresh buffers, so one physical placement (which can move a point by 10-30% here, for
+  // glibc as for copysynth) does not decide a figure.
   constexpr int kPasses = 3;
   std::vector<std::vector<double>> base(w.points.size()), tuned(w.points.size());
   std::vector<std::vector<double>> base_ns(w.points.size()), tuned_ns(w.points.size());
   for (int pass = 0; pass < kPasses; ++pass) {
+    bufp.reset();
+    bufp = std::make_unique<BenchBuffers>(buf_bytes);
+    BenchBuffers& buf = *bufp;
     for (std::size_t i = 0; i < w.points.size(); ++i) {
       const Point& p = w.points[i];
       const auto m = compare(r.operation(), {system_routine(r.operation()), r.entry()}, buf, p.size, p.src_align,
@@ -790,13 +856,13 @@ std::vector<MeasuredPoint> measure_table(const Routine& r, const Workload& w, un
     MeasuredPoint mp;
     if (pmu.available()) {  // one extra batch of the tuned routine, counted
       const unsigned calls = static_cast<unsigned>(std::clamp(2e5 / (double(p.size) + 64), 1.0, 1e5));
-      std::uint8_t* src = buf.src() + p.src_align;
-      std::uint8_t* dst = buf.dst() + p.dst_align;
+      std::uint8_t* src = bufp->src() + p.src_align;
+      std::uint8_t* dst = bufp->dst() + p.dst_align;
       pmu.start();
       for (unsigned c = 0; c < calls; ++c) {
         switch (r.operation()) {
           case Operation::kFill: r.fill_fn()(dst, 0x5A, p.size); break;
-          case Operation::kClearPage: r.clear_page_fn()(buf.dst()); break;
+          case Operation::kClearPage: r.clear_page_fn()(bufp->dst()); break;
           default: r.fn()(dst, src, p.size); break;
         }
       }

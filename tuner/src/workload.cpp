@@ -35,6 +35,14 @@ Workload seeds_workload(Operation op) {
   return w;
 }
 
+Workload misaligned_workload(Operation) {
+  Workload w;
+  w.name = "misaligned";
+  for (std::uint64_t n = 4096; n <= 512 * 1024; n *= 2)
+    for (std::uint32_t d : {0u, 1u, 4u, 15u, 33u}) w.points.push_back({n, 0, d});
+  return w;
+}
+
 std::string size_label(std::uint64_t size) {
   if (size >= (1ull << 20) && size % (1ull << 20) == 0) return std::to_string(size >> 20) + "M";
   return std::to_string(size);
@@ -161,11 +169,13 @@ std::vector<Call> make_calls(const SizeDistribution& d, std::size_t count, std::
 }
 
 Result<Workload> make_workload(const std::string& name, Operation op, bool cold) {
-  if (name == "seeds") {
+  if (name == "seeds" || name == "misaligned") {
     if (cold)
       return make_error(ErrorCode::kInvalidArgument,
-                        "--cold applies to size-distribution workloads; the seeds' points are timed hot");
-    return seeds_workload(op);
+                        "--cold applies to size-distribution workloads; the " + name + " points are timed hot");
+    if (name == "misaligned" && op == Operation::kClearPage)
+      return make_error(ErrorCode::kInvalidArgument, "clear_page has one length; use --workload seeds");
+    return name == "seeds" ? seeds_workload(op) : misaligned_workload(op);
   }
   if (op == Operation::kClearPage)
     return make_error(ErrorCode::kInvalidArgument, "clear_page has one length; use --workload seeds");

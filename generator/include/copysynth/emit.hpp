@@ -14,6 +14,7 @@
 
 #include <asmjit/x86.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -33,11 +34,33 @@ struct EmitFaults {
   bool any() const { return over_read || skip_sfence || skip_vzeroupper || wrong_overlap_order || truncate_length; }
 };
 
+/// What emit() knows about the code besides its bytes, for readers of the code (the `.S` writer,
+/// generator/asm_writer.hpp): which byte ranges are loop-head padding rather than instructions,
+/// a name for every label it binds, and comments saying what each part does. Recording notes
+/// never changes a byte. Offsets are bytes from the first byte emit() wrote; notes are in
+/// emission order, so offsets never decrease.
+struct EmitNote {
+  enum class Kind : std::uint8_t {
+    kPadding,  ///< [offset, offset + length) is nop_padding(form, length); never executed as code
+               ///< except as the NOPs themselves (or the jump over int3)
+    kLabel,    ///< a label named `text` (e.g. "loop", "len_33_64") is bound at `offset`
+    kComment,  ///< `text` describes the code from `offset` on (one line, no comment markers)
+  };
+  Kind kind = Kind::kComment;
+  std::size_t offset = 0;
+  std::size_t length = 0;        ///< kPadding: bytes
+  NopForm form = NopForm::kSingleByte;  ///< kPadding: the form of the bytes
+  std::string text;              ///< kLabel: the name (not unique: one per binding site); kComment
+};
+
 /// Emits the routine for `plan` at the emitter's current position. The plan must pass
 /// check_plan() (emit checks it and returns its error). Loop-head padding is computed from the
 /// current offset, so `e` must be an `x86::Assembler` when loop_align > 1 (kInvalidArgument
-/// otherwise). Encoding failures are returned as kEmitFailed with asmjit's message.
-Status emit(const CopyPlan& plan, asmjit::x86::Emitter& e, const EmitFaults& faults = {});
+/// otherwise). Encoding failures are returned as kEmitFailed with asmjit's message. With
+/// `notes`, appends what EmitNote describes; notes need byte offsets, so they are recorded only
+/// when `e` is an `x86::Assembler` (nothing is appended otherwise).
+Status emit(const CopyPlan& plan, asmjit::x86::Emitter& e, const EmitFaults& faults = {},
+            std::vector<EmitNote>* notes = nullptr);
 
 /// The machine code of `plan` for a generic x86-64 target, starting at offset 0 (all branches
 /// are relative, so the bytes are position independent). With `listing`, also fills in asmjit's
@@ -45,5 +68,14 @@ Status emit(const CopyPlan& plan, asmjit::x86::Emitter& e, const EmitFaults& fau
 /// params against the target first (make_plan does).
 Result<std::vector<std::uint8_t>> assemble(const CopyPlan& plan, std::string* listing = nullptr,
                                            const EmitFaults& faults = {});
+
+/// The bytes of assemble(plan) together with emit()'s notes about them.
+struct AnnotatedCode {
+  std::vector<std::uint8_t> bytes;  ///< exactly assemble(plan)'s bytes
+  std::vector<EmitNote> notes;      ///< offsets into `bytes`
+};
+
+/// assemble() that also keeps emit()'s notes (padding ranges, label names, comments). Same errors.
+Result<AnnotatedCode> assemble_annotated(const CopyPlan& plan);
 
 }  // namespace copysynth

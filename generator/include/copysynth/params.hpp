@@ -168,10 +168,11 @@ struct MaskMax {
   using type = std::uint32_t;
   static constexpr std::string_view unit = "bytes";
   static constexpr std::string_view doc =
-      "lengths 0..mask_max take one masked load and store (AVX-512BW vmovdqu8 with a bzhi mask) "
-      "instead of the small head/tail classes; 0 = off. Needs AVX-512BW and BMI2 (and VL below 64)";
+      "lengths 0..mask_max take one masked load and store (AVX-512BW vmovdqu8 with a bzhi mask; "
+      "128: two of 64 bytes) instead of the small head/tail classes, unless the block would cross "
+      "a 4 KiB page; 0 = off. Needs AVX-512BW and BMI2 (and VL below 64)";
   static constexpr type def = 0;
-  static constexpr std::array<type, 4> choices{0, 16, 32, 64};
+  static constexpr std::array<type, 5> choices{0, 16, 32, 64, 128};
 };
 struct RepUnit {
   using type = std::uint32_t;
@@ -204,9 +205,10 @@ struct AliasWindow {
   using type = std::uint32_t;
   static constexpr std::string_view unit = "bytes";
   static constexpr std::string_view doc =
-      "4K aliasing guard for copies: when (dst - src) mod 4096 < alias_window, the loop and rep "
-      "classes copy backward (loads that follow stores to addresses with the same low 12 bits "
-      "wait on them). 0 = off. Not for fill";
+      "4K aliasing guard for copies: when 0 < (dst - src) mod 4096 < alias_window (dst just ahead "
+      "of src within a page), where a forward copy's loads follow stores to addresses with the same "
+      "low 12 bits and wait on them, the rep class hands the copy to the loop class, and a loop that "
+      "is not software-pipelined (loop_pipeline) copies it backward. 0 = off. Not for fill";
   static constexpr type def = 0;
   static constexpr std::array<type, 4> choices{0, 64, 256, 1024};
 };
@@ -218,6 +220,18 @@ struct NtPages {
       "step (glibc's large_memcpy_2x/4x); 1 = one stream. More than 1 needs vector_width >= 16";
   static constexpr type def = 1;
   static constexpr std::array<type, 3> choices{1, 2, 4};
+};
+struct LoopPipeline {
+  using type = bool;
+  static constexpr std::string_view unit = "";
+  static constexpr std::string_view doc =
+      "software-pipelined forward loop: the next unroll x vector_width block is loaded before the "
+      "current one is stored, so no load follows a store within one block of it. A copy whose dst "
+      "is just ahead of src in a page (0 < (dst - src) mod 4096 < block) then has no load waiting "
+      "on a store to an address with the same low 12 bits (4K aliasing). Copies only; needs "
+      "vector_width >= 16 and unroll <= 4 (two register groups)";
+  static constexpr type def = false;
+  static constexpr std::array<type, 2> choices{false, true};
 };
 struct ShiftRealign {
   using type = bool;
@@ -265,6 +279,7 @@ struct CopyParams {
                            (Param<spec::RepAlignedOnly>, rep_aligned_only),
                            (Param<spec::AliasWindow>, alias_window),
                            (Param<spec::NtPages>, nt_pages),
+                           (Param<spec::LoopPipeline>, loop_pipeline),
                            (Param<spec::ShiftRealign>, shift_realign),
                            (Param<spec::LoopAlign>, loop_align),
                            (Param<spec::NopForm>, nop_form),

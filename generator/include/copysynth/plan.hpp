@@ -22,8 +22,12 @@
 //   kNonTemporalLoop kAlignedLoop with movnt* stores and `sfence` before the tail; memmove
 //                    takes it only when the buffers do not overlap, else the loop.
 //   kMasked          0 <= n <= block (16, 32 or 64): one AVX-512BW masked load and store of
-//                    `block` bytes with the mask (1 << n) - 1 (bzhi); masked-off bytes are never
-//                    accessed (AVX-512 fault suppression), so no branch per small class.
+//                    `block` bytes with the mask (1 << n) - 1 (bzhi); block 128: two masked
+//                    64-byte moves, at +0 and +64. Masked-off bytes are never accessed (AVX-512
+//                    fault suppression), so no branch per small class. When [src, src+block) or
+//                    [dst, dst+block) crosses a 4 KiB page, the call takes the unmasked ladder for
+//                    0..block instead (n = 0, n = 1, head/tail (b, 2b]): fault suppression into
+//                    an unmapped page costs a microcode assist (~70x slower, emit.cpp masked()).
 #pragma once
 
 #include <cstdint>
@@ -80,9 +84,14 @@ Status check_plan(const CopyPlan& plan);
 /// tests each edge ±72.
 std::vector<std::uint64_t> plan_edges(const CopyPlan& plan);
 
-/// The ladder on one page, one line per class, e.g.
-///   "     32 ..      63  head/tail  1 x 32 B each end (overlapping)".
+/// The ladder on one page: a title line, then one line per class, e.g.
+///   "  n =         33 .. 64          head/tail: 1 x ymm at each end, overlapping; ...",
+/// then the loop-head padding and register bank.
 std::string to_string(const CopyPlan& plan);
+
+/// What class `c` of `plan` does, in one line without its range, e.g. "head/tail: 1 x ymm at
+/// each end, overlapping; all loads before stores" (to_string's text; the `.S` writer's comments).
+std::string describe_class(const CopyPlan& plan, const SizeClass& c);
 
 /// JSON: {"ladder", "vector_width", "classes": [{"lo","hi","strategy","block","weight"}...]}.
 nlohmann::json to_json(const CopyPlan& plan);

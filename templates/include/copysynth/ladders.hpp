@@ -24,7 +24,10 @@
 // length takes the smaller block.
 // head_tail_max = B moves the loop's start down to max(2B + 1, 4V) (the default B is 4V).
 // With mask_max = M (AVX-512BW hosts), the classes up to M become one: lengths 0..M take a single
-// masked load and store of M bytes, and the head/tail classes start at M + 1.
+// masked load and store of M bytes (M = 128: two of 64 bytes), and the head/tail classes start at
+// M + 1. A call whose masked block would cross a 4 KiB page (src or dst) takes the unmasked
+// classes 0..M instead, inside the masked class (fault suppression into an unmapped page is a
+// microcode assist, ~70x slower).
 //
 // memcpy, memmove and fill share this ladder (memmove's loop and rep classes pick a direction;
 // fill stores a broadcast byte). clear_page has one class, n = 4096: rep stos if rep_threshold <=

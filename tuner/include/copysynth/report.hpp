@@ -7,8 +7,11 @@
 //      passes over the matrix, medians;
 //   2. the eight production size distributions (replayed call sequences, ns per call, hot
 //      cache) with the same columns and the geometric means;
-//   3. for 64 MiB, this machine's read bandwidth (a streaming read of 64 MiB) beside the copy
+//   3. the misaligned-destination matrix (workload.hpp, misaligned_workload(): 4 KiB..512 KiB at
+//      dst offsets 0, 1, 4, 15, 33) with the tuned routine's ratio to its own aligned copy;
+//   4. for 64 MiB, this machine's read bandwidth (a streaming read of 64 MiB) beside the copy
 //      rates: the limit a large copy can approach;
+//   5. the performance targets of issue 8, each "met" or "MISSED" with the figure behind it;
 // and, with an SVG path, a plot of the tuned routine's speedup over glibc against the length,
 // one line per src/dst alignment.
 #pragma once
@@ -22,9 +25,19 @@
 
 namespace copysynth {
 
+/// A routine timed beside the peers that is not a peer: another wisdom file's routine
+/// (`autotune --report --versus FILE`), to compare two tunings in one run.
+struct OtherRoutine {
+  std::string name;              ///< column name (the file's name)
+  const Routine* routine = nullptr;
+};
+
 struct ReportOptions {
   unsigned rounds = 7;       ///< timed rounds per point and pass
-  unsigned passes = 3;       ///< passes over the workload; medians across passes
+  unsigned passes = 3;       ///< passes over the workload; medians across passes. Each pass of a
+                             ///< point workload gets freshly mapped buffers, so one lucky or
+                             ///< unlucky physical placement does not decide a figure
+  std::vector<OtherRoutine> others;  ///< columns between the peers and "tuned"; not peers
   bool distributions = true; ///< also the eight production distributions (copies only)
   std::string svg_path;      ///< write the speedup plot here (empty: no plot)
   std::function<void(const std::string&)> progress;
@@ -39,12 +52,19 @@ struct ReportRow {
 };
 
 struct ReportTable {
-  std::vector<std::string> columns;  ///< peer names, then "tuned"
+  std::vector<std::string> columns;  ///< peer names, then other routines, then "tuned"
+  std::size_t peers = 0;             ///< the first `peers` columns are peers (glibc first)
   std::vector<ReportRow> rows;
   bool per_call = false;             ///< values are ns per call (lower is better)
+  bool aligned_ratio = false;        ///< format() adds "vs aligned": tuned / tuned at dst 0
   /// tuned / best peer at each row (>1: tuned faster), and tuned / glibc.
   double vs_best(const ReportRow& r) const;
   double vs_glibc(const ReportRow& r) const;
+  /// Name of the best peer at a row.
+  const std::string& best_peer(const ReportRow& r) const;
+  /// tuned at this row / tuned at the row of the same size and src offset with dst offset 0
+  /// (point tables); 0 when there is no such row.
+  double vs_aligned(const ReportRow& r) const;
   std::string format() const;
 };
 
@@ -54,6 +74,14 @@ ReportTable report_points(const Routine& tuned, const Workload& w, const ReportO
 /// Measures `tuned` and every peer on each named distribution (replayed, hot cache).
 ReportTable report_distributions(const Routine& tuned, const std::vector<std::string>& names,
                                  const ReportOptions& opt);
+
+/// The issue-8 targets checked against measured tables, one line each ("met" / "MISSED" with
+/// the figures): seeds' points >= 0.97 x the best peer; misaligned dst >= 1.0 x the best peer
+/// and >= 0.85 x the tuned routine's aligned copy; 64 MiB >= 1.0 x the best peer (beside the
+/// read bandwidth `read_gbps`, 0 = not measured); distributions >= 1.05 x glibc (geometric
+/// mean), with the ratio to dpdk where it was measured. A null table skips its targets.
+std::string format_targets(const ReportTable* seeds, const ReportTable* misaligned,
+                           const ReportTable* distributions, double read_gbps);
 
 /// Streaming read bandwidth of this machine over `bytes` (GB/s, median of 5 passes).
 double read_bandwidth_gbps(std::size_t bytes = std::size_t{64} << 20);

@@ -15,13 +15,16 @@
 //                 0-15 or 16-31 (register_bank);
 //   2b. dispatch  dispatch-tree weights: the production prior, the workload's own, flat, chain;
 //   3. prefetch   prefetch distance x hint, on the points that reach the main loop (copies only);
-//   3b. alias     the 4K-aliasing guard window (copies that would alias go backward);
+//   3b. alias     4K aliasing: the guard window (copies whose dst is just ahead of src within a
+//                 page go backward) x the software-pipelined loop (loads a block ahead of the
+//                 stores; unroll <= 4), on the loop points and the misaligned-destination matrix;
 //   4. padding    loop alignment x NOP form, on the loop points up to 16 KiB;
 //   5. rep        where `rep movs`/`rep stos` beats the loop: a size ladder from the loop's start
 //                 (so rep can take over right after the head/tail classes: "rep first", as
 //                 FSRM CPUs may favour) and 1 KiB..8 MiB at dst
 //                 offsets 0, 1, 4, 15, 33, byte and 8-byte elements, dst as given / aligned to 64
-//                 first / rep only when already aligned; the threshold T maximises the summed
+//                 first / rep only when already aligned, each also with the copies that would
+//                 4K-alias handed to the loop (alias_window); the threshold T maximises the summed
 //                 log-speedup over the ladder
 //                 sizes >= T and must gain >= 3% in total (else never);
 //   6. nt         where non-temporal stores beat the best so far: 256 KiB..64 MiB, one stream or
@@ -90,7 +93,8 @@ std::string baseline_name(Operation op);
 Result<TuneResult> tune(const Workload& w, const TuneOptions& opt);
 
 /// Measures `r` against the system routine of its operation on every point of `w`, interleaved,
-/// `rounds` per point, in three passes over the workload; each figure is the median of the three.
+/// `rounds` per point, in three passes over the workload, each pass on freshly mapped buffers;
+/// each figure is the median of the three.
 std::vector<MeasuredPoint> measure_table(const Routine& r, const Workload& w, unsigned rounds,
                                          const std::function<void(const std::string&)>& progress = {});
 
@@ -101,6 +105,17 @@ std::string format_table(const std::vector<MeasuredPoint>& points, Operation op 
 /// The wisdom entry of a tune result: its operation, `workload` (the workload's name), the
 /// winner's plan, the hash of its code and the final measurement.
 WisdomEntry wisdom_entry(const TuneResult& r, const std::string& workload);
+
+/// The table for a commit message, in the layout of the patches copysynth started from:
+///   "Len  Src/Dst align     old     new  speedup"
+/// one row per point (Len as size_label(): 64, 4096, 1M, ...; alignments in bytes from a 64-byte
+/// boundary), old = the system routine and new = the tuned one in ns per call (median TSC time,
+/// both measured in the same run; two decimals below 100 ns, one below 10 us, none above),
+/// speedup = old / new; then the geometric-mean speedup. Columns widen to fit. The
+/// caption, when not empty, comes first (say what old and new are and where they were measured).
+/// Distribution points (with a label) give one row each with the label in place of Len and
+/// alignments.
+std::string format_patch_table(const std::vector<MeasuredPoint>& points, const std::string& caption = {});
 
 /// Geometric mean of tuned/baseline over the points (1.0 when empty).
 double geomean_speedup(const std::vector<MeasuredPoint>& points);

@@ -60,6 +60,12 @@ struct Workload {
 /// clear_page the workload is the one page (4096 bytes, page-aligned).
 Workload seeds_workload(Operation op = Operation::kMemcpy);
 
+/// The misaligned-destination matrix of the performance targets (issue 8): lengths 4 KiB,
+/// 8 KiB, ..., 512 KiB (powers of two) with src aligned and dst offset by 0, 1, 4, 15 and 33
+/// bytes. The 0 column is each length's aligned reference. (For fill, the same dst offsets.)
+/// Not defined for clear_page (one page-aligned length).
+Workload misaligned_workload(Operation op = Operation::kMemcpy);
+
 /// Size in bytes as the seeds' tables print it: plain bytes, or "64M" for multiples of 1 MiB.
 std::string size_label(std::uint64_t size);
 
@@ -87,8 +93,8 @@ const std::vector<std::string>& production_distributions();
 std::vector<Call> make_calls(const SizeDistribution& d, std::size_t count, std::uint64_t seed,
                              std::uint32_t window = 4096);
 
-/// A workload by name: "seeds", a shipped distribution name, or a .csv path; `cold` selects the
-/// cold-cache variant of a distribution (an error for "seeds").
+/// A workload by name: "seeds", "misaligned", a shipped distribution name, or a .csv path; `cold`
+/// selects the cold-cache variant of a distribution (an error for the point workloads).
 Result<Workload> make_workload(const std::string& name, Operation op, bool cold = false);
 
 }  // namespace copysynth

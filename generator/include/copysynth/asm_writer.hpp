@@ -1,0 +1,91 @@
+// copysynth — the `.S` writer: a routine as a GNU assembler file (AT&T syntax) for an upstream patch.
+//
+// The text is not produced by a second generator: write_asm() runs emit() through an
+// x86::Assembler (assemble_annotated(), the same bytes as the JIT routine) and disassembles those
+// bytes with Zydis's AT&T formatter (DESIGN.md example 3). emit()'s notes (EmitNote) say where
+// loop-head padding lies, what each label is called and what each part does, so the file reads
+// like a hand-written one: labels at every branch target, a comment per size class, "At this
+// point:" invariants, the padding as `.byte` runs (or the flavour's NOP macros) with a comment.
+//
+// Byte identity. Assembled with GNU as, the file gives exactly the routine's bytes. For the same
+// AT&T text GNU as sometimes picks another encoding than asmjit did; each such choice is pinned
+// with a GNU as pseudo-prefix (binutils >= 2.31 for all of them):
+//   {disp32}  a rel32 branch whose target is in rel8 range (as relaxes branches to the short form
+//             when it can; asmjit emits forward branches to unbound labels as rel32), and a
+//             32-bit memory displacement that would fit in 8 bits;
+//   {disp8}   a zero 8-bit displacement (as drops it: `0x0(%rsi)` assembles as `(%rsi)`);
+//   {vex3}    a 3-byte VEX prefix where the 2-byte form would do;
+//   {load} / {store}  a register-to-register instruction that has both a load (reg <- r/m) and a
+//             store (r/m <- reg) form, e.g. `mov`, `sub`, `vmovdqu`: the form the bytes use.
+// tests/test_asm.cpp assembles a grid of plans with `as` and compares `.text` byte for byte.
+//
+// Flavours (Linux, glibc, plain GAS) are skeletons supplied by templates/ (asm_flavors.hpp): how
+// the function is opened and closed, how local labels and `ret` are spelled, which NOP macros
+// exist. The generator never executes code; writing a file for a CPU other than the host needs
+// nothing but the plan.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "copysynth/emit.hpp"
+#include "copysynth/plan.hpp"
+#include "copysynth/result.hpp"
+
+namespace copysynth {
+
+/// The frame of a `.S` file for one toolchain. Placeholders in the strings: `{name}` the symbol,
+/// `{p2align}` log2 of the function's alignment in bytes (>= 4, and >= log2(loop_align) so that
+/// the loop heads the padding aligns are aligned in the object too), `{align}` that alignment in
+/// bytes, `{label}` a local label's name.
+struct AsmFlavor {
+  std::string name;       ///< "linux", "glibc", "plain"
+  std::string prologue;   ///< text from the first line after the header comment to the function's
+                          ///< entry (includes, section, alignment, the symbol)
+  std::string epilogue;   ///< text after the last byte (symbol size, end macro)
+  std::string label;      ///< how a local label is written, e.g. ".L{label}" or "L({label})"
+  std::string ret;        ///< how `ret` is written, e.g. "ret" or "RET" (the kernel's macro)
+  /// When non-empty, each long NOP of 1..8 bytes (NopForm::kLongNop: the Intel SDM / Linux P6
+  /// forms of nops.hpp) is written as this macro with `{n}` = its length, e.g. "ASM_NOP{n}";
+  /// other padding is written as `.byte` runs.
+  std::string nop_macro;
+  std::vector<std::string> notes;  ///< lines for the header comment: what the flavour assumes
+};
+
+/// What goes into a file besides the code.
+struct AsmOptions {
+  std::string symbol;                ///< the function's name: [A-Za-z_.][A-Za-z0-9_.$]*
+  std::string label_prefix;          ///< prepended to every local label's name, e.g. "memcpy_"
+                                     ///< when several routines share one file; empty: none
+  std::vector<std::string> header;   ///< extra header-comment lines (CPU tuned on, target,
+                                     ///< verification, the command line), in order
+};
+
+/// A written file and what it holds.
+struct AsmText {
+  std::string text;             ///< the whole `.S` file
+  std::size_t code_bytes = 0;   ///< bytes of machine code it assembles to (== assemble(plan) size)
+  std::size_t instructions = 0; ///< instructions written (padding excluded)
+  std::size_t padding_runs = 0; ///< loop-head padding runs written
+  std::size_t pinned = 0;       ///< instructions that needed a pseudo-prefix to keep their encoding
+};
+
+/// Writes `plan` as a GNU as file in `flavor`: a header comment (the algorithm — the size
+/// ladder in words —, the parameters, the ISA extensions the code uses, then `opt.header`), the
+/// flavour's prologue, every instruction of assemble(plan) in AT&T syntax with labels at branch
+/// targets, padding as `.byte` runs or NOP macros, and the epilogue.
+/// Errors: check_plan()'s; kInvalidArgument for a symbol that is not a valid assembler name;
+/// kEmitFailed when the bytes do not decode or a branch lands inside an instruction (a copysynth
+/// bug: report the params).
+Result<AsmText> write_asm(const CopyPlan& plan, const AsmFlavor& flavor, const AsmOptions& opt);
+
+/// The body alone — instructions, labels, padding and comments, no header or frame — for any
+/// x86-64 code (entry at offset 0, `code.notes` may be empty): what write_asm() puts between the
+/// flavour's prologue and epilogue. Branch targets without a note are labelled `x<hex offset>`.
+/// Errors: kInvalidArgument when the bytes do not decode or a branch leaves the code or lands
+/// inside an instruction.
+Result<AsmText> asm_body(const AnnotatedCode& code, const AsmFlavor& flavor, const std::string& label_prefix = {});
+
+}  // namespace copysynth

@@ -1,0 +1,77 @@
+// copysynth — the `.S` flavour skeletons (see asm_flavors.hpp).
+#include "copysynth/asm_flavors.hpp"
+
+namespace copysynth {
+
+std::vector<std::string> asm_flavor_names() { return {"linux", "glibc", "plain"}; }
+
+Result<AsmFlavor> asm_flavor(const std::string& name) {
+  AsmFlavor f;
+  f.name = name;
+  if (name == "linux") {
+    f.prologue =
+        "#include <linux/linkage.h>\n"
+        "#include <asm/nops.h>\n"
+        "\n"
+        "\t.section .text, \"ax\"\n"
+        "\t.p2align {p2align}\n"
+        "SYM_FUNC_START({name})\n";
+    f.epilogue = "SYM_FUNC_END({name})\n";
+    f.label = ".L{label}";
+    f.ret = "RET";
+    f.nop_macro = "ASM_NOP{n}";
+    f.notes = {
+        "Linux flavour: SYM_FUNC_START/SYM_FUNC_END (linux/linkage.h), RET (return thunks),",
+        "ASM_NOPn (asm/nops.h). Add EXPORT_SYMBOL({name}) if modules call it. The kernel uses",
+        "vector registers only between kernel_fpu_begin() and kernel_fpu_end(): a drop-in",
+        "arch/x86/lib routine needs a vector_width = 8 plan (GPRs and rep movs/stos).",
+        "Byte identity holds with SYM_FUNC_START adding no endbr64 and RET being ret; with",
+        "CONFIG_X86_KERNEL_IBT or CONFIG_RETHUNK the code stays correct but the loop heads move",
+        "off the alignment the padding gives (check with objdump -d).",
+    };
+  } else if (name == "glibc") {
+    f.prologue =
+        "#include <sysdep.h>\n"
+        "\n"
+        "\t.section .text, \"ax\", @progbits\n"
+        "ENTRY_P2ALIGN ({name}, {p2align})\n";
+    f.epilogue = "END ({name})\n";
+    f.label = "L({label})";
+    f.ret = "ret";
+    f.notes = {
+        "glibc flavour: ENTRY_P2ALIGN/END and L() from sysdep.h (ENTRY_P2ALIGN: glibc 2.35 and",
+        "later; older trees: ENTRY with a .p2align {p2align} before it). Byte identity holds with",
+        "ENTRY adding no endbr64; with CET (_CET_ENDBR) the code stays correct but the loop heads",
+        "move 4 bytes off the alignment the padding gives (check with objdump -d).",
+    };
+  } else if (name == "plain") {
+    f.prologue =
+        "\t.text\n"
+        "\t.p2align {p2align}\n"
+        "\t.globl {name}\n"
+        "\t.type {name}, @function\n"
+        "{name}:\n";
+    f.epilogue =
+        "\t.size {name}, .-{name}\n"
+        "\t.section .note.GNU-stack, \"\", @progbits\n";
+    f.label = ".L{label}";
+    f.ret = "ret";
+    f.notes = {"Plain GNU as: `as FILE` or `gcc -c FILE` makes an object; link it with any program."};
+  } else {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "unknown .S flavour \"" + name + "\": use linux, glibc or plain");
+  }
+  return f;
+}
+
+std::string default_asm_symbol(Operation op) {
+  switch (op) {
+    case Operation::kMemcpy: return "memcpy_copysynth";
+    case Operation::kMemmove: return "memmove_copysynth";
+    case Operation::kFill: return "memset_copysynth";
+    case Operation::kClearPage: return "clear_page_copysynth";
+  }
+  return "copysynth_routine";
+}
+
+}  // namespace copysynth

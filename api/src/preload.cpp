@@ -42,6 +42,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -187,6 +188,41 @@ void write_line(int fd, std::string line) {
   }
 }
 
+/// The stats file, opened at start-up and kept: a program may forbid opening files later (xz 5.6
+/// and later sandbox themselves with Landlock after start-up, so the report at exit could not
+/// open the file then). The file's identity is kept too, so that if the program closed the
+/// descriptor and the number now names another file, the report is not written into that one.
+struct StatsFile {
+  int fd = -1;
+  dev_t dev = 0;
+  ino_t ino = 0;
+};
+StatsFile g_stats_file;
+
+/// The descriptor to write the stats file through, or -1.
+int stats_fd(const std::string& path) {
+  struct stat st {};
+  if (g_stats_file.fd >= 0 && ::fstat(g_stats_file.fd, &st) == 0 && st.st_dev == g_stats_file.dev &&
+      st.st_ino == g_stats_file.ino)
+    return g_stats_file.fd;
+  // Not opened yet, or closed by the program: (re)open (F_DUPFD_CLOEXEC to a high number, out of
+  // the way of the program's own descriptors).
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return -1;
+  int high = ::fcntl(fd, F_DUPFD_CLOEXEC, 512);
+  if (high >= 0) {
+    ::close(fd);
+  } else {
+    high = fd;
+  }
+  if (::fstat(high, &st) != 0) {
+    ::close(high);
+    return -1;
+  }
+  g_stats_file = {high, st.st_dev, st.st_ino};
+  return high;
+}
+
 /// One line of diagnostics (no newline inside) to the stats target.
 void report(const std::string& line) {
   const std::string& t = stats_target();
@@ -196,10 +232,7 @@ void report(const std::string& line) {
     write_line(2, text);
     return;
   }
-  const int fd = ::open(t.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return;
-  write_line(fd, text);
-  ::close(fd);
+  if (const int fd = stats_fd(t); fd >= 0) write_line(fd, text);
 }
 
 /// The one line on stderr when the shim falls back (also in the stats file, if one is named).

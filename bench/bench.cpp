@@ -71,15 +71,10 @@ struct Tuned {
 
 Tuned load_tuned(const std::string& path, const std::vector<Operation>& ops) {
   Tuned t;
-  auto w = load_wisdom(path);
+  auto w = load_wisdom_for(path, CpuInfo::host());  // a single-host file or this CPU's part of a fleet
   if (!w) {
     std::fprintf(stderr, "copysynth_bench: no tuned routine (%s); benchmarking the peers only\n",
                  w.error().message.c_str());
-    return t;
-  }
-  if (auto st = check_cpu(*w, CpuInfo::host()); !st) {
-    std::fprintf(stderr, "copysynth_bench: no tuned routine (%s); benchmarking the peers only\n",
-                 st.error().message.c_str());
     return t;
   }
   for (Operation op : ops) {
@@ -90,13 +85,10 @@ Tuned load_tuned(const std::string& path, const std::vector<Operation>& ops) {
                    opname.c_str());
       continue;
     }
-    auto r = Routine::build(e->plan, CpuInfo::host());
+    auto r = build_entry(*w, *e, CpuInfo::host());
     std::string why;
     if (!r)
       why = r.error().message;
-    else if (fnv1a64(r->bytes()) != e->code_hash)
-      why = "the rebuilt code differs from the tuned code (made by copysynth " + w->generator_version +
-            ", this is " COPYSYNTH_VERSION "); re-run autotune --emit " + path;
     else if (auto st = check_routine(*r); !st)
       why = st.error().message;
     if (!why.empty()) {

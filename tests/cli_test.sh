@@ -13,7 +13,7 @@ check() {  # check DESCRIPTION COMMAND... : the command must succeed
 
 # --help documents every option.
 "$at" --help >"$tmp/help" 2>&1
-for opt in --emit --from --op --budget --seed --quick --isa --workload --show-plan --report --versus --svg --list-params --quiet; do
+for opt in --emit --from --op --budget --seed --quick --isa --workload --show-plan --report --versus --svg --list-params --quiet --merge --show; do
   check "--help mentions $opt" grep -q -- "$opt" "$tmp/help"
 done
 check "--list-params lists every CopyParams field" bash -c "'$at' --list-params | grep -c -E '^  (operation|vector_width|unroll|prefetch_distance|prefetch_hint|nt_threshold|rep_threshold|rep_unit|rep_align_dst|rep_aligned_only|alias_window|rep_alias_window|nt_pages|loop_pipeline|shift_realign|loop_align|nop_form|register_bank|head_tail_width|head_tail_max|mask_max)' | grep -qx 21"
@@ -81,6 +81,34 @@ sed 's/"unroll": [0-9]*/"unroll": "four"/' "$tmp/best.json" >"$tmp/type.json"
 expect_error "unroll of the wrong type" "entries\[0\].params.unroll" "$tmp/type.json"
 expect_error "missing file" "cannot read wisdom file" "$tmp/does-not-exist.json"
 
+# Fleets: --merge combines hosts keyed by CPU signature; --from, --emit and --show read fleets.
+sed 's/"signature": "[^"]*"/"signature": "GenuineIntel-6-143:sse2,avx,avx2"/' "$tmp/best.json" >"$tmp/intel.json"
+"$at" --merge "$tmp/intel.json" "$tmp/best.json" --emit "$tmp/fleet.json" >"$tmp/mout" 2>"$tmp/merr"
+rc=$?
+check "--merge exits 0 (rc=$rc)" test $rc -eq 0
+check "--merge writes a schema-2 fleet of two CPUs" bash -c "grep -q '\"schema\": 2' '$tmp/fleet.json' && grep -q 'wrote .*: 2 CPU(s)' '$tmp/merr'"
+check "--merge prints nothing on stdout" test ! -s "$tmp/mout"
+"$at" --merge "$tmp/fleet.json" "$tmp/best.json" --emit "$tmp/fleet2.json" 2>"$tmp/merr2"
+check "--merge again: the later file's entries replace the earlier ones, and it says so" \
+  bash -c "grep -q 'memcpy replaced by the entry of $tmp/best.json' '$tmp/merr2' && grep -q ': 2 CPU(s)' '$tmp/merr2'"
+"$at" --from "$tmp/fleet.json" --op fill >"$tmp/fout" 2>"$tmp/ferr"
+rc=$?
+check "--from a fleet picks this CPU's entries (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'system memset' '$tmp/fout'"
+"$at" --show "$tmp/fleet.json" >"$tmp/show" 2>&1
+rc=$?
+check "--show exits 0 (rc=$rc)" test $rc -eq 0
+check "--show: key=value lines only" bash -c "! grep -vqE '^[a-z_0-9]+(\[[0-9]+\])?(\.[a-z_0-9]+(\[[0-9]+\])?)*=' '$tmp/show'"
+check "--show: the schema, two hosts, and this CPU's" bash -c "grep -qx 'wisdom.schema=2' '$tmp/show' && grep -qx 'wisdom.hosts=2' '$tmp/show' && grep -qx 'this_cpu.host=1' '$tmp/show'"
+check "--show: each host's signature" bash -c "grep -qx 'host\[0\].cpu.signature=\"GenuineIntel-6-143:sse2,avx,avx2\"' '$tmp/show'"
+check "--show: routine, thresholds, params and size classes of each entry" bash -c "grep -qE '^host\[1\].entry\[[0-9]\].routine=\"memcpy/' '$tmp/show' && grep -qE '^host\[1\].entry\[0\].threshold.rep_string=([0-9]+|never)$' '$tmp/show' && grep -q '^host\[1\].entry\[0\].params.unroll=' '$tmp/show' && grep -q '^host\[1\].entry\[0\].plan.class\[0\]=\"0\.\.' '$tmp/show'"
+"$at" --show "$tmp/intel.json" >"$tmp/show2"
+check "--show of another CPU's file says this CPU has no host" bash -c "grep -qx 'this_cpu.host=-1' '$tmp/show2' && grep -q '^this_cpu.note=\".*tuned on CPU' '$tmp/show2'"
+"$at" --show "$tmp/truncated.json" >/dev/null 2>"$tmp/e"; rc=$?
+check "--show of a truncated file: exit 2 and why (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'not valid JSON' '$tmp/e'"
+"$at" --quick --budget 1 --op clear_page --emit "$tmp/fleet.json" >/dev/null 2>"$tmp/e2"
+check "--emit into a fleet file adds this CPU's entry and keeps the other CPU" \
+  bash -c "grep -q 'into the fleet file' '$tmp/e2' && '$at' --show '$tmp/fleet.json' | grep -qx 'wisdom.hosts=2' && '$at' --show '$tmp/fleet.json' | grep -q 'operation=\"clear_page\"'"
+
 # The tuned routine as a .S file (--emit-asm): every flavour assembles with GNU as (linux and
 # glibc preprocessed with the stub headers of tests/asm-stubs) to the same .text; errors.
 stubs=$(cd "$(dirname "$0")" && pwd)/asm-stubs
@@ -132,6 +160,12 @@ check "unknown ISA refused (rc=$rc)" test $rc -eq 1
 check "unknown operation refused (rc=$rc)" test $rc -eq 1
 "$at" --from "$tmp/best.json" --budget 3 >/dev/null 2>&1; rc=$?
 check "--from with --budget refused (rc=$rc)" test $rc -eq 1
+"$at" --merge "$tmp/best.json" >/dev/null 2>&1; rc=$?
+check "--merge without --emit refused (rc=$rc)" test $rc -eq 1
+"$at" --merge "$tmp/best.json" --emit "$tmp/x.json" --op fill >/dev/null 2>&1; rc=$?
+check "--merge with --op refused (rc=$rc)" test $rc -eq 1
+"$at" --show "$tmp/best.json" --emit "$tmp/x.json" >/dev/null 2>&1; rc=$?
+check "--show with --emit refused (rc=$rc)" test $rc -eq 1
 
 echo "$fails failure(s)"
 test $fails -eq 0

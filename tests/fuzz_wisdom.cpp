@@ -3,7 +3,8 @@
 // give a Wisdom that keeps every property the rest of copysynth relies on.
 //
 // Per input: parse the bytes as load_wisdom() does (nlohmann, no exceptions), run
-// wisdom_from_json, and
+// wisdom_from_json (single-host documents, schema 1) and fleet_from_json (schema 1 or a schema-2
+// fleet of several hosts), and
 //   - on rejection: the error has one of the documented codes and a non-empty message;
 //   - on acceptance: every entry's params pass validate_domains; its plan passes check_plan, has
 //     the classes make_plan gives for those params (weights aside) and assembles (the file's
@@ -11,6 +12,11 @@
 //     round-trips:
 //     to_json(w) dumped as text re-parses, is accepted again, and gives the same JSON and the same
 //     entries (to_json(from_json(to_json(w))) == to_json(w)).
+//   - fleets: a document wisdom_from_json accepts is a fleet of exactly that one host; a fleet
+//     wisdom_from_json refuses is schema 2 (kWisdomMismatch); every host of an accepted fleet keeps
+//     the properties above, signatures are unique and select_host finds each; the fleet round-trips
+//     (to_json, re-parse, same JSON); merging a fleet with itself gives the same hosts, every entry
+//     replaced once.
 // Any violation, or an exception escaping the loader, aborts with a message (libFuzzer saves the
 // input as a crash). ASan and UBSan (COPYSYNTH_FUZZ builds everything with them) catch the rest.
 //
@@ -86,6 +92,43 @@ void check_accepted(const Wisdom& w) {
     fail("round trip changed the header");
 }
 
+void check_rejection(const Error& e) {
+  if (e.code != ErrorCode::kWisdomMalformed && e.code != ErrorCode::kInvalidParams &&
+      e.code != ErrorCode::kWisdomMismatch)
+    fail(std::string("rejected with an undocumented error code ") + error_code_name(e.code), e.message);
+  if (e.message.empty()) fail("rejected with an empty message");
+}
+
+void check_fleet(const json& input, const Result<Wisdom>& single, const Fleet& f) {
+  if (f.hosts.empty()) fail("an accepted fleet has no host");
+  if (single && (f.hosts.size() != 1 || to_json(f.hosts[0]) != to_json(*single)))
+    fail("a single-host document does not read as a fleet of that host");
+  if (!single && input.value("schema", json()) != json(kFleetSchema))
+    fail("a fleet that is not schema 2 was accepted although wisdom_from_json refuses it", single.error().message);
+  if (!single && single.error().code != ErrorCode::kWisdomMismatch)
+    fail("wisdom_from_json refuses an accepted fleet with another code than kWisdomMismatch", single.error().message);
+  std::size_t entries = 0;
+  for (std::size_t i = 0; i < f.hosts.size(); ++i) {
+    const Wisdom& h = f.hosts[i];
+    if (!single) check_accepted(h);  // a single document was checked already
+    entries += h.entries.size();
+    if (f.find(h.cpu_signature) != &h) fail("hosts[" + std::to_string(i) + "]: signature not unique or not found");
+    auto picked = select_host(f, h.cpu_signature);
+    if (!picked || to_json(*picked) != to_json(h)) fail("select_host does not pick hosts[" + std::to_string(i) + "]");
+  }
+  const json j1 = to_json(f);
+  const json j2 = json::parse(j1.dump(), nullptr, /*allow_exceptions=*/false);
+  auto f2 = fleet_from_json(j2);
+  if (!f2) fail("to_json(fleet) of an accepted fleet is rejected", f2.error().message);
+  if (to_json(*f2) != j1) fail("to_json(fleet_from_json(to_json(f))) != to_json(f)");
+  std::vector<std::string> notes;
+  const Fleet twice = merge_fleets({f, f}, &notes);
+  if (twice.hosts.size() != f.hosts.size() || notes.size() != entries)
+    fail("merging a fleet with itself changed the hosts or did not replace every entry once");
+  for (std::size_t i = 0; i < f.hosts.size(); ++i)
+    if (to_json(twice.hosts[i]) != to_json(f.hosts[i])) fail("merging a fleet with itself changed hosts[" + std::to_string(i) + "]");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -94,15 +137,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const json j = json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded()) return 0;
     auto w = wisdom_from_json(j);
-    if (!w) {
-      const Error& e = w.error();
-      if (e.code != ErrorCode::kWisdomMalformed && e.code != ErrorCode::kInvalidParams &&
-          e.code != ErrorCode::kWisdomMismatch)
-        fail(std::string("rejected with an undocumented error code ") + error_code_name(e.code), e.message);
-      if (e.message.empty()) fail("rejected with an empty message");
-      return 0;
-    }
-    check_accepted(*w);
+    if (w) check_accepted(*w);
+    else check_rejection(w.error());
+    auto f = fleet_from_json(j);
+    if (f) check_fleet(j, w, *f);
+    else check_rejection(f.error());
+    if (w && !f) fail("fleet_from_json refuses a single-host document wisdom_from_json accepts", f.error().message);
   } catch (const std::exception& ex) {
     fail("exception escaped the wisdom loader", ex.what());
   }

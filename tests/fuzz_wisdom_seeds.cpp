@@ -1,4 +1,4 @@
-// Writes valid wisdom documents, one per parameter variant, into a directory: the fuzz target's
+// Writes valid wisdom documents, one per parameter variant, and one fleet, into a directory: the fuzz target's
 // seed corpus (tests/fuzz_wisdom.cpp). They are made by this build's own make_plan and to_json, so
 // the seeds stay valid when the wisdom format or the ladders change; the checked-in files in
 // tests/fuzz_corpus/ add malformed variants. No code is generated or executed.
@@ -86,6 +86,17 @@ int main(int argc, char** argv) {
     Wisdom doc = w;
     doc.entries = all;
     write(doc);
+    // A fleet (schema 2): this document and one more CPU with the memcpy entry only.
+    Fleet fleet;
+    fleet.created = w.created;
+    fleet.command = "fuzz_wisdom_seeds --merge";
+    Wisdom other = doc;
+    other.cpu_signature = "AuthenticAMD-25-33:sse2,avx,avx2";
+    other.entries = {all.front()};
+    fleet.hosts = {doc, other};
+    std::ofstream(dir / ("seed_" + std::to_string(written) + ".json"), std::ios::binary | std::ios::trunc)
+        << to_json(fleet).dump(2) << "\n";
+    ++written;
   }
   std::printf("fuzz_wisdom_seeds: wrote %d documents to %s (%d variants not valid for their operation)\n", written,
               dir.c_str(), refused);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <doctest/doctest.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -21,6 +22,7 @@
 #include "copysynth/ladders.hpp"
 #include "copysynth/routine.hpp"
 #include "copysynth/wisdom.hpp"
+#include "temp_dir.hpp"
 
 using namespace copysynth;
 using nlohmann::json;
@@ -231,19 +233,7 @@ TEST_CASE("CpuInfo::synthetic") {
 }
 
 namespace {
-struct TempDir {
-  TempDir() {
-    char t[] = "/tmp/copysynth-test-XXXXXX";
-    const char* p = ::mkdtemp(t);
-    REQUIRE(p != nullptr);
-    path = p;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string path;
-};
+using copysynth_test::TempDir;
 
 void write_file(const std::string& path, const std::string& text) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
@@ -718,6 +708,55 @@ TEST_CASE("W^X: no mapping is writable and executable while routines are alive")
   for (std::size_t i = 0; i < alive.size(); ++i) CHECK_MESSAGE(found[i], "routine " << i << " not mapped");
 }
 
+TEST_CASE("Routine: after fork() parent and child build into separate code memory") {
+  // The JIT's dual mapping is shared memory (one memfd mapped twice). A child process inherits it
+  // with MAP_SHARED, so if parent and child both kept allocating from it, each would write code
+  // over the other's. Here the child builds b, the parent then builds c (which its allocator would
+  // place where b is), and the child checks that b's code is still b's.
+  CopyParams p;
+  p.vector_width = 16;
+  p.unroll = 1;
+  const Routine a = build(p);  // the parent's code memory exists before the fork
+  int to_child[2], to_parent[2];
+  REQUIRE(pipe(to_child) == 0);
+  REQUIRE(pipe(to_parent) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    CopyParams q = p;
+    q.unroll = 2;
+    auto plan = make_plan(q, CpuInfo::host().features());
+    if (!plan) _exit(10);
+    auto b = Routine::build(*plan);
+    if (!b) _exit(11);
+    char go = 0;
+    if (write(to_parent[1], "b", 1) != 1 || read(to_child[0], &go, 1) != 1) _exit(12);
+    if (std::memcmp(b->entry(), b->bytes().data(), b->size()) != 0) _exit(13);  // overwritten
+    unsigned char src[3000], dst[3000] = {};
+    for (std::size_t i = 0; i < sizeof src; ++i) src[i] = static_cast<unsigned char>(i * 7 + 1);
+    if (b->fn()(dst, src, sizeof src) != dst || std::memcmp(dst, src, sizeof src) != 0) _exit(14);
+    if (a.fn()(dst, src + 1, 100) != dst || std::memcmp(dst, src + 1, 100) != 0) _exit(15);  // inherited code runs
+    _exit(0);
+  }
+  char ready = 0;
+  REQUIRE(read(to_parent[0], &ready, 1) == 1);
+  CopyParams r = p;
+  r.unroll = 4;
+  r.loop_align = 64;
+  const Routine c = build(r);
+  REQUIRE(write(to_child[1], "c", 1) == 1);
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  CHECK_MESSAGE(WEXITSTATUS(status) == 0, "child exit status " << WEXITSTATUS(status)
+                                                                 << " (13: the parent's new code overwrote the child's)");
+  for (int fd : {to_child[0], to_child[1], to_parent[0], to_parent[1]}) close(fd);
+  unsigned char s2[500], d2[500] = {};
+  for (std::size_t i = 0; i < sizeof s2; ++i) s2[i] = static_cast<unsigned char>(i ^ 0x5A);
+  CHECK(c.fn()(d2, s2, sizeof s2) == d2);
+  CHECK(std::memcmp(d2, s2, sizeof s2) == 0);
+}
+
 // ================================================================================= wisdom ==
 
 namespace {
@@ -911,8 +950,8 @@ TEST_CASE("wisdom: malformed files are rejected with the JSON path") {
   }
   SUBCASE("wrong schema number") {
     json j = good;
-    j["schema"] = 2u;
-    expect_load_error(dir, j, ErrorCode::kWisdomMismatch, {"schema"});
+    j["schema"] = 3u;
+    expect_load_error(dir, j, ErrorCode::kWisdomMismatch, {"schema 3"});
   }
   SUBCASE("schema not a number") {
     json j = good;
@@ -1071,4 +1110,207 @@ TEST_CASE("wisdom: code_fnv1a64 must be exactly 16 hex digits") {
       CHECK(contains(r.error().message, "entries[0].code_fnv1a64"));
     }
   }
+}
+
+// ================================================================================== fleet ==
+
+namespace {
+
+/// sample_wisdom() as made on another CPU (synthetic signature), with `ops` as its operations.
+Wisdom other_host(const std::string& vendor, std::initializer_list<Operation> ops) {
+  Wisdom w = sample_wisdom();
+  const CpuInfo cpu = CpuInfo::synthetic(vendor, 25, 1, 1, IsaFeatures::for_level(IsaLevel::kAVX2));
+  set_cpu(w, cpu);
+  const WisdomEntry memcpy_entry = w.entries[0];
+  w.entries.clear();
+  for (Operation op : ops) {
+    WisdomEntry e = memcpy_entry;
+    e.operation = op;
+    CopyParams p = e.plan.params;
+    p.operation = op;
+    if (op == Operation::kFill) p.prefetch_distance = 0;  // fill has no loads to prefetch
+    e.plan = plan_for(p);
+    e.code_hash = 0x1111 * (static_cast<unsigned>(op) + 1);
+    w.entries.push_back(e);
+  }
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("fleet: a schema-1 file reads as a fleet of one host") {
+  TempDir dir;
+  const Wisdom w = sample_wisdom();
+  REQUIRE(save_wisdom(w, dir.path + "/best.json").ok());
+  auto f = load_fleet(dir.path + "/best.json");
+  REQUIRE_MESSAGE(f.ok(), (f.ok() ? std::string() : f.error().message));
+  REQUIRE(f->hosts.size() == 1);
+  CHECK(f->hosts[0].cpu_signature == w.cpu_signature);
+  CHECK(f->hosts[0].entries[0].plan == w.entries[0].plan);
+  CHECK(f->command == w.command);
+  // load_wisdom_for picks it for this host and refuses it, as check_cpu does, elsewhere.
+  auto mine = load_wisdom_for(dir.path + "/best.json", CpuInfo::host());
+  REQUIRE(mine.ok());
+  CHECK(mine->entries[0].code_hash == w.entries[0].code_hash);
+  const CpuInfo other = CpuInfo::synthetic("TestVendor", 25, 1, 1, IsaFeatures::for_level(IsaLevel::kAVX2));
+  auto theirs = load_wisdom_for(dir.path + "/best.json", other);
+  REQUIRE_FALSE(theirs.ok());
+  CHECK(theirs.error().code == ErrorCode::kWisdomMismatch);
+  CHECK_MESSAGE(contains(theirs.error().message, "tuned on CPU"), theirs.error().message);
+  CHECK_MESSAGE(contains(theirs.error().message, dir.path + "/best.json"), theirs.error().message);
+}
+
+TEST_CASE("fleet: save, load, select the running CPU's host") {
+  TempDir dir;
+  Fleet f;
+  f.created = "2026-02-03T04:05:06Z";
+  f.command = "autotune --merge a.json b.json --emit fleet.json";
+  f.hosts = {other_host("VendorA", {Operation::kMemcpy, Operation::kFill}), sample_wisdom(),
+             other_host("VendorB", {Operation::kMemmove})};
+  const std::string path = dir.path + "/fleet.json";
+  REQUIRE(save_fleet(f, path).ok());
+  {
+    std::ifstream in(path);
+    const json j = json::parse(in);
+    CHECK(j["schema"] == kFleetSchema);
+    REQUIRE(j["hosts"].size() == 3);
+    CHECK(j["hosts"][1]["schema"] == kWisdomSchema);  // every host a complete single-host document
+    CHECK(wisdom_from_json(j["hosts"][1]).ok());
+  }
+  auto l = load_fleet(path);
+  REQUIRE_MESSAGE(l.ok(), (l.ok() ? std::string() : l.error().message));
+  REQUIRE(l->hosts.size() == 3);
+  CHECK(l->command == f.command);
+  CHECK(l->created == f.created);
+  for (std::size_t i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    CHECK(l->hosts[i].cpu_signature == f.hosts[i].cpu_signature);
+    REQUIRE(l->hosts[i].entries.size() == f.hosts[i].entries.size());
+    for (std::size_t k = 0; k < f.hosts[i].entries.size(); ++k) CHECK(l->hosts[i].entries[k].plan == f.hosts[i].entries[k].plan);
+  }
+  CHECK(to_json(*l) == to_json(f));
+
+  auto mine = load_wisdom_for(path, CpuInfo::host());
+  REQUIRE_MESSAGE(mine.ok(), (mine.ok() ? std::string() : mine.error().message));
+  CHECK(mine->cpu_signature == CpuInfo::host().signature());
+  CHECK(mine->entries[0].code_hash == sample_wisdom().entries[0].code_hash);
+  auto b = select_host(*l, f.hosts[2].cpu_signature);
+  REQUIRE(b.ok());
+  CHECK(b->find(Operation::kMemmove) != nullptr);
+
+  const CpuInfo none = CpuInfo::synthetic("VendorC", 6, 1, 1, IsaFeatures::for_level(IsaLevel::kSSE2));
+  auto miss = load_wisdom_for(path, none);
+  REQUIRE_FALSE(miss.ok());
+  CHECK(miss.error().code == ErrorCode::kWisdomMismatch);
+  for (const auto& h : f.hosts) CHECK_MESSAGE(contains(miss.error().message, h.cpu_signature), miss.error().message);
+  CHECK_MESSAGE(contains(miss.error().message, none.signature()), miss.error().message);
+  CHECK_MESSAGE(contains(miss.error().message, "autotune --merge"), miss.error().message);
+
+  // The single-host reader refuses a fleet by its schema and says what it is.
+  auto single = load_wisdom(path);
+  REQUIRE_FALSE(single.ok());
+  CHECK(single.error().code == ErrorCode::kWisdomMismatch);
+  CHECK_MESSAGE(contains(single.error().message, "fleet file"), single.error().message);
+}
+
+TEST_CASE("fleet: malformed fleet files are rejected with the JSON path") {
+  Fleet f;
+  f.hosts = {sample_wisdom(), other_host("VendorA", {Operation::kMemcpy})};
+  const json good = to_json(f);
+  REQUIRE(fleet_from_json(good).ok());
+  auto expect = [](const json& j, ErrorCode code, const std::string& text) {
+    auto r = fleet_from_json(j);
+    REQUIRE_FALSE(r.ok());
+    CHECK_MESSAGE(r.error().code == code, error_code_name(r.error().code) << ": " << r.error().message);
+    CHECK_MESSAGE(contains(r.error().message, text), "\"" << text << "\" not in: " << r.error().message);
+  };
+  SUBCASE("hosts missing") {
+    json j = good;
+    j.erase("hosts");
+    expect(j, ErrorCode::kWisdomMalformed, "hosts");
+  }
+  SUBCASE("hosts not an array") {
+    json j = good;
+    j["hosts"] = json::object();
+    expect(j, ErrorCode::kWisdomMalformed, "hosts");
+  }
+  SUBCASE("no hosts") {
+    json j = good;
+    j["hosts"] = json::array();
+    expect(j, ErrorCode::kWisdomMalformed, "at least one host");
+  }
+  SUBCASE("a host that is not an object") {
+    json j = good;
+    j["hosts"][1] = 7;
+    expect(j, ErrorCode::kWisdomMalformed, "hosts[1]");
+  }
+  SUBCASE("a malformed host names its path") {
+    json j = good;
+    j["hosts"][1]["entries"][0]["params"]["unroll"] = "four";
+    expect(j, ErrorCode::kWisdomMalformed, "hosts[1].entries[0].params.unroll");
+  }
+  SUBCASE("a fleet inside a fleet") {
+    json j = good;
+    j["hosts"][0] = good;
+    expect(j, ErrorCode::kWisdomMismatch, "hosts[0]");
+  }
+  SUBCASE("two hosts with one signature") {
+    json j = good;
+    j["hosts"][1] = j["hosts"][0];
+    expect(j, ErrorCode::kWisdomMalformed, "hosts[1].cpu.signature");
+  }
+  SUBCASE("generator_version missing") {
+    json j = good;
+    j.erase("generator_version");
+    expect(j, ErrorCode::kWisdomMalformed, "generator_version");
+  }
+  SUBCASE("schema 3") {
+    json j = good;
+    j["schema"] = 3;
+    expect(j, ErrorCode::kWisdomMismatch, "schema 3");
+  }
+}
+
+TEST_CASE("fleet: merge keys hosts by CPU signature; a later entry replaces an earlier one") {
+  const Wisdom a = other_host("VendorA", {Operation::kMemcpy, Operation::kFill});
+  Wisdom a2 = other_host("VendorA", {Operation::kFill, Operation::kMemmove});
+  a2.command = "autotune --op fill,memmove --emit a2.json";
+  for (auto& e : a2.entries) e.code_hash += 0x100;  // tell the re-tuned entries apart
+  const Wisdom b = other_host("VendorB", {Operation::kMemcpy});
+  Fleet fa, fb, fa2;
+  fa.hosts = {a};
+  fb.hosts = {b};
+  fa2.hosts = {a2};
+  std::vector<std::string> notes;
+  const Fleet m = merge_fleets({fa, fb, fa2}, &notes, {"a.json", "b.json", "a2.json"});
+  REQUIRE(m.hosts.size() == 2);
+  CHECK(m.hosts[0].cpu_signature == a.cpu_signature);
+  CHECK(m.hosts[1].cpu_signature == b.cpu_signature);
+  const Wisdom& ma = m.hosts[0];
+  CHECK(ma.command == a2.command);  // the later header
+  REQUIRE(ma.entries.size() == 3);  // memcpy kept from a.json; fill replaced; memmove added
+  CHECK(ma.entries[0].operation == Operation::kMemcpy);
+  CHECK(ma.entries[0].code_hash == a.entries[0].code_hash);
+  CHECK(ma.entries[1].operation == Operation::kFill);
+  CHECK(ma.entries[1].code_hash == a2.entries[0].code_hash);
+  CHECK(ma.entries[2].operation == Operation::kMemmove);
+  REQUIRE(notes.size() == 1);
+  CHECK_MESSAGE(contains(notes[0], "fill replaced by the entry of a2.json"), notes[0]);
+  CHECK_MESSAGE(contains(notes[0], a.cpu_signature), notes[0]);
+  // The merged fleet is a valid document.
+  REQUIRE(fleet_from_json(to_json(m)).ok());
+}
+
+TEST_CASE("build_entry rebuilds the tuned code and refuses code that differs") {
+  const Wisdom w = sample_wisdom();
+  if (!CpuInfo::host().features().has(Feature::kSSE2)) return;
+  auto r = build_entry(w, w.entries[0]);
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
+  CHECK(fnv1a64(r->bytes()) == w.entries[0].code_hash);
+  WisdomEntry e = w.entries[0];
+  e.code_hash ^= 1;
+  auto bad = build_entry(w, e);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().code == ErrorCode::kWisdomMismatch);
+  CHECK_MESSAGE(contains(bad.error().message, "differs from the one tuned"), bad.error().message);
 }

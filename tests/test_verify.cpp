@@ -253,6 +253,47 @@ TEST_CASE("fault: a length truncated to 32 bits is caught at n = 2^32 + 4097") {
   CHECK(rep.failure->n == (std::uint64_t{1} << 32) + 4097);
 }
 
+TEST_CASE("the start-up check (VerifyOptions::startup) still catches every injected fault it covers") {
+  // Loading wisdom re-verifies with this lighter preset; it must not be a formality. Lengths
+  // >= 2^32 are left to the full check at tuning time (truncate_length is not covered here).
+  const VerifyOptions o = VerifyOptions::startup();
+  for (unsigned w : host_widths()) {
+    CAPTURE(w);
+    CopyParams p;
+    p.vector_width = w;
+    EmitFaults over;
+    over.over_read = true;
+    VerifyOptions dyn = o;
+    dyn.static_check = false;
+    CHECK_FALSE(verify_routine(build(p, over), dyn).ok());
+    CopyParams nt = p;
+    nt.nt_threshold = 1 << 16;
+    EmitFaults sf;
+    sf.skip_sfence = true;
+    CHECK_FALSE(verify_routine(build(nt, sf), o).ok());
+    CopyParams mv = p;
+    mv.operation = Operation::kMemmove;
+    EmitFaults order;
+    order.wrong_overlap_order = true;
+    const VerifyReport rep = verify_routine(build(mv, order), o);
+    REQUIRE_FALSE(rep.ok());
+    CHECK(rep.failure->placement == Placement::kOverlap);
+    if (w >= 32) {
+      EmitFaults vz;
+      vz.skip_vzeroupper = true;
+      CHECK_FALSE(verify_routine(build(p, vz), o).ok());
+    }
+    // And a correct routine of each operation passes it.
+    for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill, Operation::kClearPage}) {
+      CopyParams q = p;
+      q.operation = op;
+      q.rep_threshold = 4096;
+      const VerifyReport ok = verify_routine(build(q), o);
+      CHECK_MESSAGE(ok.ok(), name_of(op) << ": " << ok.summary());
+    }
+  }
+}
+
 TEST_CASE("lengths >= 2^32 are copied, moved and filled whole (or skipped with a reason)") {
   for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill}) {
     CopyParams p;
@@ -363,4 +404,52 @@ TEST_CASE("install swaps the process-wide routine atomically while other threads
   uninstall(Operation::kMemcpy);
   CHECK(installed_name(Operation::kMemcpy) == "system");
   CHECK((installed_memcpy() == &std::memcpy));
+}
+
+TEST_CASE("install_all publishes all routines or none") {
+  const VerifyOptions fast = grid_options();
+  CopyParams c, m;
+  c.vector_width = 16;
+  m = c;
+  m.operation = Operation::kMemmove;
+  EmitFaults f;
+  f.wrong_overlap_order = true;
+  // A failing routine after a good one: nothing changes.
+  {
+    std::vector<Routine> rs;
+    rs.push_back(build(c));
+    rs.push_back(build(m, f));
+    const Status st = install_all(std::move(rs), fast);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().code == ErrorCode::kVerifyFailed);
+    CHECK(installed_name(Operation::kMemcpy) == "system");
+    CHECK(installed_name(Operation::kMemmove) == "system");
+  }
+  // Two routines for one operation: refused before anything is verified.
+  {
+    std::vector<Routine> rs;
+    rs.push_back(build(c));
+    rs.push_back(build(c));
+    const Status st = install_all(std::move(rs), fast);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().code == ErrorCode::kInvalidArgument);
+    CHECK(installed_name(Operation::kMemcpy) == "system");
+  }
+  // All good: all published.
+  {
+    std::vector<Routine> rs;
+    rs.push_back(build(c));
+    rs.push_back(build(m));
+    REQUIRE(install_all(std::move(rs), fast).ok());
+    CHECK(installed_name(Operation::kMemcpy) == short_name(c));
+    CHECK(installed_name(Operation::kMemmove) == short_name(m));
+    CHECK((installed_memcpy() != &std::memcpy));
+    char a[40] = "the quick brown fox jumps over the dog", b[40] = {};
+    CHECK(copysynth::memmove(a + 1, a, 20) == a + 1);
+    CHECK(std::memcmp(a + 1, "the quick brown fox ", 20) == 0);
+    CHECK(copysynth::memcpy(b, a, 40) == b);
+    CHECK(std::memcmp(a, b, 40) == 0);
+  }
+  uninstall(Operation::kMemcpy);
+  uninstall(Operation::kMemmove);
 }

@@ -2,6 +2,8 @@
 //
 //   autotune --emit best.json          search within the budget, print the table, write wisdom
 //   autotune --from best.json          re-verify and re-measure a wisdom file, print the table
+//   autotune --merge a.json b.json --emit fleet.json   combine hosts' wisdom, keyed by CPU
+//   autotune --show best.json          print what a wisdom file holds (ld.so --list-diagnostics)
 //   autotune --from best.json --emit-asm memcpy_64.S --flavor linux
 //                                      write the tuned routine as a GNU as file (no timing)
 //   autotune --from best.json --patch-table
@@ -19,6 +21,8 @@
 #include <functional>
 #include <algorithm>
 #include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include <gnu/libc-version.h>
@@ -44,6 +48,126 @@ std::string utc_now() {
 int fail(const Error& e) {
   std::cerr << "autotune: error (" << error_code_name(e.code) << "): " << e.message << "\n";
   return 2;
+}
+
+/// A value for --show: in double quotes, with ", \\ and bytes outside printable ASCII written as
+/// \\ooo (octal), as ld.so --list-diagnostics writes strings.
+std::string quoted(const std::string& s) {
+  std::string o = "\"";
+  for (unsigned char c : s) {
+    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+      o += static_cast<char>(c);
+    } else {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\%03o", c);
+      o += b;
+    }
+  }
+  return o + "\"";
+}
+
+/// The first length a class of `strategy` serves in `plan`, or "never".
+std::string first_length(const CopyPlan& plan, Strategy strategy) {
+  for (const auto& c : plan.classes)
+    if (c.strategy == strategy) return std::to_string(c.lo);
+  return "never";
+}
+
+/// `autotune --show FILE`: every fact of a wisdom or fleet file as key=value lines, one per line,
+/// strings quoted (ld.so --list-diagnostics); nothing is built or run.
+int show(const std::string& path) {
+  auto f = load_fleet(path);
+  if (!f) return fail(f.error());
+  const CpuInfo& cpu = CpuInfo::host();
+  std::ostringstream o;
+  o << "copysynth.version=" << quoted(COPYSYNTH_VERSION) << "\n";
+  o << "wisdom.path=" << quoted(path) << "\n";
+  o << "wisdom.schema=" << f->schema << "\n";
+  o << "wisdom.generator_version=" << quoted(f->generator_version) << "\n";
+  o << "wisdom.created=" << quoted(f->created) << "\n";
+  o << "wisdom.command=" << quoted(f->command) << "\n";
+  o << "wisdom.hosts=" << f->hosts.size() << "\n";
+  o << "this_cpu.signature=" << quoted(cpu.signature()) << "\n";
+  o << "this_cpu.brand=" << quoted(cpu.brand()) << "\n";
+  int selected = -1;
+  for (std::size_t i = 0; i < f->hosts.size(); ++i)
+    if (f->hosts[i].cpu_signature == cpu.signature()) selected = static_cast<int>(i);
+  o << "this_cpu.host=" << selected << "\n";
+  if (selected < 0) o << "this_cpu.note=" << quoted(select_host(*f, cpu).error().message) << "\n";
+  for (std::size_t i = 0; i < f->hosts.size(); ++i) {
+    const Wisdom& h = f->hosts[i];
+    const std::string hp = "host[" + std::to_string(i) + "].";
+    o << hp << "cpu.signature=" << quoted(h.cpu_signature) << "\n";
+    o << hp << "cpu.vendor=" << quoted(h.cpu_vendor) << "\n";
+    o << hp << "cpu.brand=" << quoted(h.cpu_brand) << "\n";
+    o << hp << "cpu.family=" << h.cpu_family << "\n";
+    o << hp << "cpu.model=" << h.cpu_model << "\n";
+    o << hp << "cpu.stepping=" << h.cpu_stepping << "\n";
+    o << hp << "cpu.features=" << quoted(h.cpu_features) << "\n";
+    o << hp << "generator_version=" << quoted(h.generator_version) << "\n";
+    o << hp << "created=" << quoted(h.created) << "\n";
+    o << hp << "command=" << quoted(h.command) << "\n";
+    o << hp << "entries=" << h.entries.size() << "\n";
+    for (std::size_t k = 0; k < h.entries.size(); ++k) {
+      const WisdomEntry& e = h.entries[k];
+      const std::string ep = hp + "entry[" + std::to_string(k) + "].";
+      o << ep << "operation=" << quoted(std::string(name_of(e.operation))) << "\n";
+      o << ep << "routine=" << quoted(short_name(e.plan.params)) << "\n";
+      o << ep << "workload=" << quoted(e.workload) << "\n";
+      char hash[17];
+      std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(e.code_hash));
+      o << ep << "code_fnv1a64=" << quoted(hash) << "\n";
+      // Thresholds as the plan applies them (raised to the loop's start; docs/architecture.md, 10).
+      o << ep << "threshold.rep_string=" << first_length(e.plan, Strategy::kRepString) << "\n";
+      o << ep << "threshold.non_temporal=" << first_length(e.plan, Strategy::kNonTemporalLoop) << "\n";
+      const nlohmann::json params = to_json(e.plan.params);
+      for (const auto& [key, value] : params.items())
+        o << ep << "params." << key << "="
+          << (value.is_string() ? quoted(value.get<std::string>()) : value.dump()) << "\n";
+      o << ep << "plan.ladder=" << quoted(e.plan.ladder) << "\n";
+      o << ep << "plan.vector_width=" << e.plan.vec << "\n";
+      o << ep << "plan.classes=" << e.plan.classes.size() << "\n";
+      for (std::size_t c = 0; c < e.plan.classes.size(); ++c) {  // "LO..HI STRATEGY [block B] weight W"
+        const SizeClass& sc = e.plan.classes[c];
+        char w[32];
+        std::snprintf(w, sizeof w, "%.4g", sc.weight);
+        o << ep << "plan.class[" << c << "]="
+          << quoted(std::to_string(sc.lo) + ".." + (sc.hi == kNever ? std::string("max") : std::to_string(sc.hi)) + " " +
+                    std::string(strategy_name(sc.strategy)) + (sc.block ? " block " + std::to_string(sc.block) : "") +
+                    " weight " + w)
+          << "\n";
+      }
+      if (!e.points.empty()) {
+        char g[32];
+        std::snprintf(g, sizeof g, "%.3f", geomean_speedup(e.points));
+        o << ep << "points=" << e.points.size() << "\n" << ep << "geomean_speedup=" << g << "\n";
+      }
+    }
+  }
+  std::cout << o.str() << std::flush;
+  return 0;
+}
+
+/// `autotune --merge FILE... --emit OUT`: one fleet file of every input's hosts, keyed by CPU.
+int merge(const std::vector<std::string>& inputs, const std::string& out, const std::string& command, bool quiet) {
+  std::vector<Fleet> fleets;
+  for (const auto& in : inputs) {
+    auto f = load_fleet(in);
+    if (!f) return fail(f.error());
+    fleets.push_back(std::move(f).value());
+  }
+  std::vector<std::string> notes;
+  Fleet m = merge_fleets(fleets, &notes, inputs);
+  m.created = utc_now();
+  m.command = command;
+  if (auto st = save_fleet(m, out); !st) return fail(st.error());
+  if (!quiet) {
+    for (const auto& n : notes) std::cerr << "autotune: " << n << "\n";
+    std::cerr << "autotune: wrote " << out << ": " << m.hosts.size() << " CPU(s):";
+    for (const auto& h : m.hosts) std::cerr << " " << h.cpu_signature << " (" << h.entries.size() << " entries)";
+    std::cerr << "\n";
+  }
+  return 0;
 }
 
 /// A command line as a shell would take it back (arguments with spaces or quotes are quoted).
@@ -183,18 +307,21 @@ int main(int argc, char** argv) {
   double budget = 40;
   std::uint64_t seed = 1;
   bool quick = false, quiet = false, show_plan = false, list_params = false, cold = false, report = false;
-  std::string svg_path, versus_path;
+  std::string svg_path, versus_path, show_path;
   std::string asm_path, flavor = "plain", asm_symbol, target;
   bool patch_table = false;
+  std::vector<std::string> merge_paths;
 
   app.add_option("--emit", emit_path,
                  "Write the winners (params, plan, CPU signature, measured points) as a wisdom file, "
                  "e.g. best.json. Entries of an existing file of this CPU for other operations are "
-                 "kept; a file that cannot be merged is moved to FILE.bak")
+                 "kept; into an existing fleet file (--merge) this CPU's entries are added; a file that "
+                 "cannot be merged is moved to FILE.bak. With --merge: the fleet file to write")
       ->type_name("FILE");
   app.add_option("--from", from_path,
-                 "Load a wisdom file instead of searching: refuse it if it was made on another CPU or "
-                 "schema, rebuild the same routine, re-verify it, re-measure it and print the table")
+                 "Load a wisdom file (of a fleet file, this CPU's entries) instead of searching: refuse it "
+                 "if it was made on another CPU or schema, rebuild the same routine, re-verify it, "
+                 "re-measure it and print the table")
       ->type_name("FILE");
   app.add_option("--budget", budget,
                  "Wall-clock budget of the search in seconds (verification + timing); the final "
@@ -268,6 +395,19 @@ int main(int argc, char** argv) {
                "With --from: print the commit-message table (Len  Src/Dst align  old  new  speedup; old = the "
                "system routine, new = the tuned one, ns per call, both measured in this run on the seeds' "
                "matrix) instead of the usual one");
+  app.add_option("--merge", merge_paths,
+                 "Combine wisdom files (from several hosts, or fleet files) into one fleet file keyed by CPU "
+                 "signature, written with --emit: a CPU seen again keeps its entries and takes the later file's "
+                 "entry for an operation both have. Programs (install_wisdom, copysynth_load_wisdom, the "
+                 "LD_PRELOAD shim) pick the entry of the CPU they run on. Nothing is tuned or run")
+      ->type_name("FILE...")
+      ->expected(1, -1);
+  app.add_option("--show", show_path,
+                 "Print what a wisdom or fleet file holds, one key=value per line in the manner of "
+                 "`ld.so --list-diagnostics`: each CPU's signature and features, each entry's routine, "
+                 "parameters, effective rep/non-temporal thresholds and size ladder, and which host this CPU "
+                 "would use. Nothing is built or run")
+      ->type_name("FILE");
   app.add_flag("--list-params", list_params, "Print every tunable parameter with unit, range and default, then exit");
   app.add_flag("-q,--quiet", quiet, "No progress lines on stderr");
   app.footer(
@@ -283,6 +423,10 @@ int main(int argc, char** argv) {
       "  autotune --from best.json --emit-asm memcpy.S --target avx512\n"
       "                                       for an AVX-512 CPU, written on any host\n"
       "  autotune --from best.json --patch-table   the table for a commit message\n"
+      "  autotune --merge a.json b.json --emit fleet.json   one file for several CPUs\n"
+      "  autotune --show best.json            what a wisdom file holds, key=value lines\n"
+      "Programs use wisdom with copysynth_load_wisdom()/install_wisdom() or, unmodified, with\n"
+      "  COPYSYNTH_WISDOM=best.json LD_PRELOAD=libcopysynth-preload.so PROGRAM\n"
       "Exit status: 0 success, 1 bad command line, 2 failure (message on stderr).");
   app.get_option("--from")->excludes("--quick")->excludes("--budget");
   app.get_option("--report")->needs("--from");
@@ -291,6 +435,12 @@ int main(int argc, char** argv) {
   for (const char* o : {"--flavor", "--name", "--target"}) app.get_option(o)->needs("--emit-asm");
   app.get_option("--emit-asm")->excludes("--report")->excludes("--patch-table")->excludes("--emit");
   app.get_option("--patch-table")->excludes("--report");
+  app.get_option("--merge")->needs("--emit")->excludes("--from")->excludes("--quick")->excludes("--budget")
+      ->excludes("--op")->excludes("--workload")->excludes("--isa")
+      ->excludes("--emit-asm")->excludes("--patch-table")->excludes("--report");
+  app.get_option("--show")->excludes("--from")->excludes("--emit")->excludes("--merge")->excludes("--quick")
+      ->excludes("--budget")->excludes("--op")
+      ->excludes("--emit-asm")->excludes("--patch-table")->excludes("--report");
 
   try {
     app.parse(argc, argv);
@@ -303,6 +453,10 @@ int main(int argc, char** argv) {
     std::cout << "Tunable parameters (CopyParams; JSON field names):\n" << describe_params();
     return 0;
   }
+  std::string command;
+  for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(i ? argv[i] : "autotune");
+  if (!show_path.empty()) return show(show_path);
+  if (!merge_paths.empty()) return merge(merge_paths, emit_path, command, quiet);
   if ((!asm_path.empty() || patch_table) && from_path.empty()) {
     std::cerr << "autotune: " << (patch_table ? "--patch-table" : "--emit-asm")
               << " works on a tuned routine: give its wisdom file with --from best.json (autotune --emit "
@@ -339,9 +493,6 @@ int main(int argc, char** argv) {
           std::find(ops.begin(), ops.end(), spec::Operation::choices[k]) == ops.end())
         ops.push_back(spec::Operation::choices[k]);
   }
-  std::string command;
-  for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(i ? argv[i] : "autotune");
-
   if (!asm_path.empty()) {  // writing a file: no matching host, no timing
     auto w = load_wisdom(from_path);
     if (!w) return fail(w.error());
@@ -355,9 +506,8 @@ int main(int argc, char** argv) {
   };
 
   if (!from_path.empty()) {
-    auto w = load_wisdom(from_path);
+    auto w = load_wisdom_for(from_path, cpu);  // a single-host file, or this CPU's host in a fleet
     if (!w) return fail(w.error());
-    if (auto st = check_cpu(*w, cpu); !st) return fail(st.error());
     Wisdom out = *w;
     out.entries.clear();
     std::vector<const WisdomEntry*> entries;
@@ -366,14 +516,8 @@ int main(int argc, char** argv) {
     if (entries.empty())
       return fail(make_error(ErrorCode::kWisdomMismatch, from_path + " has no entry for the requested operation(s)"));
     for (const WisdomEntry* e : entries) {
-      auto r = Routine::build(e->plan, cpu);
-      if (!r) return fail(r.error());
-      if (fnv1a64(r->bytes()) != e->code_hash)
-        return fail(make_error(ErrorCode::kWisdomMismatch,
-                               "the rebuilt " + std::string(name_of(e->operation)) +
-                                   " routine's code differs from the one tuned (" + from_path +
-                                   " was made by copysynth " + w->generator_version + ", this is " +
-                                   COPYSYNTH_VERSION + "); re-run autotune --emit " + from_path));
+      auto r = build_entry(*w, *e, cpu);
+      if (!r) return fail(make_error(r.error().code, from_path + ": " + r.error().message));
       progress("loaded " + from_path + ": " + r->name() + " (" + std::to_string(r->size()) +
                " bytes of code, identical to the tuned one); verifying");
       if (auto st = check_routine(*r); !st) return fail(st.error());
@@ -517,18 +661,25 @@ int main(int argc, char** argv) {
     if (show_plan) std::cerr << to_string(r.routine.plan());
     heading(op, ops.size());
     std::cout << format_table(r.points, op) << std::flush;
-    WisdomEntry e;
-    e.operation = op;
-    e.workload = workload.name;
-    e.plan = r.routine.plan();
-    e.code_hash = fnv1a64(r.routine.bytes());
-    e.points = r.points;
-    w.entries.push_back(e);
+    w.entries.push_back(wisdom_entry(r, workload.name));
   }
   if (!emit_path.empty()) {
     // Keep what an existing wisdom file of this CPU holds for other operations; set aside
     // (FILE.bak) a file that cannot be merged rather than destroy it.
     if (std::ifstream(emit_path).good()) {
+      if (auto fleet = load_fleet(emit_path); fleet && fleet->hosts.size() > 1) {
+        // A fleet file: this CPU's host gets the new entries (and keeps its others); other CPUs stay.
+        Fleet mine;
+        mine.hosts = {w};
+        const Fleet merged = merge_fleets({*fleet, mine});
+        Fleet out = *fleet;
+        out.hosts = merged.hosts;
+        out.created = utc_now();
+        if (auto st = save_fleet(out, emit_path); !st) return fail(st.error());
+        progress("wrote this CPU's entries into the fleet file " + emit_path + " (" + std::to_string(out.hosts.size()) +
+                 " CPUs)");
+        return 0;
+      }
       auto old = load_wisdom(emit_path);
       if (old && check_cpu(*old, cpu).ok()) {
         for (const auto& e : old->entries)

@@ -5,9 +5,11 @@
 # Usage: tools/install-deps.sh [--test] [--bench]
 #   (no option)  what building, testing with ctest and tuning need
 #   --test       also what tools/run-tests.sh needs: clang and its libFuzzer/sanitizer runtime
-#                (compiler-rt) for the fuzz stage; g++'s ASan/UBSan runtimes come with g++
+#                (compiler-rt) for the fuzz stage (g++'s ASan/UBSan runtimes come with g++);
+#                zstd, xz-utils and sqlite3, the real programs run under the LD_PRELOAD shim;
+#                pkgconf, to build the installed-package example with pkg-config
 #   --bench      also Google Benchmark (bench/, copysynth_bench) and the DPDK headers (the
-#                rte_memcpy peer)
+#                rte_memcpy peer); tools/bench-preload.sh needs the --test programs
 set -euo pipefail
 
 with_test=0
@@ -16,7 +18,7 @@ for arg in "$@"; do
   case $arg in
     --test) with_test=1 ;;
     --bench) with_bench=1 ;;
-    -h | --help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install-deps: unknown option '$arg' (usage: tools/install-deps.sh [--test] [--bench])" >&2; exit 2 ;;
   esac
 done
@@ -53,6 +55,9 @@ if [ $with_test -eq 1 ]; then
     bookworm) packages+=(clang libclang-rt-14-dev) ;;
     *) packages+=(clang libclang-rt-dev) ;;
   esac
+  # Unmodified programs the LD_PRELOAD shim test runs (tests/preload_test.sh); pkg-config for the
+  # installed-package test (tests/install_test.sh).
+  packages+=(zstd xz-utils sqlite3 pkgconf)
 fi
 if [ $with_bench -eq 1 ]; then
   # rte_memcpy is header-inline: only libdpdk-dev's headers are used, no DPDK library is linked.

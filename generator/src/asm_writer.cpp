@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "copysynth/emit.hpp"
+#include "copysynth/version.h"
 
 static_assert(ZYDIS_VERSION_MAJOR(ZYDIS_VERSION) == 4,
               "copysynth's .S writer is written for Zydis 4.x (Debian libzydis-dev 4.0 or 4.1)");

@@ -1,23 +1,47 @@
 // copysynth — JIT installation of routines (see routine.hpp).
 #include "copysynth/routine.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <asmjit/x86.h>
+#include <atomic>
 
 #include "copysynth/emit.hpp"
 
 namespace copysynth {
 namespace {
 
-/// The process-wide JIT runtime: dual mapping (RX view + RW view), never RWX. Thread-safe.
+/// The JIT runtime of one process.
+struct ProcessJit {
+  asmjit::JitRuntime* rt;
+  pid_t pid;
+};
+std::atomic<ProcessJit*> g_jit{nullptr};
+
+/// The JIT runtime of this process: dual mapping (RX view + RW view), never RWX. Thread-safe.
+///
+/// The dual mapping is shared memory (asmjit maps one memfd twice, MAP_SHARED), which a child
+/// process inherits as shared: if the parent and a child both allocated from it after fork(),
+/// each would write new code over the other's. So the runtime belongs to the process that made
+/// it: a child gets its own on its first build. The parent's runtime is left to the child as it
+/// is (never destroyed, never allocated from), so inherited routines keep running and releasing
+/// them only touches the child's copy of its bookkeeping. No lock is taken (a lock held by
+/// another thread at fork() would stay held in the child forever); getpid() is a system call on
+/// glibc >= 2.25, so it is right after fork() and clone().
 asmjit::JitRuntime& jit_runtime() {
-  static asmjit::JitRuntime* rt = [] {
+  const pid_t self = getpid();
+  ProcessJit* cur = g_jit.load(std::memory_order_acquire);
+  while (!cur || cur->pid != self) {
     asmjit::JitAllocator::CreateParams params{};
     params.options = asmjit::JitAllocatorOptions::kUseDualMapping;
     params.granularity = 64;  // every routine starts 64-byte aligned: loop_align is absolute
-    return new asmjit::JitRuntime(&params);
-  }();
-  return *rt;
+    auto* mine = new ProcessJit{new asmjit::JitRuntime(&params), self};  // never destroyed: code may run at exit
+    if (g_jit.compare_exchange_strong(cur, mine, std::memory_order_acq_rel)) return *mine->rt;
+    delete mine->rt;  // another thread of this process won the race; `cur` is now its runtime
+    delete mine;
+  }
+  return *cur->rt;
 }
 
 }  // namespace
@@ -65,11 +89,12 @@ Result<Routine> Routine::build_with_faults(const CopyPlan& plan, const EmitFault
                           " (is memfd_create or /dev/shm available, and is the address space or "
                           "RLIMIT_AS not exhausted?)");
   r.fn_ = fn;
+  r.rt_ = &rt;
   return r;
 }
 
 Routine::Routine(Routine&& o) noexcept
-    : fn_(o.fn_), plan_(std::move(o.plan_)), bytes_(std::move(o.bytes_)) {
+    : fn_(o.fn_), rt_(o.rt_), plan_(std::move(o.plan_)), bytes_(std::move(o.bytes_)) {
   o.fn_ = nullptr;
 }
 
@@ -77,6 +102,7 @@ Routine& Routine::operator=(Routine&& o) noexcept {
   if (this != &o) {
     release();
     fn_ = o.fn_;
+    rt_ = o.rt_;
     plan_ = std::move(o.plan_);
     bytes_ = std::move(o.bytes_);
     o.fn_ = nullptr;
@@ -87,7 +113,7 @@ Routine& Routine::operator=(Routine&& o) noexcept {
 Routine::~Routine() { release(); }
 
 void Routine::release() noexcept {
-  if (fn_) jit_runtime().release(fn_);
+  if (fn_) static_cast<asmjit::JitRuntime*>(rt_)->release(fn_);  // the runtime it came from (fork)
   fn_ = nullptr;
 }
 

@@ -37,6 +37,11 @@ const auto is_number = [](const json& v) { return v.is_number(); };
 const auto is_object = [](const json& v) { return v.is_object(); };
 const auto is_array = [](const json& v) { return v.is_array(); };
 
+Error cpu_mismatch(const std::string& tuned, const std::string& here) {
+  return make_error(ErrorCode::kWisdomMismatch, "wisdom was tuned on CPU \"" + tuned + "\" but this host is \"" + here +
+                                                    "\"; run `autotune --emit FILE` on this host to tune for it");
+}
+
 std::string hex64(std::uint64_t v) {
   char b[17];
   std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
@@ -167,6 +172,10 @@ Result<Wisdom> wisdom_from_json(const json& j) {
   Wisdom w;
   auto schema = member(j, "", "schema", is_uint, "an integer");
   if (!schema) return schema.error();
+  if ((*schema)->get<std::uint64_t>() == static_cast<std::uint64_t>(kFleetSchema))
+    return make_error(ErrorCode::kWisdomMismatch,
+                      "this is a fleet file (schema 2: the wisdom of several CPUs), not one host's; read it "
+                      "with load_fleet() or load_wisdom_for(), which pick the host of this CPU");
   if ((*schema)->get<std::uint64_t>() != static_cast<std::uint64_t>(kWisdomSchema))
     return make_error(ErrorCode::kWisdomMismatch,
                       "schema " + (*schema)->dump() + " is not supported by this copysynth (it reads schema " +
@@ -283,28 +292,30 @@ Result<Wisdom> wisdom_from_json(const json& j) {
   return w;
 }
 
-Result<Wisdom> load_wisdom(const std::string& path) {
+namespace {
+
+/// The JSON document in `path`; kWisdomIo or kWisdomMalformed (not JSON) naming the path.
+Result<json> read_json(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return make_error(ErrorCode::kWisdomIo, "cannot read wisdom file " + path + ": " + std::strerror(errno) +
                                                 " (run `autotune --emit " + path + "` to create it)");
   std::ostringstream ss;
   ss << in.rdbuf();
-  const json j = json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  json j = json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded())
     return make_error(ErrorCode::kWisdomMalformed,
                       path + " is not valid JSON (truncated or edited?); re-run autotune --emit " + path);
-  auto w = wisdom_from_json(j);
-  if (!w) return make_error(w.error().code, path + ": " + w.error().message);
-  return w;
+  return j;
 }
 
-Status save_wisdom(const Wisdom& w, const std::string& path) {
+/// Writes `j` to `path` atomically (temporary file + rename), pretty-printed.
+Status write_json(const json& j, const std::string& path) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return make_error(ErrorCode::kWisdomIo, "cannot write " + tmp + ": " + std::strerror(errno));
-    out << to_json(w).dump(2) << "\n";
+    out << j.dump(2) << "\n";
     out.flush();
     if (!out) return make_error(ErrorCode::kWisdomIo, "error writing " + tmp + ": " + std::strerror(errno));
   }
@@ -316,11 +327,149 @@ Status save_wisdom(const Wisdom& w, const std::string& path) {
   return {};
 }
 
+}  // namespace
+
+Result<Wisdom> load_wisdom(const std::string& path) {
+  auto j = read_json(path);
+  if (!j) return j.error();
+  auto w = wisdom_from_json(*j);
+  if (!w) return make_error(w.error().code, path + ": " + w.error().message);
+  return w;
+}
+
+Status save_wisdom(const Wisdom& w, const std::string& path) { return write_json(to_json(w), path); }
+
+// ----- fleets ------------------------------------------------------------------------------
+
+const Wisdom* Fleet::find(const std::string& signature) const {
+  for (const auto& h : hosts)
+    if (h.cpu_signature == signature) return &h;
+  return nullptr;
+}
+
+json to_json(const Fleet& f) {
+  json hosts = json::array();
+  for (const auto& h : f.hosts) hosts.push_back(to_json(h));
+  return {{"schema", kFleetSchema},
+          {"generator_version", f.generator_version},
+          {"created", f.created},
+          {"command", f.command},
+          {"hosts", hosts}};
+}
+
+Result<Fleet> fleet_from_json(const json& j) {
+  if (!j.is_object()) return malformed("(top level)", "must be a JSON object, got " + std::string(j.type_name()));
+  auto schema = member(j, "", "schema", is_uint, "an integer");
+  if (!schema) return schema.error();
+  Fleet f;
+  if ((*schema)->get<std::uint64_t>() != static_cast<std::uint64_t>(kFleetSchema)) {
+    auto w = wisdom_from_json(j);  // schema 1, or an unsupported number (its error)
+    if (!w) return w.error();
+    f.schema = kWisdomSchema;
+    f.generator_version = w->generator_version;
+    f.created = w->created;
+    f.command = w->command;
+    f.hosts.push_back(std::move(w).value());
+    return f;
+  }
+  auto version = member(j, "", "generator_version", is_string, "a string");
+  if (!version) return version.error();
+  f.generator_version = (*version)->get<std::string>();
+  if (auto it = j.find("created"); it != j.end() && it->is_string()) f.created = it->get<std::string>();
+  if (auto it = j.find("command"); it != j.end() && it->is_string()) f.command = it->get<std::string>();
+  auto hosts = member(j, "", "hosts", is_array, "an array of single-host wisdom documents");
+  if (!hosts) return hosts.error();
+  if ((*hosts)->empty()) return malformed("hosts", "is empty (a fleet holds at least one host)");
+  for (std::size_t i = 0; i < (*hosts)->size(); ++i) {
+    const std::string path = "hosts[" + std::to_string(i) + "]";
+    const json& h = (**hosts)[i];
+    if (!h.is_object()) return malformed(path, "must be an object (a single-host wisdom document)");
+    auto w = wisdom_from_json(h);
+    if (!w) return make_error(w.error().code, path + "." + w.error().message);
+    if (f.find(w->cpu_signature))
+      return malformed(path + ".cpu.signature", "a second host with signature \"" + w->cpu_signature +
+                                                    "\"; keep one (autotune --merge combines them)");
+    f.hosts.push_back(std::move(w).value());
+  }
+  return f;
+}
+
+Result<Fleet> load_fleet(const std::string& path) {
+  auto j = read_json(path);
+  if (!j) return j.error();
+  auto f = fleet_from_json(*j);
+  if (!f) return make_error(f.error().code, path + ": " + f.error().message);
+  return f;
+}
+
+Status save_fleet(const Fleet& f, const std::string& path) { return write_json(to_json(f), path); }
+
+Result<Wisdom> select_host(const Fleet& f, const std::string& signature) {
+  if (const Wisdom* w = f.find(signature)) return *w;
+  if (f.hosts.size() == 1) return cpu_mismatch(f.hosts[0].cpu_signature, signature);
+  std::string have;
+  for (const auto& h : f.hosts) have += (have.empty() ? "\"" : ", \"") + h.cpu_signature + "\"";
+  return make_error(ErrorCode::kWisdomMismatch,
+                    "none of the " + std::to_string(f.hosts.size()) + " CPUs in this fleet file is this host's \"" +
+                        signature + "\" (it holds " + have + "); run `autotune --emit host.json` on this host and " +
+                        "add it with `autotune --merge FLEET host.json --emit FLEET`");
+}
+
+Result<Wisdom> select_host(const Fleet& f, const CpuInfo& cpu) { return select_host(f, cpu.signature()); }
+
+Result<Wisdom> load_wisdom_for(const std::string& path, const CpuInfo& cpu) {
+  auto f = load_fleet(path);
+  if (!f) return f.error();
+  auto w = select_host(*f, cpu);
+  if (!w) return make_error(w.error().code, path + ": " + w.error().message);
+  return w;
+}
+
+Fleet merge_fleets(const std::vector<Fleet>& inputs, std::vector<std::string>* notes,
+                   const std::vector<std::string>& names) {
+  Fleet out;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const std::string input = i < names.size() ? names[i] : "input " + std::to_string(i + 1);
+    for (const Wisdom& h : inputs[i].hosts) {
+      Wisdom* have = nullptr;
+      for (auto& o : out.hosts)
+        if (o.cpu_signature == h.cpu_signature) have = &o;
+      if (!have) {
+        out.hosts.push_back(h);
+        continue;
+      }
+      // The later header; the earlier order of operations, each from the later file if it has one.
+      Wisdom merged = h;
+      merged.entries.clear();
+      for (const auto& e : have->entries) {
+        const WisdomEntry* later = h.find(e.operation);
+        merged.entries.push_back(later ? *later : e);
+        if (later && notes)
+          notes->push_back(h.cpu_signature + ": " + std::string(name_of(e.operation)) + " replaced by the entry of " + input);
+      }
+      for (const auto& e : h.entries)
+        if (!have->find(e.operation)) merged.entries.push_back(e);
+      *have = std::move(merged);
+    }
+  }
+  return out;
+}
+
+Result<Routine> build_entry(const Wisdom& w, const WisdomEntry& e, const CpuInfo& cpu) {
+  auto r = Routine::build(e.plan, cpu);
+  if (!r) return r.error();
+  if (fnv1a64(r->bytes()) != e.code_hash)
+    return make_error(ErrorCode::kWisdomMismatch,
+                      "the rebuilt " + std::string(name_of(e.operation)) +
+                          " routine's code differs from the one tuned (the wisdom was made by copysynth " +
+                          w.generator_version + ", this is " + COPYSYNTH_VERSION +
+                          "); re-run autotune --emit on this host");
+  return r;
+}
+
 Status check_cpu(const Wisdom& w, const CpuInfo& cpu) {
   if (w.cpu_signature == cpu.signature()) return {};
-  return make_error(ErrorCode::kWisdomMismatch,
-                    "wisdom was tuned on CPU \"" + w.cpu_signature + "\" but this host is \"" +
-                        cpu.signature() + "\"; run `autotune --emit FILE` on this host to tune for it");
+  return cpu_mismatch(w.cpu_signature, cpu.signature());
 }
 
 }  // namespace copysynth

@@ -31,19 +31,32 @@ Registry& registry() {
 }  // namespace
 
 Status install(Routine r, const VerifyOptions& opt) {
-  COPYSYNTH_TRY(check_routine(r, opt));
-  auto owned = std::make_unique<Routine>(std::move(r));
-  const Routine& k = *owned;
+  std::vector<Routine> one;
+  one.push_back(std::move(r));
+  return install_all(std::move(one), opt);
+}
+
+Status install_all(std::vector<Routine> rs, const VerifyOptions& opt) {
+  for (std::size_t i = 0; i < rs.size(); ++i)
+    for (std::size_t k = 0; k < i; ++k)
+      if (rs[k].operation() == rs[i].operation())
+        return make_error(ErrorCode::kInvalidArgument, "install_all: two " + std::string(name_of(rs[i].operation())) +
+                                                           " routines; pass at most one per operation");
+  for (const Routine& r : rs) COPYSYNTH_TRY(check_routine(r, opt));
   Registry& reg = registry();
   std::lock_guard<std::mutex> lock(reg.mu);
-  reg.names[static_cast<int>(k.operation())] = k.name();
-  switch (k.operation()) {
-    case Operation::kMemcpy: g_memcpy.store(k.fn(), std::memory_order_release); break;
-    case Operation::kMemmove: g_memmove.store(k.fn(), std::memory_order_release); break;
-    case Operation::kFill: g_fill.store(k.fill_fn(), std::memory_order_release); break;
-    case Operation::kClearPage: g_clear_page.store(k.clear_page_fn(), std::memory_order_release); break;
+  for (Routine& r : rs) {
+    auto owned = std::make_unique<Routine>(std::move(r));
+    const Routine& k = *owned;
+    reg.names[static_cast<int>(k.operation())] = k.name();
+    switch (k.operation()) {
+      case Operation::kMemcpy: g_memcpy.store(k.fn(), std::memory_order_release); break;
+      case Operation::kMemmove: g_memmove.store(k.fn(), std::memory_order_release); break;
+      case Operation::kFill: g_fill.store(k.fill_fn(), std::memory_order_release); break;
+      case Operation::kClearPage: g_clear_page.store(k.clear_page_fn(), std::memory_order_release); break;
+    }
+    reg.keep.push_back(std::move(owned));
   }
-  reg.keep.push_back(std::move(owned));
   return {};
 }
 

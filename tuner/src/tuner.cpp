@@ -789,6 +789,16 @@ class Search {
 
 }  // namespace
 
+WisdomEntry wisdom_entry(const TuneResult& r, const std::string& workload) {
+  WisdomEntry e;
+  e.operation = r.routine.operation();
+  e.workload = workload;
+  e.plan = r.routine.plan();
+  e.code_hash = fnv1a64(r.routine.bytes());
+  e.points = r.points;
+  return e;
+}
+
 Result<TuneResult> tune(const Workload& w, const TuneOptions& opt) {
   if (w.points.empty() && !w.is_distribution())
     return make_error(ErrorCode::kInvalidArgument, "workload \"" + w.name + "\" has no points");

@@ -2,7 +2,9 @@
 //
 // Code is installed through asmjit's JitRuntime with a dual-mapped JitAllocator: the code is written
 // through a read-write view and executed through a separate read-execute view, so no page is ever
-// writable and executable at the same time (DESIGN.md invariant 8).
+// writable and executable at the same time (DESIGN.md invariant 8). After fork() a child process
+// builds into code memory of its own (the dual mapping is shared memory, which the child inherits
+// shared); routines built before the fork keep running in both processes.
 #pragma once
 
 #include <cstddef>
@@ -70,6 +72,7 @@ class Routine {
     return plan_.params.operation.value == Operation::kMemcpy || plan_.params.operation.value == Operation::kMemmove;
   }
   void* fn_ = nullptr;  // the entry point in executable memory
+  void* rt_ = nullptr;  // the asmjit::JitRuntime that holds it (a child process gets its own)
   CopyPlan plan_;
   std::vector<std::uint8_t> bytes_;
 };

@@ -18,6 +18,17 @@
 // A distribution workload's point also has "label" (the distribution's name); "size" is then
 // the mean bytes per call.
 //
+// A fleet file (schema 2, `autotune --merge a.json b.json --emit fleet.json`) holds the wisdom of
+// several CPUs, each a complete schema-1 document as above, keyed by its cpu.signature:
+//
+//   { "schema": 2, "generator_version": "0.1.0", "created": "...", "command": "autotune --merge ...",
+//     "hosts": [ { "schema": 1, "cpu": { "signature": "AuthenticAMD-26-2:...", ... }, "entries": [...] },
+//                { "schema": 1, "cpu": { "signature": "GenuineIntel-6-143:...", ... }, "entries": [...] } ] }
+//
+// Single-host files stay schema 1 (copysynth 0.1 reads them); a reader of schema 1 only refuses a
+// fleet file by its schema number instead of misreading it. load_fleet() and load_wisdom_for()
+// read both; select_host() picks the document of the CPU a program runs on.
+//
 // Throughput is in GB/s = 1e9 bytes per second; sizes and alignments in bytes.
 #pragma once
 
@@ -28,10 +39,15 @@
 
 #include "copysynth/cpu.hpp"
 #include "copysynth/plan.hpp"
+#include "copysynth/routine.hpp"
+#include "copysynth/version.h"
 
 namespace copysynth {
 
+/// Schema of a single-host wisdom document (one CPU's entries).
 inline constexpr int kWisdomSchema = 1;
+/// Schema of a fleet file: an array of single-host documents, one per CPU signature.
+inline constexpr int kFleetSchema = 2;
 
 /// One measured point of the workload (GB/s = 1e9 bytes/s, medians).
 struct MeasuredPoint {
@@ -93,6 +109,60 @@ Status save_wisdom(const Wisdom& w, const std::string& path);
 /// kWisdomMismatch unless `w` was made on a CPU with `cpu`'s signature; the message names both
 /// signatures and says to re-run autotune on this host.
 Status check_cpu(const Wisdom& w, const CpuInfo& cpu);
+
+/// The wisdom of several CPUs (a fleet): one single-host document per CPU signature.
+struct Fleet {
+  int schema = kFleetSchema;     ///< of the document it was read from: kWisdomSchema for a single-host file
+  std::string generator_version = COPYSYNTH_VERSION;
+  std::string created;           ///< UTC, ISO 8601 (of the merge)
+  std::string command;           ///< command line that produced it
+  std::vector<Wisdom> hosts;     ///< signatures unique; each a valid schema-1 document
+
+  /// The host document with this CPU signature, or nullptr.
+  const Wisdom* find(const std::string& signature) const;
+};
+
+/// Schema 2 JSON: the header and "hosts", each host as to_json(Wisdom) gives it.
+nlohmann::json to_json(const Fleet& f);
+
+/// Parses a schema-1 document (a fleet of one host, header copied from it) or a schema-2 fleet.
+/// A fleet must hold at least one host; each host is checked as wisdom_from_json does, with errors
+/// naming the path ("hosts[1].entries[0].params.unroll"); a second host with the same signature is
+/// kWisdomMalformed. Other schema numbers: kWisdomMismatch.
+Result<Fleet> fleet_from_json(const nlohmann::json& j);
+
+/// Reads and parses `path` as fleet_from_json does; errors as load_wisdom's.
+Result<Fleet> load_fleet(const std::string& path);
+
+/// Writes `f` to `path` atomically as a schema-2 file. kWisdomIo on failure.
+Status save_fleet(const Fleet& f, const std::string& path);
+
+/// The host document for CPU `signature`. kWisdomMismatch when there is none: for a fleet of one
+/// host check_cpu's message, otherwise a message listing the signatures the fleet holds.
+Result<Wisdom> select_host(const Fleet& f, const std::string& signature);
+Result<Wisdom> select_host(const Fleet& f, const CpuInfo& cpu);
+
+/// load_fleet(path) then select_host(cpu): the wisdom a program on `cpu` should use, from a
+/// single-host or a fleet file. Errors are prefixed with the path.
+Result<Wisdom> load_wisdom_for(const std::string& path, const CpuInfo& cpu = CpuInfo::host());
+
+/// Combines fleets (or single-host documents read with load_fleet) keyed by CPU signature, in
+/// order: a signature seen again adds its entries, and an entry for an operation already present
+/// replaces the earlier one (so a re-tuned host's file given last wins); that host's header
+/// (created, command, generator version, CPU description) is then the later file's. Hosts keep the
+/// order in which their signature first appeared, entries the order of their operation's first
+/// appearance. One line per replaced entry goes to `notes` (when given), naming the input by
+/// `names[i]` (e.g. its path) or "input i+1": "AuthenticAMD-26-2:...: memcpy replaced by the
+/// entry of b.json". The result's header (created, command) is left for the caller to set.
+Fleet merge_fleets(const std::vector<Fleet>& inputs, std::vector<std::string>* notes = nullptr,
+                   const std::vector<std::string>& names = {});
+
+/// Builds the routine of entry `e` (of the document `w`) for `cpu` and checks that its code is
+/// byte-identical to the code that was tuned (code_fnv1a64); kWisdomMismatch names both copysynth
+/// versions when it is not, and says to re-run autotune. Errors of Routine::build otherwise
+/// (kUnsupportedIsa when `cpu` cannot run the params). Does not verify: check_routine() or
+/// install() must pass before the routine is used.
+Result<Routine> build_entry(const Wisdom& w, const WisdomEntry& e, const CpuInfo& cpu = CpuInfo::host());
 
 /// FNV-1a 64-bit hash of a byte string (identifies a routine's code in wisdom).
 std::uint64_t fnv1a64(const std::vector<std::uint8_t>& bytes) noexcept;

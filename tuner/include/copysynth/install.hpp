@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "copysynth/routine.hpp"
 #include "copysynth/verify.hpp"
@@ -23,6 +24,12 @@ namespace copysynth {
 /// (kVerifyFailed, with the first failing case) nothing changes: the routine installed before
 /// keeps serving calls.
 Status install(Routine r, const VerifyOptions& opt = {});
+
+/// install() for several routines, all or nothing: every routine is verified first, then all are
+/// published (one atomic store per slot, so another thread may see the new memcpy an instant
+/// before the new memmove; each slot always holds a complete, verified routine). At most one
+/// routine per operation (else kInvalidArgument); on any error nothing changes.
+Status install_all(std::vector<Routine> rs, const VerifyOptions& opt = {});
 
 /// Puts the system routine of `op` back. The replaced routine stays mapped (see above).
 void uninstall(Operation op);

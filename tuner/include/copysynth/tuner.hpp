@@ -102,6 +102,10 @@ std::vector<MeasuredPoint> measure_table(const Routine& r, const Workload& w, un
 /// baseline named for `op`), one row per point, and a last line with the geometric-mean speedup.
 std::string format_table(const std::vector<MeasuredPoint>& points, Operation op = Operation::kMemcpy);
 
+/// The wisdom entry of a tune result: its operation, `workload` (the workload's name), the
+/// winner's plan, the hash of its code and the final measurement.
+WisdomEntry wisdom_entry(const TuneResult& r, const std::string& workload);
+
 /// The table for a commit message, in the layout of the patches copysynth started from:
 ///   "Len  Src/Dst align     old     new  speedup"
 /// one row per point (Len as size_label(): 64, 4096, 1M, ...; alignments in bytes from a 64-byte

@@ -54,6 +54,32 @@ struct VerifyOptions {
   bool huge = false;                    ///< also run verify_huge (2^32 + 4097 bytes; seconds)
   bool static_check = true;             ///< verify_routine also runs the static code checks
   std::uint64_t seed = 1;               ///< seeds the random sizes and pair order
+
+  /// The check run when wisdom is loaded at program start-up (install_wisdom, the LD_PRELOAD
+  /// shim): the routine was verified in full when it was tuned and its code is byte-identical
+  /// (code_fnv1a64), so this re-checks it on this machine at a cost a program start can bear:
+  /// every n in 0..64, every size-class edge and threshold up to 4 MiB ±4 bytes (every 3rd byte
+  /// above 64 KiB), 2 random lengths, every src offset 0..63 with one rotating dst offset per n
+  /// up to 512 bytes, guard pages on both sides, n = 0 with invalid pointers, memmove overlap
+  /// distances within ±(2V+64) for n <= 16 and every 29th above, and the static code checks.
+  /// Thresholds above 4 MiB (typically the non-temporal one) are left to the full check at
+  /// tuning time: at 16 MiB they alone would cost ~40 ms per start. About 1.5 ms for memcpy,
+  /// 3.6 ms for memmove, 0.5-4 ms for fill (4 ms with a 2 MiB rep threshold) on a 2-core AMD
+  /// EPYC (family 26) VM (docs/performance.md, "Real programs under the shim").
+  static VerifyOptions startup() {
+    VerifyOptions o;
+    o.max_size = 4ull << 20;
+    o.dense_max = 64;
+    o.edge_radius = 4;
+    o.random_sizes = 2;
+    o.large_edge = 64 * 1024;
+    o.large_edge_stride = 3;
+    o.large_n = 512;
+    o.large_pairs = 1;
+    o.overlap_dense = 16;
+    o.overlap_stride = 29;
+    return o;
+  }
 };
 
 /// Where a failing case placed its buffers.

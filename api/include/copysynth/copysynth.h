@@ -1,0 +1,112 @@
+/* copysynth — the C API: tuned memcpy, memmove and memset for C programs.
+ *
+ *   #include <copysynth/copysynth.h>
+ *   cc app.c $(pkg-config --cflags --libs copysynth)     (or CMake: copysynth::copysynth)
+ *
+ *   if (copysynth_load_wisdom("best.json") != COPYSYNTH_OK)      // or NULL: $COPYSYNTH_WISDOM
+ *     fprintf(stderr, "copysynth: %s\n", copysynth_last_error());  // the system routines stay
+ *   copysynth_memcpy(dst, src, n);                               // the tuned routine, or glibc's
+ *
+ * Until wisdom is loaded, and whenever loading fails, copysynth_memcpy, copysynth_memmove and
+ * copysynth_memset call the system (glibc) routines: a program using them is always correct.
+ * Loading is all or nothing: every routine of the file is rebuilt, checked byte-identical to the
+ * code that was tuned and verified before any is installed; a malformed file, a file made on
+ * another CPU or by another copysynth version changes nothing. Installing swaps a process-wide
+ * pointer atomically; routines once installed stay mapped until the process exits.
+ *
+ * Every function is thread-safe and none lets a C++ exception escape. Functions that can fail
+ * return a copysynth_status; copysynth_last_error() then gives this thread's message, which says
+ * what failed and what to do. Sizes are in bytes; budgets in seconds.
+ */
+#ifndef COPYSYNTH_H
+#define COPYSYNTH_H
+
+#include <stddef.h>
+
+#include "copysynth/version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Result of a call; the values of copysynth::ErrorCode (result.hpp). */
+typedef enum copysynth_status {
+  COPYSYNTH_OK = 0,
+  COPYSYNTH_INVALID_PARAMS = 1,    /* a routine parameter out of range */
+  COPYSYNTH_UNSUPPORTED_ISA = 2,   /* the routine needs an ISA extension this CPU lacks */
+  COPYSYNTH_EMIT_FAILED = 3,       /* asmjit could not encode the routine */
+  COPYSYNTH_JIT_FAILED = 4,        /* no executable memory (memfd_create, /dev/shm, RLIMIT_AS?) */
+  COPYSYNTH_VERIFY_FAILED = 5,     /* a routine failed conformance verification */
+  COPYSYNTH_WISDOM_IO = 6,         /* the wisdom file cannot be read */
+  COPYSYNTH_WISDOM_MALFORMED = 7,  /* not valid JSON, or a field of the wrong type (named) */
+  COPYSYNTH_WISDOM_MISMATCH = 8,   /* made on another CPU, schema or copysynth version */
+  COPYSYNTH_INVALID_ARGUMENT = 9,  /* a bad argument to this API */
+  COPYSYNTH_SYSTEM = 10,           /* an OS call failed, or out of memory */
+  COPYSYNTH_STATUS_MAX_ENUM = 0x7FFFFFFF  /* not a status: makes the type as wide as int */
+} copysynth_status;
+
+/* The routines copysynth can install. */
+typedef enum copysynth_operation {
+  COPYSYNTH_OP_MEMCPY = 0,
+  COPYSYNTH_OP_MEMMOVE = 1,
+  COPYSYNTH_OP_FILL = 2,       /* memset */
+  COPYSYNTH_OP_CLEAR_PAGE = 3, /* zero one 4096-byte, 4096-aligned page */
+  /* Not an operation: makes the type as wide as int, so that any value a caller passes is
+   * well-defined and answered with COPYSYNTH_INVALID_ARGUMENT (as Vulkan's *_MAX_ENUM). */
+  COPYSYNTH_OP_MAX_ENUM = 0x7FFFFFFF
+} copysynth_operation;
+
+typedef void* (*copysynth_copy_fn)(void* dst, const void* src, size_t n);
+typedef void* (*copysynth_fill_fn)(void* dst, int c, size_t n);
+typedef void (*copysynth_clear_page_fn)(void* page);
+
+/* memcpy, memmove, memset and clear_page through the process-wide routines: the tuned ones once
+ * installed, glibc's before. Same contracts as the C library's: memcpy's buffers must not overlap,
+ * each returns dst. */
+void* copysynth_memcpy(void* dst, const void* src, size_t n);
+void* copysynth_memmove(void* dst, const void* src, size_t n);
+void* copysynth_memset(void* dst, int c, size_t n);
+void copysynth_clear_page(void* page);
+
+/* The routines serving calls now, to call without the indirection of the functions above (load
+ * again after an install). Never NULL. */
+copysynth_copy_fn copysynth_get_memcpy(void);
+copysynth_copy_fn copysynth_get_memmove(void);
+copysynth_fill_fn copysynth_get_memset(void);
+copysynth_clear_page_fn copysynth_get_clear_page(void);
+
+/* Loads wisdom written by `autotune --emit` (or a fleet file of `autotune --merge`) and installs
+ * the routines tuned for this CPU: memcpy, memmove, fill and clear_page, those the file has. path
+ * NULL: the file named by the environment variable COPYSYNTH_WISDOM (COPYSYNTH_INVALID_ARGUMENT
+ * when it is not set). Start-up verification costs a few ms (VerifyOptions::startup()). On error
+ * nothing changes. */
+copysynth_status copysynth_load_wisdom(const char* path);
+
+/* Tunes `op` on this host within budget_seconds (1 .. 86400; the final measurement adds about
+ * 2 s) on the seeds' workload and installs the verified winner. For programs that tune at
+ * start-up; `autotune --emit` once plus copysynth_load_wisdom is cheaper. */
+copysynth_status copysynth_tune(copysynth_operation op, double budget_seconds);
+
+/* Puts the system routine of `op` back (the replaced routine stays mapped). */
+copysynth_status copysynth_uninstall(copysynth_operation op);
+
+/* Writes the name of the routine serving `op` ("system", or e.g. "memcpy/v32u4/pf0/nt-never/
+ * rep-32768a/al64long") into buf as snprintf does (NUL-terminated, truncated to size - 1; buf may
+ * be NULL when size is 0) and returns its full length, or (size_t)-1 for an unknown op. */
+size_t copysynth_installed_name(copysynth_operation op, char* buf, size_t size);
+
+/* The message of this thread's last failing call ("" if it succeeded). Valid until this thread's
+ * next copysynth call. */
+const char* copysynth_last_error(void);
+
+/* "ok", "invalid-params", ..., "system"; "unknown" for other values. */
+const char* copysynth_status_name(int status);
+
+/* The library's version, e.g. "0.1.0" (the headers': COPYSYNTH_VERSION). */
+const char* copysynth_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COPYSYNTH_H */

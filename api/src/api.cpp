@@ -1,0 +1,69 @@
+// copysynth — the C++ embedding API (see copysynth.hpp).
+#include "copysynth/copysynth.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+namespace copysynth {
+
+const char* version() noexcept { return COPYSYNTH_VERSION; }
+
+Result<Routine> make_routine(const CopyParams& params, const BuildOptions& opt) {
+  auto plan = make_plan(params, opt.cpu.features(), opt.ladder);
+  if (!plan) return plan.error();
+  auto r = Routine::build(*plan, opt.cpu);
+  if (!r) return r.error();
+  COPYSYNTH_TRY(check_routine(*r, opt.verify));
+  return r;
+}
+
+Result<Routine> make_routine(const Wisdom& w, const WisdomEntry& e, const BuildOptions& opt) {
+  auto r = build_entry(w, e, opt.cpu);
+  if (!r) return r.error();
+  COPYSYNTH_TRY(check_routine(*r, opt.verify));
+  return r;
+}
+
+Result<WisdomInstall> install_wisdom(const std::string& path, const WisdomOptions& opt) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto w = load_wisdom_for(path, opt.cpu);
+  if (!w) return w.error();
+  WisdomInstall out;
+  out.path = path;
+  out.signature = w->cpu_signature;
+  std::vector<Routine> routines;
+  for (const WisdomEntry& e : w->entries) {
+    if (!opt.operations.empty() &&
+        std::find(opt.operations.begin(), opt.operations.end(), e.operation) == opt.operations.end())
+      continue;
+    auto r = build_entry(*w, e, opt.cpu);
+    if (!r) return make_error(r.error().code, path + ": " + r.error().message);
+    out.operations.push_back(e.operation);
+    out.routines.push_back(r->name());
+    routines.push_back(std::move(r).value());
+  }
+  if (routines.empty()) {
+    std::string wanted;
+    for (Operation op : opt.operations) wanted += (wanted.empty() ? "" : ", ") + std::string(name_of(op));
+    return make_error(ErrorCode::kWisdomMismatch,
+                      path + ": has no entry for " + (wanted.empty() ? std::string("any operation") : wanted) +
+                          " on CPU \"" + w->cpu_signature + "\"; tune them with `autotune --op " +
+                          (wanted.empty() ? std::string("all") : wanted) + " --emit " + path + "`");
+  }
+  if (auto st = install_all(std::move(routines), opt.verify); !st)
+    return make_error(st.error().code, path + ": " + st.error().message);
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+Result<WisdomEntry> tune_and_install(const TuneOptions& opt, const std::string& workload) {
+  auto wl = make_workload(workload, opt.operation);
+  if (!wl) return wl.error();
+  auto result = tune(*wl, opt);
+  if (!result) return result.error();
+  WisdomEntry e = wisdom_entry(*result, wl->name);
+  COPYSYNTH_TRY(install(std::move(result->routine), opt.verify));
+  return e;
+}
+
+}  // namespace copysynth

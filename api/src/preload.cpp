@@ -1,0 +1,380 @@
+// libcopysynth-preload.so — the tuned routines in an unmodified program:
+//
+//   COPYSYNTH_WISDOM=best.json LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libcopysynth-preload.so prog
+//
+// Exports memcpy, memmove, memset and their _FORTIFY_SOURCE forms __memcpy_chk, __memmove_chk,
+// __memset_chk (what Debian's programs and libraries import: `nm -D --undefined-only`). Each is a
+// one-instruction trampoline, `jmp *slot(%rip)`, through a hidden pointer of this library. At
+// start-up the library loads the wisdom named by COPYSYNTH_WISDOM, takes the entries of the
+// running CPU (its host in a fleet file), rebuilds them, checks their code is byte-identical to the
+// code tuned, verifies them (VerifyOptions::startup(); COPYSYNTH_PRELOAD_VERIFY=full for the whole
+// suite) and only then points the slots at them. When the variable is unset, the file is missing,
+// malformed, for another CPU or fails verification, it prints one line on stderr and the slots keep
+// the C library's routines. COPYSYNTH_PRELOAD_STATS=1 (stderr) or =FILE (appended) reports what was
+// installed and, at exit, how many calls and bytes each installed routine served.
+//
+// Never calling itself while it initialises (memcpy is called before main by other libraries'
+// constructors, and by asmjit, the JSON parser and the verifier while this library loads wisdom):
+//   1. Until the constructor runs, each slot holds a bootstrap routine of this file (`rep movsb`,
+//      `std; rep movsb` backwards for overlapping memmove, `rep stosb`): correct for any arguments,
+//      calling nothing, constant-initialised, so valid from the first instruction of the process
+//      (the dynamic loader relocates this library before any code runs; ld.so and libc's own
+//      internal calls never reach it — they bind to glibc's hidden aliases).
+//   2. The constructor first asks the dynamic loader for the C library's routines
+//      (dlopen("libc.so.6", RTLD_NOLOAD) + dlsym, which runs glibc's IFUNC resolvers) and stores
+//      them in the slots. From then on every memcpy the process makes — including those of
+//      asmjit, nlohmann::json, libstdc++ and the verifier below — goes to glibc's.
+//   3. It then builds and verifies the routines (install_all: all or nothing). The verifier calls
+//      the candidates directly through its ABI probe and uses memcpy/memmove/memset/memcmp as
+//      references: those are glibc's via the slots, never the routine under test. Only after every
+//      routine passed are the slots switched, one release store each.
+// Thread safety of the first call: every value a slot ever holds is a complete routine; a call
+// loads the slot once. Fork: slots and code are inherited (the code pages stay mapped in both
+// processes; the child builds no code). Exit: routines are never unmapped, so destructors and
+// atexit handlers that copy after this library's destructor still run correct code.
+// Start-up cost: reading and checking the JSON, building and verifying memcpy, memmove and fill:
+// about 10 ms on a 2-core VM (docs/performance.md, "Real programs under the shim").
+//
+// The copysynth libraries linked in here have no namespace-scope dynamic initialisers (process-wide
+// state is constant-initialised or a function-local static), so it does not matter that this
+// constructor runs before the other .init_array entries of the library.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+
+#include "copysynth/copysynth.hpp"
+
+using copysynth::CopyFn;
+using copysynth::FillFn;
+using copysynth::Operation;
+
+namespace {
+
+// ----- bootstrap routines: correct for any arguments, call nothing ----------------------------
+
+void* boot_memcpy(void* dst, const void* src, std::size_t n) {
+  void* d = dst;
+  asm volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(n) : : "memory");
+  return dst;
+}
+
+void* boot_memmove(void* dst, const void* src, std::size_t n) {
+  // Forward unless dst lies inside (src, src + n), where a forward copy would overwrite src
+  // bytes before reading them; then backward, with the direction flag cleared again (SysV ABI).
+  if (reinterpret_cast<std::uintptr_t>(dst) - reinterpret_cast<std::uintptr_t>(src) >= n) return boot_memcpy(dst, src, n);
+  void* d = static_cast<char*>(dst) + n - 1;
+  const void* s = static_cast<const char*>(src) + n - 1;
+  asm volatile("std\n\trep movsb\n\tcld" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
+  return dst;
+}
+
+void* boot_memset(void* dst, int c, std::size_t n) {
+  void* d = dst;
+  asm volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
+  return dst;
+}
+
+static_assert(std::atomic<CopyFn>::is_always_lock_free && std::atomic<FillFn>::is_always_lock_free);
+static_assert(sizeof(std::atomic<CopyFn>) == sizeof(CopyFn), "the trampolines read the slot as a plain pointer");
+
+}  // namespace
+
+// The slots the exported trampolines jump through (an aligned 8-byte load: atomic on x86-64).
+extern "C" {
+[[gnu::visibility("hidden")]] std::atomic<CopyFn> copysynth_preload_memcpy_slot{&boot_memcpy};
+[[gnu::visibility("hidden")]] std::atomic<CopyFn> copysynth_preload_memmove_slot{&boot_memmove};
+[[gnu::visibility("hidden")]] std::atomic<FillFn> copysynth_preload_memset_slot{&boot_memset};
+// This library's own entry points (hidden aliases of the exported ones), to tell them apart from
+// the C library's.
+void copysynth_preload_memcpy_entry();
+void copysynth_preload_memmove_entry();
+void copysynth_preload_memset_entry();
+}
+
+// The exported routines. __*_chk(dst, src|c, n, dstlen) is what _FORTIFY_SOURCE calls when the
+// compiler knows the destination's size: dstlen < n means an overflow, reported by glibc's
+// __chk_fail ("*** buffer overflow detected ***: terminated"), which does not return.
+asm(R"(
+    .pushsection .text
+    .macro copysynth_trampoline name, slot
+    .globl \name
+    .type \name, @function
+    .p2align 4
+\name:
+copysynth_preload_\name\()_entry:
+    .cfi_startproc
+    jmp *\slot(%rip)
+    .cfi_endproc
+    .size \name, .-\name
+    .endm
+    .macro copysynth_chk name, slot
+    .globl \name
+    .type \name, @function
+    .p2align 4
+\name:
+    .cfi_startproc
+    cmpq %rdx, %rcx
+    jb 1f
+    jmp *\slot(%rip)
+1:  jmp __chk_fail@PLT
+    .cfi_endproc
+    .size \name, .-\name
+    .endm
+
+    .hidden copysynth_preload_memcpy_entry
+    .hidden copysynth_preload_memmove_entry
+    .hidden copysynth_preload_memset_entry
+    .globl copysynth_preload_memcpy_entry
+    .globl copysynth_preload_memmove_entry
+    .globl copysynth_preload_memset_entry
+    copysynth_trampoline memcpy, copysynth_preload_memcpy_slot
+    copysynth_trampoline memmove, copysynth_preload_memmove_slot
+    copysynth_trampoline memset, copysynth_preload_memset_slot
+    copysynth_chk __memcpy_chk, copysynth_preload_memcpy_slot
+    copysynth_chk __memmove_chk, copysynth_preload_memmove_slot
+    copysynth_chk __memset_chk, copysynth_preload_memset_slot
+    .popsection
+)");
+
+// Debian's libasmjit.a (the only form Debian ships) is compiled as position-dependent code (PIE
+// objects, not PIC), which a shared library can hold only when every reference it makes is to a
+// symbol defined inside that library: its code addresses its own data PC-relative, which the
+// version script makes local. Its one reference to the C library's data, `stderr` (the stream
+// DebugUtils::debugOutput writes asmjit's assertion messages to), is a PC-relative load that
+// cannot reach libc.so's variable. This hidden definition takes its place inside this library:
+// every reference here binds to it, and it points at the C library's standard-error FILE
+// (_IO_2_1_stderr_, exported by glibc since 2.2.5), set by the dynamic loader before any code runs.
+asm(R"(
+    .pushsection .data
+    .globl stderr
+    .hidden stderr
+    .type stderr, @object
+    .p2align 3
+stderr:
+    .quad _IO_2_1_stderr_
+    .size stderr, 8
+    .popsection
+)");
+
+namespace {
+
+constexpr const char* kUsingSystem = "using the system memcpy, memmove and memset";
+
+// ----- diagnostics -------------------------------------------------------------------------------
+
+/// Where COPYSYNTH_PRELOAD_STATS sends reports: "" off, "1" or "stderr" fd 2, else a file.
+std::string& stats_target() {
+  static std::string* t = new std::string;  // never destroyed: used by the destructor below
+  return *t;
+}
+
+void write_line(int fd, std::string line) {
+  line += '\n';
+  for (std::size_t off = 0; off < line.size();) {
+    const ssize_t k = ::write(fd, line.data() + off, line.size() - off);
+    if (k <= 0) return;
+    off += static_cast<std::size_t>(k);
+  }
+}
+
+/// The stats file, opened at start-up and kept: a program may forbid opening files later (xz 5.6
+/// and later sandbox themselves with Landlock after start-up, so the report at exit could not
+/// open the file then). The file's identity is kept too, so that if the program closed the
+/// descriptor and the number now names another file, the report is not written into that one.
+struct StatsFile {
+  int fd = -1;
+  dev_t dev = 0;
+  ino_t ino = 0;
+};
+StatsFile g_stats_file;
+
+/// The descriptor to write the stats file through, or -1.
+int stats_fd(const std::string& path) {
+  struct stat st {};
+  if (g_stats_file.fd >= 0 && ::fstat(g_stats_file.fd, &st) == 0 && st.st_dev == g_stats_file.dev &&
+      st.st_ino == g_stats_file.ino)
+    return g_stats_file.fd;
+  // Not opened yet, or closed by the program: (re)open (F_DUPFD_CLOEXEC to a high number, out of
+  // the way of the program's own descriptors).
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return -1;
+  int high = ::fcntl(fd, F_DUPFD_CLOEXEC, 512);
+  if (high >= 0) {
+    ::close(fd);
+  } else {
+    high = fd;
+  }
+  if (::fstat(high, &st) != 0) {
+    ::close(high);
+    return -1;
+  }
+  g_stats_file = {high, st.st_dev, st.st_ino};
+  return high;
+}
+
+/// One line of diagnostics (no newline inside) to the stats target.
+void report(const std::string& line) {
+  const std::string& t = stats_target();
+  if (t.empty()) return;
+  const std::string text = "copysynth-preload[" + std::to_string(getpid()) + "]: " + line;
+  if (t == "1" || t == "stderr") {
+    write_line(2, text);
+    return;
+  }
+  if (const int fd = stats_fd(t); fd >= 0) write_line(fd, text);
+}
+
+/// The one line on stderr when the shim falls back (also in the stats file, if one is named).
+void fall_back(std::string why) {
+  for (char& c : why)
+    if (c == '\n') c = ' ';
+  write_line(2, "copysynth-preload: " + why + "; " + kUsingSystem);
+  if (const std::string& t = stats_target(); !t.empty() && t != "1" && t != "stderr")
+    report("fell back: " + why);
+}
+
+// ----- call counting (COPYSYNTH_PRELOAD_STATS only) -----------------------------------------------
+
+struct Counter {
+  std::atomic<std::uint64_t> calls{0}, bytes{0};
+};
+Counter g_count[3];  // memcpy, memmove, memset
+CopyFn g_counted_memcpy = nullptr, g_counted_memmove = nullptr;
+FillFn g_counted_memset = nullptr;
+std::string* g_names[3] = {nullptr, nullptr, nullptr};  // names of the counted routines
+
+void* counting_memcpy(void* d, const void* s, std::size_t n) {
+  g_count[0].calls.fetch_add(1, std::memory_order_relaxed);
+  g_count[0].bytes.fetch_add(n, std::memory_order_relaxed);
+  return g_counted_memcpy(d, s, n);
+}
+void* counting_memmove(void* d, const void* s, std::size_t n) {
+  g_count[1].calls.fetch_add(1, std::memory_order_relaxed);
+  g_count[1].bytes.fetch_add(n, std::memory_order_relaxed);
+  return g_counted_memmove(d, s, n);
+}
+void* counting_memset(void* d, int c, std::size_t n) {
+  g_count[2].calls.fetch_add(1, std::memory_order_relaxed);
+  g_count[2].bytes.fetch_add(n, std::memory_order_relaxed);
+  return g_counted_memset(d, c, n);
+}
+
+void reset_counts_in_child() {
+  for (Counter& c : g_count) {
+    c.calls.store(0, std::memory_order_relaxed);
+    c.bytes.store(0, std::memory_order_relaxed);
+  }
+}
+
+// ----- initialisation ----------------------------------------------------------------------------
+
+/// Step 2: the C library's routines into the slots (see the top of this file).
+void use_c_library_routines() {
+  void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+  if (!libc) {
+    fall_back(std::string("cannot find the C library (dlopen libc.so.6: ") + dlerror() +
+              "); copying with rep movsb meanwhile");
+    return;
+  }
+  void* m = dlsym(libc, "memcpy");
+  void* mm = dlsym(libc, "memmove");
+  void* ms = dlsym(libc, "memset");
+  dlclose(libc);  // RTLD_NOLOAD took a reference; libc stays loaded
+  if (m && m != reinterpret_cast<void*>(&copysynth_preload_memcpy_entry))
+    copysynth_preload_memcpy_slot.store(reinterpret_cast<CopyFn>(m), std::memory_order_release);
+  if (mm && mm != reinterpret_cast<void*>(&copysynth_preload_memmove_entry))
+    copysynth_preload_memmove_slot.store(reinterpret_cast<CopyFn>(mm), std::memory_order_release);
+  if (ms && ms != reinterpret_cast<void*>(&copysynth_preload_memset_entry))
+    copysynth_preload_memset_slot.store(reinterpret_cast<FillFn>(ms), std::memory_order_release);
+}
+
+/// A variable of the environment, or nullptr; in a set-user-ID or set-group-ID program always
+/// nullptr (secure_getenv), so such a program never reads a file the invoking user names.
+const char* env(const char* name) { return secure_getenv(name); }
+
+/// Step 3: wisdom, verification, the switch.
+void install_from_wisdom() {
+  const char* path = env("COPYSYNTH_WISDOM");
+  if (!path || !*path) {
+    fall_back(getauxval(AT_SECURE) ? "COPYSYNTH_WISDOM is ignored in a set-user-ID or set-group-ID program"
+                                   : "COPYSYNTH_WISDOM is not set (name a wisdom file written by `autotune --emit`)");
+    return;
+  }
+  copysynth::WisdomOptions opt;
+  opt.operations = {Operation::kMemcpy, Operation::kMemmove, Operation::kFill};
+  const char* verify = env("COPYSYNTH_PRELOAD_VERIFY");
+  const bool full = verify && std::string(verify) == "full";
+  if (full) opt.verify = copysynth::VerifyOptions{};
+  auto r = copysynth::install_wisdom(path, opt);
+  if (!r) {
+    fall_back(r.error().message);
+    return;
+  }
+  std::string what;
+  const bool stats = !stats_target().empty();
+  for (std::size_t i = 0; i < r->operations.size(); ++i) {
+    const Operation op = r->operations[i];
+    const int k = op == Operation::kMemcpy ? 0 : op == Operation::kMemmove ? 1 : 2;
+    what += std::string(" ") + (k == 0 ? "memcpy" : k == 1 ? "memmove" : "memset") + "=" + r->routines[i];
+    if (stats) g_names[k] = new std::string(r->routines[i]);
+    switch (op) {
+      case Operation::kMemcpy:
+        g_counted_memcpy = copysynth::installed_memcpy();
+        copysynth_preload_memcpy_slot.store(stats ? &counting_memcpy : g_counted_memcpy, std::memory_order_release);
+        break;
+      case Operation::kMemmove:
+        g_counted_memmove = copysynth::installed_memmove();
+        copysynth_preload_memmove_slot.store(stats ? &counting_memmove : g_counted_memmove, std::memory_order_release);
+        break;
+      default:
+        g_counted_memset = copysynth::installed_fill();
+        copysynth_preload_memset_slot.store(stats ? &counting_memset : g_counted_memset, std::memory_order_release);
+        break;
+    }
+  }
+  char ms[32];
+  std::snprintf(ms, sizeof ms, "%.1f", r->seconds * 1e3);
+  report("installed from " + r->path + " for CPU " + r->signature + " (read, built and verified" +
+         (full ? " with the full suite" : "") + " in " + ms + " ms):" + what);
+}
+
+[[gnu::constructor]] void copysynth_preload_init() {
+  try {
+    if (const char* s = env("COPYSYNTH_PRELOAD_STATS"); s && *s && std::string(s) != "0") {
+      stats_target() = s;
+      pthread_atfork(nullptr, nullptr, &reset_counts_in_child);
+    }
+    use_c_library_routines();
+    install_from_wisdom();
+  } catch (const std::exception& ex) {
+    fall_back(std::string("internal error: ") + ex.what());
+  } catch (...) {
+    fall_back("internal error");
+  }
+}
+
+[[gnu::destructor]] void copysynth_preload_fini() {
+  if (stats_target().empty()) return;
+  static const char* const kNames[3] = {"memcpy", "memmove", "memset"};
+  for (int k = 0; k < 3; ++k) {
+    if (!g_names[k]) {
+      report(std::string(kNames[k]) + ": the system routine (not counted)");
+      continue;
+    }
+    report(std::string(kNames[k]) + ": " + std::to_string(g_count[k].calls.load(std::memory_order_relaxed)) + " calls, " +
+           std::to_string(g_count[k].bytes.load(std::memory_order_relaxed)) + " bytes by " + *g_names[k]);
+  }
+}
+
+}  // namespace

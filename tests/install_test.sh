@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# `cmake --install` and the installed package, as a user meets them: installs BUILD_DIR into a
+# temporary prefix, checks what is there, builds examples/installed against it with
+# find_package(copysynth) (CMAKE_PREFIX_PATH) and tuned_copy.c with pkg-config, and runs both,
+# the installed autotune (--show) and the installed shim with this host's wisdom.
+#
+# Usage: install_test.sh BUILD_DIR SOURCE_DIR HOST_WISDOM CXX_COMPILER C_COMPILER
+set -u
+build=$1 src=$2 wisdom=$3 cxx=$4 cc=$5
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=tests/check.sh
+. "$(dirname "$0")/check.sh"
+prefix=$tmp/prefix
+
+cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1
+rc=$?
+check "cmake --install exits 0 (rc=$rc)" test $rc -eq 0
+[ $rc -eq 0 ] || tail -20 "$tmp/install.log"
+libdir=$(dirname "$(find "$prefix" -name libcopysynth.a | head -1)")
+for f in include/copysynth/copysynth.hpp include/copysynth/copysynth.h include/copysynth/version.h \
+         include/copysynth/params.hpp include/copysynth/install.hpp bin/autotune \
+         share/copysynth/size-distributions/MemcpyGoogleA.csv; do
+  check "installed $f" test -s "$prefix/$f"
+done
+for f in libcopysynth.a libcopysynth_tuner.a libcopysynth_runtime.a libcopysynth_templates.a libcopysynth_generator.a \
+         libcopysynth-preload.so cmake/copysynth/copysynthConfig.cmake cmake/copysynth/copysynthConfigVersion.cmake \
+         cmake/copysynth/copysynthTargets.cmake pkgconfig/copysynth.pc; do
+  check "installed lib/.../$f" test -s "$libdir/$f"
+done
+check "no test or example binary is installed" bash -c "! find '$prefix' -name 'test_*' -o -name 'preload_probe' | grep -q ."
+
+# find_package(copysynth) from the prefix.
+cmake -S "$src/examples/installed" -B "$tmp/app" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_C_COMPILER="$cc" >"$tmp/configure.log" 2>&1
+rc=$?
+check "configure examples/installed with CMAKE_PREFIX_PATH (rc=$rc)" test $rc -eq 0
+[ $rc -eq 0 ] || tail -30 "$tmp/configure.log"
+check "find_package(copysynth) reports the shim and autotune" grep -q "copysynth 0\.[0-9.]*: shim $libdir/libcopysynth-preload.so, autotune $prefix/bin/autotune" "$tmp/configure.log"
+cmake --build "$tmp/app" -j2 >"$tmp/build.log" 2>&1
+rc=$?
+check "build examples/installed against the installed package (rc=$rc)" test $rc -eq 0
+[ $rc -eq 0 ] || tail -30 "$tmp/build.log"
+"$tmp/app/tuned_copy" "$wisdom" >"$tmp/cpp.out" 2>&1
+rc=$?
+cat "$tmp/cpp.out"
+check "tuned_copy (C++, find_package) exits 0 (rc=$rc)" test $rc -eq 0
+check "tuned_copy installed the host's memcpy, memmove and fill" \
+  bash -c "grep -q '^installed memcpy = memcpy/' '$tmp/cpp.out' && grep -q '^installed memmove = memmove/' '$tmp/cpp.out' && grep -q '^installed fill = fill/' '$tmp/cpp.out'"
+"$tmp/app/tuned_copy" "$tmp/none.json" >"$tmp/cpp2.out" 2>&1
+rc=$?
+check "tuned_copy without wisdom falls back and exits 0 (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'using the system routines: cannot read wisdom file' '$tmp/cpp2.out'"
+
+# pkg-config, from C.
+export PKG_CONFIG_PATH=$libdir/pkgconfig
+check "pkg-config knows copysynth $(pkg-config --modversion copysynth 2>/dev/null)" pkg-config --exists copysynth
+incdir=$(pkg-config --cflags-only-I copysynth | sed 's/^-I//; s/ *$//')
+check "pkg-config: the include dir holds copysynth.h ($incdir)" test -s "$incdir/copysynth/copysynth.h"
+# shellcheck disable=SC2046
+"$cc" "$src/examples/installed/tuned_copy.c" $(pkg-config --cflags copysynth) $(pkg-config --libs copysynth) \
+  -o "$tmp/tuned_copy_c" 2>"$tmp/cc.log"
+rc=$?
+check "cc tuned_copy.c \$(pkg-config --cflags --libs copysynth) (rc=$rc)" test $rc -eq 0
+[ $rc -eq 0 ] || cat "$tmp/cc.log"
+COPYSYNTH_WISDOM=$wisdom "$tmp/tuned_copy_c" >"$tmp/c.out" 2>&1
+rc=$?
+cat "$tmp/c.out"
+check "tuned_copy_c (C, pkg-config) exits 0 with the tuned memcpy (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'memcpy memcpy/.*: copies ok' '$tmp/c.out'"
+
+# The installed tool and shim.
+"$prefix/bin/autotune" --show "$wisdom" >"$tmp/show" 2>&1
+check "installed autotune --show reads the wisdom" grep -q '^this_cpu.host=0$' "$tmp/show"
+env LD_PRELOAD="$libdir/libcopysynth-preload.so" COPYSYNTH_WISDOM="$wisdom" COPYSYNTH_PRELOAD_STATS=1 \
+  cat "$wisdom" >/dev/null 2>"$tmp/shim.err"
+check "the installed shim installs the host's routines in cat" grep -q "installed from $wisdom" "$tmp/shim.err"
+
+echo "$fails failure(s)"
+test $fails -eq 0

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# The LD_PRELOAD shim (libcopysynth-preload.so) in unmodified programs, with this host's wisdom:
+#
+#   1. preload_probe, a plain C program: memcpy, memmove, memset and __*_chk bind to the shim and
+#      are correct (every small length, large ones, all overlaps up to 200 bytes, threads, fork,
+#      the _FORTIFY_SOURCE abort);
+#   2. real programs from Debian packages on real work, each run with the shim compared bit for
+#      bit with a run without it: zstd and xz compressing and decompressing a 10 MB file (text and
+#      machine code), sqlite3 building, updating, vacuuming and querying a database (its output
+#      and the database file);
+#   3. the one-line fallback to the system routines for an unset variable, a missing, truncated or
+#      edited file, another CPU's wisdom and a fleet without this CPU; and a fleet with it.
+# Every run with the shim sets COPYSYNTH_PRELOAD_STATS, and the test requires its report: the
+# tuned routines were installed, and served calls (a count and bytes). A run that silently fell
+# back to glibc fails.
+#
+# Usage: preload_test.sh SHIM PROBE HOST_WISDOM AUTOTUNE
+# Needs zstd, xz and sqlite3 (tools/install-deps.sh --test).
+# Sanitizer builds set COPYSYNTH_TEST_PRELOAD_FIRST to the ASan runtime: an ASan-built shim (or
+# probe) needs it first in the process (ASan refuses to start otherwise), so the runs use
+# LD_PRELOAD=libasan.so:libcopysynth-preload.so. ASan's interceptors then own the memcpy, memmove
+# and memset symbols, check every range, and forward memcpy and memset to "the next" definition,
+# the shim's (memmove ASan mostly does itself): the shim's counts still prove it served calls. Leak detection is off for the
+# Debian programs (their leaks at exit are not this project's); the probe keeps it.
+set -u
+shim=$1 probe=$2 wisdom=$3 at=$4
+first=${COPYSYNTH_TEST_PRELOAD_FIRST:-}
+preload=$shim
+asan_env=()
+if [ -n "$first" ]; then
+  preload="$first:$shim"
+  asan_env=(ASAN_OPTIONS=detect_leaks=0:allow_user_segv_handler=1)
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=tests/check.sh
+. "$(dirname "$0")/check.sh"
+
+for p in zstd xz sqlite3; do
+  if ! command -v "$p" >/dev/null; then
+    echo "FAIL - $p is not installed: run tools/install-deps.sh --test"
+    fails=$((fails + 1))
+  fi
+done
+check "the host's wisdom exists ($wisdom)" test -s "$wisdom"
+
+# under NAME COMMAND...: COMMAND with the shim and the wisdom $W (default: the host's); report in
+# $tmp/stats.NAME.
+under() {
+  local name=$1
+  shift
+  rm -f "$tmp/stats.$name"
+  env LD_PRELOAD="$preload" COPYSYNTH_WISDOM="${W:-$wisdom}" COPYSYNTH_PRELOAD_STATS="$tmp/stats.$name" \
+    ${asan_env[@]+"${asan_env[@]}"} "$@"
+}
+# served NAME MIN_BYTES: run NAME installed the tuned memcpy, memmove and memset, and they served
+# memcpy calls and at least MIN_BYTES bytes in all.
+served() {
+  local f=$tmp/stats.$1
+  sed 's/^/       /' "$f" 2>/dev/null | grep -v 'installed from' || true
+  grep -q "installed from .*: memcpy=memcpy/.* memmove=memmove/.* memset=fill/" "$f" || return 1
+  awk -v min="$2" '
+    $2 == "memcpy:" && $4 == "calls," { calls += $3 }
+    ($2 == "memcpy:" || $2 == "memmove:" || $2 == "memset:") && $4 == "calls," { bytes += $5 }
+    END { exit !(calls > 0 && bytes >= min) }' "$f"
+}
+
+# ---- 1. what the shim exports, and the probe -------------------------------------------------------
+exports=$(nm -D --defined-only "$shim" | awk '{ print $3 }' | sort | tr '\n' ' ')
+check "the shim exports exactly the six routines (got: $exports)" \
+  test "$exports" = "__memcpy_chk __memmove_chk __memset_chk memcpy memmove memset "
+check "... unversioned, so that they bind memcpy@GLIBC_2.14 and the like" \
+  bash -c "! nm -D --defined-only '$shim' | grep -q '@'"
+expect=--expect-shim
+[ -n "$first" ] && expect=  # with ASan first, ASan's interceptors are what the program binds
+check "probe without the shim" "$probe" --expect-libc
+under probe "$probe" $expect >"$tmp/probe.out" 2>"$tmp/probe.err"
+rc=$?
+check "probe with the shim exits 0 (rc=$rc)" test $rc -eq 0
+check "probe with the shim: nothing on stderr" test ! -s "$tmp/probe.err"
+check "probe: the shim's routines served its calls" served probe 10000000
+cat "$tmp/probe.out" "$tmp/probe.err"
+
+# ---- 2. real programs ---------------------------------------------------------------------------
+# 10 MB of input: generated text, then machine code (a slice of the autotune binary).
+seq 1 240000 | awk '{ printf "%d %d copysynth %s\n", $1, ($1 * $1) % 9973, substr("abcdefghijklmnopqrstuvwxyz", 1 + $1 % 26) }' >"$tmp/input"
+head -c 3000000 "$at" >>"$tmp/input"
+size=$(wc -c <"$tmp/input")
+check "input is over 8 MB ($size bytes)" test "$size" -gt 8000000
+
+# roundtrip NAME INPUT COMPRESS...: compress INPUT with and without the shim (same bytes?), then
+# decompress with the shim (the input again?), and the shim served the calls each time.
+roundtrip() {
+  local name=$1 in=$2
+  shift 2
+  "$@" -c "$in" >"$tmp/ref.$name"
+  under "${name}_c" "$@" -c "$in" >"$tmp/shim.$name"
+  check "$name: compressed output identical with the shim" cmp "$tmp/ref.$name" "$tmp/shim.$name"
+  check "$name compress: the shim's routines served the calls" served "${name}_c" 5000000
+  "$1" -q -d -c "$tmp/ref.$name" >"$tmp/ref.un$name"
+  under "${name}_d" "$1" -q -d -c "$tmp/shim.$name" >"$tmp/shim.un$name"
+  check "$name: decompressed output identical with the shim" cmp "$tmp/ref.un$name" "$tmp/shim.un$name"
+  check "$name: decompressed output is the input" cmp "$in" "$tmp/shim.un$name"
+  check "$name decompress: the shim's routines served the calls" served "${name}_d" 5000000
+}
+roundtrip zst "$tmp/input" zstd -q -T2 -6  # zstd, two threads, level 6
+head -c 6000000 "$tmp/input" >"$tmp/xin"
+roundtrip xz "$tmp/xin" xz -q -T1 -3       # xz, level 3, on the first 6 MB (xz is slow)
+
+# sqlite3: build a 60 MB database, index, aggregate, update, delete, vacuum, query, check it
+# (preload_sqlite.sql).
+sql=$(dirname "$0")/preload_sqlite.sql
+sqlite3 "$tmp/ref.db" <"$sql" >"$tmp/ref.sqlout" 2>&1
+under sqlite sqlite3 "$tmp/shim.db" <"$sql" >"$tmp/shim.sqlout" 2>&1
+check "sqlite3: query output identical with the shim" cmp "$tmp/ref.sqlout" "$tmp/shim.sqlout"
+check "sqlite3: the query output is real (integrity ok, 54545 rows)" bash -c "grep -qx ok '$tmp/shim.sqlout' && grep -q '^54545|' '$tmp/shim.sqlout'"
+check "sqlite3: database file identical with the shim" cmp "$tmp/ref.db" "$tmp/shim.db"
+check "sqlite3: the shim's routines served the calls" served sqlite 100000000
+under sqlite_dump sqlite3 "$tmp/shim.db" .dump >"$tmp/shim.dump"
+sqlite3 "$tmp/ref.db" .dump >"$tmp/ref.dump"
+check "sqlite3 .dump identical with the shim" cmp "$tmp/ref.dump" "$tmp/shim.dump"
+check "sqlite3 .dump: the shim's routines served the calls" served sqlite_dump 1000000
+
+# ---- 3. fallback, and fleets ----------------------------------------------------------------------
+# fallback NAME WISDOM_OR_EMPTY PATTERN: the probe with that wisdom: still correct, exit 0, exactly
+# one line on stderr, matching PATTERN and ending "using the system memcpy, memmove and memset".
+fallback() {
+  local name=$1 w=$2 pattern=$3
+  local vars=(LD_PRELOAD="$preload" COPYSYNTH_PRELOAD_STATS="$tmp/stats.$name")
+  [ -n "$w" ] && vars+=(COPYSYNTH_WISDOM="$w")
+  env -u COPYSYNTH_WISDOM "${vars[@]}" ${asan_env[@]+"${asan_env[@]}"} "$probe" $expect >/dev/null 2>"$tmp/$name.err"
+  local rc=$?
+  check "fallback ($name): probe exits 0 (rc=$rc)" test $rc -eq 0
+  check "fallback ($name): one line on stderr" test "$(wc -l <"$tmp/$name.err")" -eq 1
+  check "fallback ($name): it says why: $pattern" grep -q -- "$pattern" "$tmp/$name.err"
+  check "fallback ($name): and that the system routines are used" grep -q "; using the system memcpy, memmove and memset$" "$tmp/$name.err"
+  check "fallback ($name): nothing was installed" grep -q "memcpy: the system routine (not counted)" "$tmp/stats.$name"
+  sed 's/^/       /' "$tmp/$name.err"
+}
+fallback unset "" "COPYSYNTH_WISDOM is not set"
+fallback missing "$tmp/no-such-wisdom.json" "cannot read wisdom file $tmp/no-such-wisdom.json"
+head -c 300 "$wisdom" >"$tmp/truncated.json"
+fallback truncated "$tmp/truncated.json" "not valid JSON"
+sed 's/"signature": "[^"]*"/"signature": "GenuineIntel-6-85:sse2,avx"/' "$wisdom" >"$tmp/other-cpu.json"
+fallback other-cpu "$tmp/other-cpu.json" 'tuned on CPU "GenuineIntel-6-85:sse2,avx"'
+sed '0,/"code_fnv1a64": "[0-9a-f]*"/s//"code_fnv1a64": "0123456789abcdef"/' "$wisdom" >"$tmp/edited.json"
+fallback edited "$tmp/edited.json" "differs from the one tuned"
+sed 's/"signature": "[^"]*"/"signature": "AuthenticAMD-25-33:sse2,avx,avx2"/' "$wisdom" >"$tmp/third-cpu.json"
+"$at" --merge "$tmp/other-cpu.json" "$tmp/third-cpu.json" --emit "$tmp/fleet-elsewhere.json" 2>"$tmp/merge1.err"
+check "autotune --merge of two other CPUs' files" test -s "$tmp/fleet-elsewhere.json"
+fallback fleet-elsewhere "$tmp/fleet-elsewhere.json" "none of the 2 CPUs in this fleet file"
+"$at" --merge "$tmp/other-cpu.json" "$wisdom" "$tmp/third-cpu.json" --emit "$tmp/fleet.json" 2>"$tmp/merge2.err"
+check "autotune --merge of three files, this CPU's among them" test -s "$tmp/fleet.json"
+W=$tmp/fleet.json under fleet xz -q -d -c "$tmp/ref.xz" >"$tmp/fleet.unxz" 2>"$tmp/fleet.err"
+check "a fleet holding this CPU: nothing on stderr" test ! -s "$tmp/fleet.err"
+check "a fleet holding this CPU: xz -d output is the input" cmp "$tmp/xin" "$tmp/fleet.unxz"
+check "a fleet holding this CPU: its routines are installed and serve calls" served fleet 5000000
+# Missing wisdom in a real program: it still works.
+env -u COPYSYNTH_WISDOM LD_PRELOAD="$preload" ${asan_env[@]+"${asan_env[@]}"} xz -q -d -c "$tmp/ref.xz" >"$tmp/plain.unxz" 2>"$tmp/plain.err"
+check "xz -d under the shim without wisdom: output is the input" cmp "$tmp/xin" "$tmp/plain.unxz"
+
+echo "$fails failure(s)"
+test $fails -eq 0

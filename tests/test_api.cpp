@@ -1,0 +1,280 @@
+// copysynth — tests of the embedding API (api/: copysynth.hpp): routines from parameters and from
+// wisdom, typed entry points, install_wisdom (single-host and fleet files; all or nothing; bad
+// input changes nothing) and tuning in-process. The C API has its own test (test_c_api.c).
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "copysynth/copysynth.hpp"
+#include "temp_dir.hpp"
+
+using namespace copysynth;
+
+namespace {
+
+bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+using copysynth_test::TempDir;
+
+unsigned host_width() { return CpuInfo::host().features().max_vector_bytes() >= 32 ? 32 : 16; }
+
+/// A wisdom entry for this host with the code hash of what these params build.
+WisdomEntry entry_for(CopyParams p) {
+  auto plan = make_plan(p, CpuInfo::host().features());
+  REQUIRE_MESSAGE(plan.ok(), (plan.ok() ? std::string() : plan.error().message));
+  auto code = assemble(*plan);
+  REQUIRE(code.ok());
+  WisdomEntry e;
+  e.operation = p.operation;
+  e.workload = "seeds";
+  e.plan = *plan;
+  e.code_hash = fnv1a64(*code);
+  return e;
+}
+
+/// This host's wisdom with memcpy (unroll 2) and memmove (unroll 4) entries.
+Wisdom host_wisdom() {
+  Wisdom w;
+  set_cpu(w, CpuInfo::host());
+  w.created = "2026-03-04T05:06:07Z";
+  w.command = "test_api";
+  CopyParams c;
+  c.vector_width = host_width();
+  c.unroll = 2;
+  CopyParams m = c;
+  m.operation = Operation::kMemmove;
+  m.unroll = 4;
+  w.entries = {entry_for(c), entry_for(m)};
+  return w;
+}
+
+/// Copies through the process-wide routines and checks the bytes (memcpy, and memmove both ways).
+void check_process_wide_copies() {
+  std::vector<unsigned char> a(5000), b(5000);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<unsigned char>(i * 13 + 7);
+  CHECK(copysynth::memcpy(b.data() + 1, a.data() + 3, 4000) == b.data() + 1);
+  CHECK(std::memcmp(b.data() + 1, a.data() + 3, 4000) == 0);
+  std::vector<unsigned char> ref = a;
+  std::memmove(ref.data() + 5, ref.data(), 3000);
+  CHECK(copysynth::memmove(a.data() + 5, a.data(), 3000) == a.data() + 5);
+  CHECK(a == ref);
+}
+
+void put_back_system_routines() {
+  for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill, Operation::kClearPage}) uninstall(op);
+}
+
+}  // namespace
+
+TEST_CASE("make_routine: a verified routine from parameters, with typed entry points") {
+  CopyParams p;
+  p.vector_width = host_width();
+  p.unroll = 4;
+  auto r = make_routine(p);
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
+  CopyFn f = entry<Operation::kMemcpy>(*r);
+  REQUIRE((f != nullptr));
+  CHECK((f == r->fn()));
+  CHECK((entry<Operation::kFill>(*r) == nullptr));  // another operation's form
+  char src[300], dst[300] = {};
+  for (int i = 0; i < 300; ++i) src[i] = static_cast<char>(i);
+  CHECK(f(dst, src, 300) == dst);
+  CHECK(std::memcmp(dst, src, 300) == 0);
+
+  CopyParams fill = p;
+  fill.operation = Operation::kFill;
+  auto rf = make_routine(fill);
+  REQUIRE(rf.ok());
+  FillFn ff = entry<Operation::kFill>(*rf);
+  REQUIRE((ff != nullptr));
+  CHECK(ff(dst, 0x41, 100) == dst);
+  CHECK(dst[0] == 0x41);
+  CHECK(dst[99] == 0x41);
+  CHECK(dst[100] == static_cast<char>(100));
+  CHECK(std::string(version()) == COPYSYNTH_VERSION);
+}
+
+TEST_CASE("make_routine: errors name what is wrong") {
+  CopyParams p;
+  p.unroll = 3;
+  auto r = make_routine(p);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == ErrorCode::kInvalidParams);
+  CHECK_MESSAGE(contains(r.error().message, "unroll"), r.error().message);
+
+  CopyParams wide;
+  wide.vector_width = 32;
+  BuildOptions sse2;
+  sse2.cpu = CpuInfo::host().capped(IsaLevel::kSSE2);
+  auto w = make_routine(wide, sse2);
+  REQUIRE_FALSE(w.ok());
+  CHECK(w.error().code == ErrorCode::kUnsupportedIsa);
+
+  BuildOptions ladder;
+  ladder.ladder = "no-such-ladder";
+  auto l = make_routine(CopyParams{}, ladder);
+  REQUIRE_FALSE(l.ok());
+  CHECK(l.error().code == ErrorCode::kInvalidArgument);
+}
+
+TEST_CASE("make_routine from a wisdom entry checks the code is the code tuned") {
+  const Wisdom w = host_wisdom();
+  auto r = make_routine(w, w.entries[1]);
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
+  CHECK(r->operation() == Operation::kMemmove);
+  WisdomEntry edited = w.entries[1];
+  edited.code_hash += 1;
+  auto bad = make_routine(w, edited);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().code == ErrorCode::kWisdomMismatch);
+}
+
+TEST_CASE("install_wisdom installs this CPU's routines; bad input changes nothing") {
+  put_back_system_routines();
+  TempDir dir;
+  const Wisdom w = host_wisdom();
+  const std::string good = dir.path + "/best.json";
+  REQUIRE(save_wisdom(w, good).ok());
+
+  auto r = install_wisdom(good);
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
+  CHECK(r->path == good);
+  CHECK(r->signature == CpuInfo::host().signature());
+  REQUIRE(r->operations.size() == 2);
+  CHECK(r->operations[0] == Operation::kMemcpy);
+  CHECK(r->operations[1] == Operation::kMemmove);
+  CHECK(r->seconds > 0);
+  const std::string memcpy_name = installed_name(Operation::kMemcpy);
+  const std::string memmove_name = installed_name(Operation::kMemmove);
+  CHECK(memcpy_name == short_name(w.entries[0].plan.params));
+  CHECK(memmove_name == short_name(w.entries[1].plan.params));
+  CHECK(r->routines[0] == memcpy_name);
+  CHECK((installed<Operation::kMemcpy>() != &std::memcpy));
+  CHECK((installed<Operation::kMemcpy>() == installed_memcpy()));
+  CHECK(installed_name(Operation::kFill) == "system");  // not in the file: left as it was
+  check_process_wide_copies();
+
+  // Bad input: a clear error, and the routines installed before keep serving.
+  auto expect_refused = [&](const std::string& path, ErrorCode code, const std::string& text) {
+    CAPTURE(path);
+    auto bad = install_wisdom(path);
+    REQUIRE_FALSE(bad.ok());
+    CHECK_MESSAGE(bad.error().code == code, error_code_name(bad.error().code) << ": " << bad.error().message);
+    CHECK_MESSAGE(contains(bad.error().message, text), bad.error().message);
+    CHECK(installed_name(Operation::kMemcpy) == memcpy_name);
+    CHECK(installed_name(Operation::kMemmove) == memmove_name);
+    check_process_wide_copies();
+  };
+  expect_refused(dir.path + "/missing.json", ErrorCode::kWisdomIo, "cannot read wisdom file");
+  {
+    std::ofstream(dir.path + "/truncated.json") << to_json(w).dump(2).substr(0, 300);
+    expect_refused(dir.path + "/truncated.json", ErrorCode::kWisdomMalformed, "not valid JSON");
+  }
+  {
+    nlohmann::json j = to_json(w);
+    j["entries"][1]["params"]["unroll"] = "four";
+    std::ofstream(dir.path + "/type.json") << j.dump();
+    expect_refused(dir.path + "/type.json", ErrorCode::kWisdomMalformed, "entries[1].params.unroll");
+  }
+  {
+    Wisdom other = w;
+    set_cpu(other, CpuInfo::synthetic("OtherVendor", 6, 1, 1, IsaFeatures::for_level(IsaLevel::kSSE2)));
+    REQUIRE(save_wisdom(other, dir.path + "/other.json").ok());
+    expect_refused(dir.path + "/other.json", ErrorCode::kWisdomMismatch, "tuned on CPU");
+  }
+  {
+    Wisdom edited = w;  // the second routine's code is not what was tuned: neither is installed
+    edited.entries[1].code_hash ^= 0xFF;
+    put_back_system_routines();
+    REQUIRE(save_wisdom(edited, dir.path + "/edited.json").ok());
+    auto bad = install_wisdom(dir.path + "/edited.json");
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().code == ErrorCode::kWisdomMismatch);
+    CHECK(installed_name(Operation::kMemcpy) == "system");
+    CHECK(installed_name(Operation::kMemmove) == "system");
+  }
+  put_back_system_routines();
+}
+
+TEST_CASE("install_wisdom: operations filter, and a file with none of them") {
+  put_back_system_routines();
+  TempDir dir;
+  REQUIRE(save_wisdom(host_wisdom(), dir.path + "/best.json").ok());
+  WisdomOptions only;
+  only.operations = {Operation::kMemmove, Operation::kFill};
+  auto r = install_wisdom(dir.path + "/best.json", only);
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
+  REQUIRE(r->operations.size() == 1);
+  CHECK(r->operations[0] == Operation::kMemmove);
+  CHECK(installed_name(Operation::kMemcpy) == "system");
+  CHECK(installed_name(Operation::kMemmove) != "system");
+  WisdomOptions none;
+  none.operations = {Operation::kClearPage};
+  auto n = install_wisdom(dir.path + "/best.json", none);
+  REQUIRE_FALSE(n.ok());
+  CHECK(n.error().code == ErrorCode::kWisdomMismatch);
+  CHECK_MESSAGE(contains(n.error().message, "clear_page"), n.error().message);
+  put_back_system_routines();
+}
+
+TEST_CASE("install_wisdom picks this CPU's host from a fleet and falls back cleanly without one") {
+  put_back_system_routines();
+  TempDir dir;
+  Wisdom other = host_wisdom();
+  set_cpu(other, CpuInfo::synthetic("OtherVendor", 6, 1, 1, IsaFeatures::for_level(IsaLevel::kSSE2)));
+  other.entries.resize(1);
+  Fleet f;
+  f.hosts = {other, host_wisdom()};
+  REQUIRE(save_fleet(f, dir.path + "/fleet.json").ok());
+  auto r = install_wisdom(dir.path + "/fleet.json");
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
+  CHECK(r->signature == CpuInfo::host().signature());
+  CHECK(r->operations.size() == 2);
+  put_back_system_routines();
+
+  Fleet elsewhere;
+  elsewhere.hosts = {other};
+  Wisdom third = other;
+  set_cpu(third, CpuInfo::synthetic("ThirdVendor", 6, 2, 1, IsaFeatures::for_level(IsaLevel::kSSE2)));
+  elsewhere.hosts.push_back(third);
+  REQUIRE(save_fleet(elsewhere, dir.path + "/elsewhere.json").ok());
+  auto miss = install_wisdom(dir.path + "/elsewhere.json");
+  REQUIRE_FALSE(miss.ok());
+  CHECK(miss.error().code == ErrorCode::kWisdomMismatch);
+  CHECK_MESSAGE(contains(miss.error().message, CpuInfo::host().signature()), miss.error().message);
+  CHECK(installed_name(Operation::kMemcpy) == "system");
+}
+
+TEST_CASE("tune_and_install: a short in-process tune installs its verified winner") {
+  put_back_system_routines();
+  TuneOptions opt;
+  opt.operation = Operation::kMemmove;
+  opt.quick = true;
+  opt.budget_seconds = 1;
+  auto e = tune_and_install(opt);
+  REQUIRE_MESSAGE(e.ok(), (e.ok() ? std::string() : e.error().message));
+  CHECK(e->operation == Operation::kMemmove);
+  CHECK(e->workload == "seeds");
+  CHECK(installed_name(Operation::kMemmove) == short_name(e->plan.params));
+  CHECK_FALSE(e->points.empty());
+  // The entry is wisdom: saved and loaded again, it installs the same routine.
+  TempDir dir;
+  Wisdom w;
+  set_cpu(w, CpuInfo::host());
+  w.entries = {*e};
+  REQUIRE(save_wisdom(w, dir.path + "/tuned.json").ok());
+  uninstall(Operation::kMemmove);
+  auto r = install_wisdom(dir.path + "/tuned.json");
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
+  CHECK(installed_name(Operation::kMemmove) == short_name(e->plan.params));
+  check_process_wide_copies();
+  auto bad = tune_and_install(opt, "NoSuchDistribution");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().code == ErrorCode::kInvalidArgument);
+  put_back_system_routines();
+}

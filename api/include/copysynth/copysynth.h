@@ -102,7 +102,7 @@ const char* copysynth_last_error(void);
 /* "ok", "invalid-params", ..., "system"; "unknown" for other values. */
 const char* copysynth_status_name(int status);
 
-/* The library's version, e.g. "0.1.0" (the headers': COPYSYNTH_VERSION). */
+/* The library's version, e.g. "0.2.0" (the headers': COPYSYNTH_VERSION). */
 const char* copysynth_version(void);
 
 #ifdef __cplusplus

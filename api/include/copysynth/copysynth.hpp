@@ -42,7 +42,7 @@
 
 namespace copysynth {
 
-/// The library's version, e.g. "0.1.0" (COPYSYNTH_VERSION of the headers it was built with).
+/// The library's version, e.g. "0.2.0" (COPYSYNTH_VERSION of the headers it was built with).
 const char* version() noexcept;
 
 /// The call form of each operation: memcpy and memmove CopyFn, fill FillFn, clear_page

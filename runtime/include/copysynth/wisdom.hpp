@@ -4,7 +4,7 @@
 // made on, and import refuses a mismatch; a malformed file is rejected as a whole and changes
 // nothing. Layout (schema 1):
 //
-//   { "schema": 1, "generator_version": "0.1.0", "created": "2026-11-29T23:59:59Z",
+//   { "schema": 1, "generator_version": "0.2.0", "created": "2026-11-29T23:59:59Z",
 //     "command": "autotune --emit best.json",
 //     "cpu": { "signature": "...", "vendor": "...", "brand": "...", "family": 26, "model": 2,
 //              "stepping": 1, "features": "sse2,avx,..." },

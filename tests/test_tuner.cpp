@@ -240,6 +240,23 @@ TEST_CASE("the seeds workload has the seeds' points") {
   CHECK(size_label(4096) == "4096");
 }
 
+TEST_CASE("the production mix is the mean of the eight distributions") {
+  const auto mix = production_mix();
+  REQUIRE(mix.has_value());
+  double sum = 0, mean = 0;
+  std::uint64_t longest = 0;
+  for (const auto& name : production_distributions()) {
+    auto d = load_distribution(name);
+    REQUIRE(d.ok());
+    longest = std::max(longest, d->max_size());
+    mean += d->mean_size() / double(production_distributions().size());
+  }
+  for (double v : mix->p) sum += v;
+  CHECK(sum == doctest::Approx(1.0));
+  CHECK(mix->max_size() == longest);
+  CHECK(mix->mean_size() == doctest::Approx(mean));
+}
+
 TEST_CASE("the misaligned workload: 4 KiB..512 KiB at dst offsets 0, 1, 4, 15, 33") {
   const Workload w = misaligned_workload();
   CHECK(w.name == "misaligned");

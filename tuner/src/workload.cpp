@@ -121,6 +121,19 @@ const std::vector<std::string>& production_distributions() {
   return names;
 }
 
+std::optional<SizeDistribution> production_mix() {
+  SizeDistribution mix;
+  mix.name = "production mix";
+  const auto& names = production_distributions();
+  for (const auto& name : names) {
+    auto d = load_distribution(name);
+    if (!d) return std::nullopt;
+    if (d->p.size() > mix.p.size()) mix.p.resize(d->p.size(), 0.0);
+    for (std::size_t n = 0; n < d->p.size(); ++n) mix.p[n] += d->p[n] / double(names.size());
+  }
+  return mix;
+}
+
 Result<SizeDistribution> load_distribution(const std::string& name_or_path) {
   std::string path;
   std::string name = name_or_path;

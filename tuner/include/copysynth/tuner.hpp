@@ -6,7 +6,10 @@
 // Scores are geometric means of per-point speedups (median over rounds), with every point where
 // a candidate is slower than the system routine counted four times: the targets are per point
 // (never slower than the best routine the user already has), so a loss is not bought back by a
-// larger win elsewhere. The search is
+// larger win elsewhere. A point workload's lengths repeat in a loop that branch predictors learn,
+// so the stages that decide what small calls cost (kernel, small, hand-over, dispatch) blend in
+// a replay of the production mix (workload.hpp, production_mix()): their score is the
+// geometric mean of the points' score and the mix's speedup in ns per call. The search is
 // coordinate descent in stages, each over the parameters that matter for one part of the ladder:
 //   1. kernel     vector width x unroll factor, on every workload point below 1 MiB
 //                 (successive halving: all candidates few rounds, the best third more rounds);

@@ -89,6 +89,10 @@ std::vector<std::string> distribution_names();
 /// The eight production distributions of the automemcpy paper: MemcpyGoogle{A,B,D,L,M,Q,S,U}.
 const std::vector<std::string>& production_distributions();
 
+/// Their mean, each weighted equally ("production mix"): p[n] = mean over the eight of p_k[n].
+/// std::nullopt when any of them cannot be loaded (data_dirs() holds none).
+std::optional<SizeDistribution> production_mix();
+
 /// `count` calls with sizes drawn from `d` and offsets uniform in [0, window) (bytes), seeded.
 std::vector<Call> make_calls(const SizeDistribution& d, std::size_t count, std::uint64_t seed,
                              std::uint32_t window = 4096);

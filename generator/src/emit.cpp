@@ -599,18 +599,16 @@ class RoutineEmitter {
     a_.jz(drain_a);
     pad_loop_head();
     bind(loop, pre + "loop");
-    comment("At this point: A holds the block at rdi; rcx >= 1 blocks follow it");
-    load_group(4, block);
-    store_group(0);
-    a_.add(x86::rdi, block);
-    a_.sub(x86::rcx, 1);
-    a_.jz(drain_b);
-    comment("At this point: B holds the block at rdi; rcx >= 1 blocks follow it");
-    load_group(0, block);
-    store_group(4);
-    a_.add(x86::rdi, block);
-    a_.sub(x86::rcx, 1);
-    a_.jnz(loop);
+    for (unsigned half = 0; half < 2; ++half) {  // unrolled twice: the groups swap roles
+      const unsigned held = half ? 4 : 0, next = half ? 0 : 4;
+      comment(std::string("At this point: ") + (half ? "B" : "A") + " holds the block at rdi; rcx >= 1 blocks follow it");
+      load_group(next, block);
+      store_group(held);
+      a_.add(x86::rdi, block);
+      a_.sub(x86::rcx, 1);
+      if (half == 0) a_.jz(drain_b);
+      else a_.jnz(loop);
+    }
     bind(drain_a, pre + "drain_a");
     store_group(0);
     a_.add(x86::rdi, block);

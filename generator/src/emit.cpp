@@ -109,11 +109,7 @@ class RoutineEmitter {
   }
 
   /// Width in bytes of one register used to move a group of `block` bytes.
-  unsigned unit_for(unsigned block) const {
-    if (block <= 8) return block;
-    const unsigned ht = p_.head_tail_width.value ? p_.head_tail_width.value : V_;
-    return std::min<unsigned>(block, V_ == 8 ? 8 : ht);
-  }
+  unsigned unit_for(unsigned block) const { return head_tail_unit(p_, V_, block); }
 
   enum class StoreKind { kUnaligned, kAligned, kNonTemporal };
 

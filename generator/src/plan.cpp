@@ -108,14 +108,20 @@ std::vector<std::uint64_t> plan_edges(const CopyPlan& plan) {
   return e;
 }
 
+std::uint32_t head_tail_unit(const CopyParams& p, std::uint32_t vec, std::uint32_t block) {
+  if (block <= 8) return block;
+  if (vec == 8) return 8;
+  const std::uint32_t ht = p.head_tail_width.value;
+  return std::min<std::uint32_t>(block, ht != 0 && block <= 2 * ht ? ht : vec);
+}
+
 std::string describe_class(const CopyPlan& plan, const SizeClass& c) {
   const auto& p = plan.params;
   const bool fill = p.operation.value == Operation::kFill || p.operation.value == Operation::kClearPage;
   std::ostringstream o;
   const auto reg = [&](std::uint32_t bytes) -> std::string {
     if (bytes <= 8) return std::to_string(bytes) + "-byte GPR";
-    const std::uint32_t ht = p.head_tail_width.value ? p.head_tail_width.value : plan.vec;
-    const std::uint32_t r = std::min<std::uint32_t>(bytes, plan.vec == 8 ? 8 : ht);
+    const std::uint32_t r = head_tail_unit(p, plan.vec, bytes);
     const char* name = r == 16 ? "xmm" : r == 32 ? "ymm" : r == 64 ? "zmm" : "gpr";
     return std::to_string(bytes / std::max<std::uint32_t>(r, 8)) + " x " + name;
   };

@@ -148,9 +148,9 @@ struct HeadTailWidth {
   using type = std::uint32_t;
   static constexpr std::string_view unit = "bytes";
   static constexpr std::string_view doc =
-      "register width of the head/tail classes above 16 bytes: 0 = vector_width, else 16, 32 or 64 "
-      "(at least vector_width / 2: a class moves at most 8 registers per end). Narrower moves split "
-      "fewer cache lines on misaligned data";
+      "register width of the head/tail classes above 16 bytes up to 4 x this width: 0 = vector_width, "
+      "else 16, 32 or 64 (at least vector_width / 2). Narrower moves split fewer cache lines on "
+      "misaligned data; the longer classes keep full-width moves";
   static constexpr type def = 0;
   static constexpr std::array<type, 4> choices{0, 16, 32, 64};
 };

@@ -80,6 +80,13 @@ struct CopyPlan {
 /// Error kInvalidParams names the offending class.
 Status check_plan(const CopyPlan& plan);
 
+/// Width in bytes of one register that moves a group of `block` bytes (a head/tail end, or a
+/// block): the block itself up to 8 (a GPR); else `vec` (8 at width 8), or head_tail_width when it
+/// is set and block <= 2 x head_tail_width (half-width moves for the classes up to 4 x that; the
+/// wider classes keep full-width moves: eight ymm per end at 512 bytes ran 0.81x the speed of
+/// four zmm on AMD family 26). emit() and the printed ladder both use it.
+std::uint32_t head_tail_unit(const CopyParams& p, std::uint32_t vec, std::uint32_t block);
+
 /// Every length where behaviour changes: each class's lo and hi+1 (below 2^64-1). Verification
 /// tests each edge ±72.
 std::vector<std::uint64_t> plan_edges(const CopyPlan& plan);

@@ -43,7 +43,7 @@ rc=$?
 check "--report --versus exits 0 (rc=$rc)" test $rc -eq 0
 check "--report has the seeds' matrix with a second.json column" grep -qE "^ +Len +Src/Dst +glibc .* second.json +tuned" "$tmp/rep"
 check "--report has the misaligned-destination matrix" grep -q "vs aligned" "$tmp/rep"
-check "--report says which targets are met" bash -c "grep -q '^targets' '$tmp/rep' && grep -cE '^  (met|MISSED)  ' '$tmp/rep' | grep -qxE '[5-9]'"
+check "--report says which targets are met" bash -c "grep -q '^performance targets' '$tmp/rep' && grep -cE '^  (met|MISSED)  ' '$tmp/rep' | grep -qxE '[5-9]'"
 "$at" --from "$tmp/best.json" --versus "$tmp/second.json" >/dev/null 2>&1; rc=$?
 check "--versus without --report refused (rc=$rc)" test $rc -eq 1
 
@@ -61,6 +61,19 @@ check "--from --op fill re-measures only fill (rc=$rc)" bash -c "test $rc -eq 0 
 printf 'not json' >"$tmp/garbage.json"
 "$at" --quick --budget 1 --op clear_page --emit "$tmp/garbage.json" >/dev/null 2>"$tmp/err5"
 check "an unmergeable file is moved aside, not lost" bash -c "test -s '$tmp/garbage.json.bak' && grep -q 'moved the existing' '$tmp/err5' && grep -q clear_page '$tmp/garbage.json'"
+check "... with the real reason" grep -q "garbage.json.bak: .*not valid JSON" "$tmp/err5"
+printf 'second text' >"$tmp/garbage.json"
+"$at" --quick --budget 1 --op clear_page --emit "$tmp/garbage.json" >/dev/null 2>"$tmp/err5b"
+check "a second unmergeable file gets its own backup; the first one stays" bash -c "grep -qx 'not json' '$tmp/garbage.json.bak' && grep -qx 'second text' '$tmp/garbage.json.bak.1'"
+# --from ... --emit keeps what the target file holds for other operations.
+cp "$tmp/best.json" "$tmp/three.json"
+"$at" -q --from "$tmp/best.json" --op memcpy --emit "$tmp/three.json" >/dev/null 2>&1; rc=$?
+check "--from --emit into a file of this CPU keeps its other entries (rc=$rc)" bash -c "test $rc -eq 0 && grep -c '\"workload\": \"seeds\"' '$tmp/three.json' | grep -qx 3"
+mkdir -p "$tmp/adir.json"
+"$at" --quick --budget 1 --op clear_page --emit "$tmp/adir.json" >/dev/null 2>"$tmp/e"; rc=$?
+check "--emit onto a directory: refused before any work, nothing moved (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'is a directory' '$tmp/e' && test -d '$tmp/adir.json' && ! test -e '$tmp/adir.json.bak'"
+"$at" --quick --budget 1 --op clear_page --emit "$tmp/no/such/dir/x.json" >/dev/null 2>"$tmp/e"; rc=$?
+check "--emit into a missing directory: refused before any work (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'does not exist' '$tmp/e' && ! grep -q 'kernel:' '$tmp/e'"
 
 # Bad input: clear error, exit status 2.
 expect_error() {  # expect_error DESCRIPTION PATTERN FILE
@@ -140,7 +153,17 @@ check "unknown --flavor refused (rc=$rc)" test $rc -eq 1
 "$at" -q --from "$tmp/best.json" --emit-asm "$tmp/x.S" --op memmove >/dev/null 2>"$tmp/e"; rc=$?
 check "--emit-asm of an operation the file lacks: exit 2, names what it holds (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'has no memmove entry (it holds .*memcpy' '$tmp/e'"
 "$at" -q --from "$tmp/best.json" --emit-asm "$tmp/x.S" --name 9lives >/dev/null 2>"$tmp/e"; rc=$?
-check "a bad --name: exit 2 (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'not an assembler symbol name' '$tmp/e'"
+check "a bad --name: exit 1 (rc=$rc)" bash -c "test $rc -eq 1 && grep -q 'is not a symbol GNU as takes' '$tmp/e'"
+"$at" -q --from "$tmp/best.json" --emit-asm "$tmp/x.S" --name "" >/dev/null 2>&1; rc=$?
+check "an empty --name: exit 1 (rc=$rc)" test $rc -eq 1
+cp "$tmp/best.json" "$tmp/in.json"
+"$at" -q --from "$tmp/in.json" --emit-asm "$tmp/in.json" >/dev/null 2>"$tmp/e"; rc=$?
+check "--emit-asm onto its own --from file: refused, the wisdom intact (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'is the wisdom file --from reads' '$tmp/e' && cmp -s '$tmp/in.json' '$tmp/best.json'"
+echo "my notes" >"$tmp/notes.S"
+"$at" -q --from "$tmp/best.json" --emit-asm "$tmp/notes.S" >/dev/null 2>"$tmp/e"; rc=$?
+check "--emit-asm onto a file copysynth did not write: refused, kept (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'not overwriting it' '$tmp/e' && grep -qx 'my notes' '$tmp/notes.S'"
+"$at" -q --from "$tmp/best.json" --emit-asm "$tmp/plain.S" >/dev/null 2>&1; rc=$?
+check "--emit-asm over its own earlier .S file is fine (rc=$rc)" test $rc -eq 0
 check "nothing written on error" test ! -e "$tmp/x.S"
 
 # The commit-message table.
@@ -156,8 +179,20 @@ check "--patch-table: 77 rows" bash -c "grep -cE '^ *[0-9]+M? +[0-9]+/[0-9]+ +[0
 check "negative budget refused (rc=$rc)" test $rc -eq 1
 "$at" --isa mmx >/dev/null 2>&1; rc=$?
 check "unknown ISA refused (rc=$rc)" test $rc -eq 1
-"$at" --op memset >/dev/null 2>&1; rc=$?
+"$at" -q --quick --budget 1 --op memset >"$tmp/ms" 2>&1; rc=$?
+check "--op memset is fill (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'system memset GB/s' '$tmp/ms'"
+"$at" --op memcopy >/dev/null 2>&1; rc=$?
 check "unknown operation refused (rc=$rc)" test $rc -eq 1
+"$at" --budget nan >/dev/null 2>&1; rc=$?
+check "a NaN budget refused (rc=$rc)" test $rc -eq 1
+"$at" --budget abc >/dev/null 2>"$tmp/e"; rc=$?
+check "a budget that is no number: exit 1, says so (rc=$rc)" bash -c "test $rc -eq 1 && grep -q 'takes a number of seconds' '$tmp/e'"
+"$at" --seed -1 >/dev/null 2>&1; rc=$?
+check "a negative seed refused (rc=$rc)" test $rc -eq 1
+"$at" --cold >/dev/null 2>&1; rc=$?
+check "--cold with the seeds workload: exit 1 (rc=$rc)" test $rc -eq 1
+"$at" --workload NoSuchDistribution >/dev/null 2>&1; rc=$?
+check "an unknown workload: exit 1 (rc=$rc)" test $rc -eq 1
 "$at" --from "$tmp/best.json" --budget 3 >/dev/null 2>&1; rc=$?
 check "--from with --budget refused (rc=$rc)" test $rc -eq 1
 "$at" --merge "$tmp/best.json" >/dev/null 2>&1; rc=$?

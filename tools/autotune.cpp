@@ -12,7 +12,13 @@
 // Progress goes to stderr, the table to stdout. Exit status: 0 success, 1 bad command line,
 // 2 the work failed (unreadable or mismatched wisdom, verification failure, I/O error).
 #include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -48,6 +54,87 @@ std::string utc_now() {
 int fail(const Error& e) {
   std::cerr << "autotune: error (" << error_code_name(e.code) << "): " << e.message << "\n";
   return 2;
+}
+
+/// A command-line value that does not work (exit status 1, as a parse error).
+int usage_error(const std::string& message) {
+  std::cerr << "autotune: " << message << "\n";
+  return 1;
+}
+
+/// Checks before any work that an output file can be written: not a directory, in a directory
+/// that exists and is writable. Errors name the option, the path and the reason (errno).
+Status check_output(const char* option, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    return make_error(ErrorCode::kInvalidArgument, std::string(option) + " " + path + ": is a directory; give a file name");
+  const fs::path dir = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec))
+    return make_error(ErrorCode::kInvalidArgument, std::string(option) + " " + path + ": the directory " + dir.string() +
+                                                       " does not exist; create it or pick another path");
+  if (::access(dir.c_str(), W_OK) != 0)
+    return make_error(ErrorCode::kInvalidArgument, std::string(option) + " " + path + ": cannot write in " +
+                                                       dir.string() + " (" + std::strerror(errno) + ")");
+  return {};
+}
+
+/// A name for setting `path` aside that no file has yet: PATH.bak, else PATH.bak.1, .2, ...
+std::string free_backup_name(const std::string& path) {
+  std::error_code ec;
+  std::string bak = path + ".bak";
+  for (int i = 1; std::filesystem::exists(bak, ec); ++i) bak = path + ".bak." + std::to_string(i);
+  return bak;
+}
+
+/// Writes this CPU's wisdom `w` to `path` without losing what an existing file holds: into a fleet
+/// file, as this CPU's host (other CPUs stay); into a wisdom file of this CPU, keeping its entries
+/// for operations `w` lacks; any other existing file (another CPU's, not wisdom at all) is first
+/// moved to a backup name no file has (never overwritten), and the reason is said.
+Status write_wisdom_keeping(Wisdom w, const std::string& path, const CpuInfo& cpu,
+                            const std::function<void(const std::string&)>& progress) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
+    if (std::filesystem::is_directory(path, ec))
+      return make_error(ErrorCode::kWisdomIo, path + " is a directory; give --emit a file name");
+    if (auto fleet = load_fleet(path); fleet && fleet->hosts.size() > 1) {
+      Fleet mine;
+      mine.hosts = {w};
+      Fleet out = *fleet;
+      out.hosts = merge_fleets({*fleet, mine}).hosts;
+      out.created = utc_now();
+      COPYSYNTH_TRY(save_fleet(out, path));
+      progress("wrote this CPU's entries into the fleet file " + path + " (" + std::to_string(out.hosts.size()) +
+               " CPUs; the others unchanged)");
+      return {};
+    }
+    auto old = load_wisdom(path);
+    Status same_cpu = old ? check_cpu(*old, cpu) : Status(old.error());
+    if (same_cpu.ok()) {
+      for (const auto& e : old->entries)
+        if (!w.find(e.operation)) {
+          w.entries.push_back(e);
+          progress("kept the " + std::string(name_of(e.operation)) + " entry of " + path);
+        }
+    } else {
+      const std::string bak = free_backup_name(path);
+      if (std::rename(path.c_str(), bak.c_str()) != 0)
+        return make_error(ErrorCode::kWisdomIo, "cannot move the existing " + path + " aside to " + bak + " (" +
+                                                    std::strerror(errno) + "); nothing was written");
+      progress("moved the existing " + path + " to " + bak + ": " + same_cpu.error().message);
+    }
+  }
+  COPYSYNTH_TRY(save_wisdom(w, path));
+  progress("wrote " + path);
+  return {};
+}
+
+/// A symbol GNU as takes for --name: [A-Za-z_.$][A-Za-z0-9_.$]*, not empty.
+bool valid_asm_symbol(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (unsigned char c : s)
+    if (!(std::isalnum(c) || c == '_' || c == '.' || c == '$')) return false;
+  return true;
 }
 
 /// A value for --show: in double quotes, with ", \\ and bytes outside printable ASCII written as
@@ -185,6 +272,25 @@ std::string shell_line(int argc, char** argv) {
   return line;
 }
 
+/// --emit-asm must not destroy a file it did not write: not the wisdom it reads, nor any existing
+/// file that is not a copysynth `.S` file (its first line says "written by copysynth").
+Status check_asm_output(const std::string& path, const std::string& from) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(path, ec)) {
+    if (fs::equivalent(path, from, ec))
+      return make_error(ErrorCode::kInvalidArgument, "--emit-asm " + path + " is the wisdom file --from reads; "
+                                                     "give the .S file another name");
+    std::ifstream in(path);
+    std::string first;
+    std::getline(in, first);
+    if (first.find("written by copysynth") == std::string::npos)
+      return make_error(ErrorCode::kInvalidArgument, "--emit-asm " + path + " exists and is not a .S file copysynth "
+                                                     "wrote; not overwriting it: remove it or pick another name");
+  }
+  return check_output("--emit-asm", path);
+}
+
 /// The entry of `w` that --emit-asm writes: the one --op names, else memcpy, else the only one.
 Result<const WisdomEntry*> entry_for_asm(const Wisdom& w, const std::string& path, const std::vector<Operation>& ops,
                                          bool ops_given) {
@@ -278,12 +384,14 @@ int emit_asm_file(const Wisdom& w, const WisdomEntry& entry, const AsmRequest& r
   if (!text) return fail(text.error());
   if (req.flavor == "linux" && plan.vec > 8)
     std::cerr << "autotune: warning: this " << op << " routine uses " << plan.vec
-              << "-byte vector registers; in the kernel that is only allowed between kernel_fpu_begin() and "
-                 "kernel_fpu_end() (a drop-in arch/x86/lib routine needs a plan tuned with vector_width 8)\n";
+              << "-byte vector registers; the kernel allows them only between kernel_fpu_begin() and "
+                 "kernel_fpu_end(), so this file cannot replace an arch/x86/lib routine as it is (that needs a "
+                 "GPR plan, CopyParams vector_width = 8, which autotune's search does not force)\n";
   std::ofstream f(req.path, std::ios::binary);
   f << text->text;
   f.close();
-  if (!f) return fail(make_error(ErrorCode::kInvalidArgument, "cannot write " + req.path));
+  if (!f)
+    return fail(make_error(ErrorCode::kInvalidArgument, "cannot write " + req.path + " (" + std::strerror(errno) + ")"));
   progress("wrote " + req.path + ": " + o.symbol + ", " + req.flavor + " flavour, " +
            std::to_string(text->instructions) + " instructions, " + std::to_string(text->code_bytes) +
            " bytes of code (assembled with GNU as: exactly the JIT routine's bytes)");
@@ -323,22 +431,35 @@ int main(int argc, char** argv) {
                  "if it was made on another CPU or schema, rebuild the same routine, re-verify it, "
                  "re-measure it and print the table")
       ->type_name("FILE");
+  const CLI::Validator seconds(
+      [](std::string& in) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const double v = std::strtod(in.c_str(), &end);
+        if (end == in.c_str() || *end != '\0') return "--budget takes a number of seconds, got '" + in + "'";
+        if (!std::isfinite(v) || v < 1 || v > 86400) return "--budget must be between 1 and 86400 seconds, got " + in;
+        return {};
+      },
+      "SECONDS in [1, 86400]");
   app.add_option("--budget", budget,
                  "Wall-clock budget of the search in seconds (verification + timing); the final "
-                 "measurement comes on top. The default run fits in 60 s on a 2-core machine")
-      ->check(CLI::Range(1.0, 86400.0))
+                 "measurement comes on top. The search usually ends sooner: a full run takes about 10 s "
+                 "on a 2-core machine")
+      ->check(seconds)
       ->capture_default_str();
   app.add_option("--op", op_names,
-                 "Operation(s) to tune, comma-separated: memcpy, memmove, fill (memset), clear_page, or "
+                 "Operation(s) to tune, comma-separated: memcpy, memmove, fill (memset; `memset` is taken "
+                 "too), clear_page, or "
                  "all. Each gets its own search, table and wisdom entry. With --from: only these "
                  "entries (default: every entry in the file)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"memcpy", "memmove", "fill", "clear_page", "all"}))
+      ->check(CLI::IsMember({"memcpy", "memmove", "fill", "memset", "clear_page", "all"}))
       ->capture_default_str();
   app.add_option("--seed", seed, "Seed for candidate order and verification sampling (same seed, same "
                                  "search order)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_flag("--quick", quick, "Fewer candidates and rounds (about 10 s)");
+  app.add_flag("--quick", quick, "Fewer candidates and rounds (about 2 s)");
   app.add_option("--isa", isa,
                  "Tune for at most this ISA level on this host: host, sse2, avx2 or avx512 (a level "
                  "above the host's is refused). With --emit-asm: execute at most this level here (a "
@@ -412,10 +533,10 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", quiet, "No progress lines on stderr");
   app.footer(
       "Examples:\n"
-      "  autotune --emit best.json            tune (about 45 s), print the table, write best.json\n"
+      "  autotune --emit best.json            tune (about 10 s), print the table, write best.json\n"
       "  autotune --quick                     a short search, table only\n"
       "  autotune --from best.json            check a wisdom file on this host and re-measure it\n"
-      "  autotune --isa avx2 --emit avx2.json tune without AVX-512\n"
+      "  autotune --isa avx2 --emit avx2.json tune without AVX-512 (load it with --isa avx2 too)\n"
       "  autotune --op all --emit best.json   memcpy, memmove, fill and clear_page in one file\n"
       "  autotune --workload MemcpyGoogleA    tune for a production size distribution\n"
       "  autotune --from best.json --emit-asm memcpy_64.S --flavor linux --name __memcpy\n"
@@ -457,6 +578,17 @@ int main(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(i ? argv[i] : "autotune");
   if (!show_path.empty()) return show(show_path);
   if (!merge_paths.empty()) return merge(merge_paths, emit_path, command, quiet);
+  if (app.get_option("--name")->count() && !valid_asm_symbol(asm_symbol))
+    return usage_error("--name \"" + asm_symbol + "\" is not a symbol GNU as takes: letters, digits, _ . $, "
+                       "not starting with a digit");
+  if (cold && (workload_name == "seeds" || workload_name == "misaligned"))
+    return usage_error("--cold applies to size-distribution workloads; the " + workload_name +
+                       " points are timed hot (use --workload MemcpyGoogleA or a FILE.csv)");
+  for (auto [option, path] : {std::pair<const char*, const std::string*>{"--emit", &emit_path}, {"--svg", &svg_path}})
+    if (!path->empty())
+      if (auto st = check_output(option, *path); !st) return fail(st.error());
+  if (!asm_path.empty() && !from_path.empty())
+    if (auto st = check_asm_output(asm_path, from_path); !st) return fail(st.error());
   if ((!asm_path.empty() || patch_table) && from_path.empty()) {
     std::cerr << "autotune: " << (patch_table ? "--patch-table" : "--emit-asm")
               << " works on a tuned routine: give its wisdom file with --from best.json (autotune --emit "
@@ -489,15 +621,21 @@ int main(int argc, char** argv) {
       break;
     }
     for (std::size_t k = 0; k < spec::Operation::choices.size(); ++k)
-      if (spec::Operation::names[k] == name &&
+      if (spec::Operation::names[k] == (name == "memset" ? "fill" : name) &&
           std::find(ops.begin(), ops.end(), spec::Operation::choices[k]) == ops.end())
         ops.push_back(spec::Operation::choices[k]);
   }
   if (!asm_path.empty()) {  // writing a file: no matching host, no timing
-    auto w = load_wisdom(from_path);
-    if (!w) return fail(w.error());
+    // One host's wisdom: a single-host file, or of a fleet this CPU's host (or its only one).
+    auto fleet = load_fleet(from_path);
+    if (!fleet) return fail(fleet.error());
+    auto w = fleet->hosts.size() == 1 ? Result<Wisdom>(fleet->hosts.front()) : select_host(*fleet, cpu);
+    if (!w)
+      return fail(make_error(w.error().code, from_path + ": --emit-asm writes one host's routine and this CPU is not "
+                                                         "in the fleet: " + w.error().message +
+                                                         "; run it with that host's own wisdom file"));
     auto e = entry_for_asm(*w, from_path, ops, ops_given);
-    if (!e) return fail(e.error());
+    if (!e) return e.error().code == ErrorCode::kInvalidArgument ? usage_error(e.error().message) : fail(e.error());
     return emit_asm_file(*w, **e, {from_path, asm_path, flavor, asm_symbol, target, shell_line(argc, argv)}, cpu,
                          progress);
   }
@@ -513,8 +651,14 @@ int main(int argc, char** argv) {
     std::vector<const WisdomEntry*> entries;
     for (const auto& e : w->entries)
       if (!ops_given || std::find(ops.begin(), ops.end(), e.operation) != ops.end()) entries.push_back(&e);
-    if (entries.empty())
-      return fail(make_error(ErrorCode::kWisdomMismatch, from_path + " has no entry for the requested operation(s)"));
+    if (entries.empty()) {
+      std::string want, held;
+      for (Operation op : ops) want += (want.empty() ? "" : ", ") + std::string(name_of(op));
+      for (const auto& e : w->entries) held += (held.empty() ? "" : ", ") + std::string(name_of(e.operation));
+      return fail(make_error(ErrorCode::kWisdomMismatch, from_path + " has no " + want + " entry (it holds " +
+                                                             (held.empty() ? "none" : held) + "); tune it with autotune --op " +
+                                                             want + " --emit " + from_path));
+    }
     for (const WisdomEntry* e : entries) {
       auto r = build_entry(*w, *e, cpu);
       if (!r) return fail(make_error(r.error().code, from_path + ": " + r.error().message));
@@ -531,7 +675,7 @@ int main(int argc, char** argv) {
       }
       if (wname.empty()) wname = "seeds";
       auto wl = make_workload(wname, e->operation, wcold);
-      if (!wl) return fail(wl.error());
+      if (!wl) return wl.error().code == ErrorCode::kInvalidArgument ? usage_error(wl.error().message) : fail(wl.error());
       const Workload& workload = *wl;
       progress("verified; measuring " + (workload.is_distribution() ? workload.name
                                                                      : std::to_string(workload.points.size()) + " points"));
@@ -550,9 +694,8 @@ int main(int argc, char** argv) {
         }
         std::optional<Routine> other;  // --versus: the same operation from another file
         if (!versus_path.empty()) {
-          auto vw = load_wisdom(versus_path);
-          if (!vw) return fail(vw.error());
-          if (auto st = check_cpu(*vw, cpu); !st) return fail(st.error());
+          auto vw = load_wisdom_for(versus_path, cpu);
+          if (!vw) return fail(make_error(vw.error().code, "--versus " + versus_path + ": " + vw.error().message));
           const WisdomEntry* ve = vw->find(e->operation);
           if (!ve)
             return fail(make_error(ErrorCode::kWisdomMismatch, versus_path + " has no " +
@@ -629,8 +772,7 @@ int main(int argc, char** argv) {
     if (!emit_path.empty()) {
       out.created = utc_now();
       out.command = command;
-      if (auto st = save_wisdom(out, emit_path); !st) return fail(st.error());
-      progress("wrote " + emit_path);
+      if (auto st = write_wisdom_keeping(out, emit_path, cpu, progress); !st) return fail(st.error());
     }
     return 0;
   }
@@ -641,7 +783,7 @@ int main(int argc, char** argv) {
   w.command = command;
   for (Operation op : ops) {
     auto wl = make_workload(workload_name, op, cold);
-    if (!wl) return fail(wl.error());
+    if (!wl) return wl.error().code == ErrorCode::kInvalidArgument ? usage_error(wl.error().message) : fail(wl.error());
     const Workload& workload = *wl;
     TuneOptions opt;
     opt.operation = op;
@@ -661,42 +803,16 @@ int main(int argc, char** argv) {
     if (show_plan) std::cerr << to_string(r.routine.plan());
     heading(op, ops.size());
     std::cout << format_table(r.points, op) << std::flush;
+    if (const double g = geomean_speedup(r.points); g < 1.0) {
+      char b[64];
+      std::snprintf(b, sizeof b, "%.2fx", g);
+      std::cerr << "autotune: warning: the " << name_of(op) << " winner is " << b << " the speed of the "
+                << baseline_name(op) << " on this workload" << (quick ? "; try without --quick" : "")
+                << " or with a larger --budget, or keep the system routine\n";
+    }
     w.entries.push_back(wisdom_entry(r, workload.name));
   }
-  if (!emit_path.empty()) {
-    // Keep what an existing wisdom file of this CPU holds for other operations; set aside
-    // (FILE.bak) a file that cannot be merged rather than destroy it.
-    if (std::ifstream(emit_path).good()) {
-      if (auto fleet = load_fleet(emit_path); fleet && fleet->hosts.size() > 1) {
-        // A fleet file: this CPU's host gets the new entries (and keeps its others); other CPUs stay.
-        Fleet mine;
-        mine.hosts = {w};
-        const Fleet merged = merge_fleets({*fleet, mine});
-        Fleet out = *fleet;
-        out.hosts = merged.hosts;
-        out.created = utc_now();
-        if (auto st = save_fleet(out, emit_path); !st) return fail(st.error());
-        progress("wrote this CPU's entries into the fleet file " + emit_path + " (" + std::to_string(out.hosts.size()) +
-                 " CPUs)");
-        return 0;
-      }
-      auto old = load_wisdom(emit_path);
-      if (old && check_cpu(*old, cpu).ok()) {
-        for (const auto& e : old->entries)
-          if (!w.find(e.operation)) {
-            w.entries.push_back(e);
-            progress("kept the " + std::string(name_of(e.operation)) + " entry of " + emit_path);
-          }
-      } else {
-        const std::string bak = emit_path + ".bak";
-        if (std::rename(emit_path.c_str(), bak.c_str()) != 0)
-          return fail(make_error(ErrorCode::kWisdomIo, "cannot move the existing " + emit_path + " aside to " + bak));
-        progress("moved the existing " + emit_path + " to " + bak + " (" +
-                 (old ? old.error().message : std::string("it was made on another CPU")) + ")");
-      }
-    }
-    if (auto st = save_wisdom(w, emit_path); !st) return fail(st.error());
-    progress("wrote " + emit_path);
-  }
+  if (!emit_path.empty())
+    if (auto st = write_wisdom_keeping(w, emit_path, cpu, progress); !st) return fail(st.error());
   return 0;
 }

@@ -201,7 +201,7 @@ std::string format_targets(const ReportTable* seeds, const ReportTable* misalign
     if (v.size() > 4) s += ", ...";
     return s;
   };
-  o << "targets (issue 8; ratios measured in this run):\n";
+  o << "performance targets (docs/performance.md; ratios measured in this run):\n";
   if (seeds && !seeds->rows.empty()) {
     std::vector<const ReportRow*> low;
     double mn = 1e300;

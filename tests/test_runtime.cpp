@@ -895,6 +895,59 @@ TEST_CASE("wisdom: save and load round trip") {
   CHECK(r3->entries[0].points == o.points);
 }
 
+namespace {
+/// The names in directory `dir`, sorted.
+std::vector<std::string> names_in(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+// Regression: the temporary file was PATH.tmp, a fixed name: a user's q.json.tmp was overwritten
+// and removed by `autotune --emit q.json`.
+TEST_CASE("wisdom: save_wisdom and save_fleet touch no file but the target; a failure leaves none") {
+  TempDir dir;
+  const std::string path = dir.path + "/q.json";
+  write_file(path + ".tmp", "notes\n");
+  REQUIRE(save_wisdom(sample_wisdom(), path).ok());
+  CHECK(read_text(path + ".tmp") == "notes\n");
+  CHECK(names_in(dir.path) == std::vector<std::string>{"q.json", "q.json.tmp"});
+  REQUIRE(load_wisdom(path).ok());
+  Fleet f;
+  f.hosts = {sample_wisdom()};
+  REQUIRE(save_fleet(f, path).ok());
+  CHECK(read_text(path + ".tmp") == "notes\n");
+  CHECK(names_in(dir.path) == std::vector<std::string>{"q.json", "q.json.tmp"});
+
+  // The permissions of the file replaced are kept (mkstemp alone would give 0600).
+  std::filesystem::permissions(path, std::filesystem::perms(0640));
+  REQUIRE(save_wisdom(sample_wisdom(), path).ok());
+  CHECK(std::filesystem::status(path).permissions() == std::filesystem::perms(0640));
+
+  // A rename that fails (the target is a directory): an error naming both, the temporary removed.
+  std::filesystem::create_directory(dir.path + "/d.json");
+  const Status st = save_wisdom(sample_wisdom(), dir.path + "/d.json");
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().code == ErrorCode::kWisdomIo);
+  CHECK_MESSAGE(contains(st.error().message, "cannot rename " + dir.path + "/d.json."), st.error().message);
+  CHECK_MESSAGE(contains(st.error().message, "is unchanged"), st.error().message);
+  CHECK(names_in(dir.path) == std::vector<std::string>{"d.json", "q.json", "q.json.tmp"});
+  // No directory to create the temporary in.
+  const Status nodir = save_wisdom(sample_wisdom(), dir.path + "/no/such/dir/best.json");
+  REQUIRE_FALSE(nodir.ok());
+  CHECK_MESSAGE(contains(nodir.error().message, "cannot create a temporary file next to " + dir.path + "/no/such/dir/best.json"),
+                nodir.error().message);
+  CHECK_MESSAGE(contains(nodir.error().message, "No such file or directory"), nodir.error().message);
+}
+
 TEST_CASE("wisdom: check_cpu") {
   const Wisdom w = sample_wisdom();
   CHECK(check_cpu(w, CpuInfo::host()).ok());

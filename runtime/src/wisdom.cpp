@@ -1,8 +1,13 @@
 // copysynth — wisdom files (see wisdom.hpp).
 #include "copysynth/wisdom.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -309,21 +314,51 @@ Result<json> read_json(const std::string& path) {
   return j;
 }
 
-/// Writes `j` to `path` atomically (temporary file + rename), pretty-printed.
+/// The permission bits a new file gets from open(..., 0666): 0666 minus the process's umask, read
+/// from /proc/self/status (umask() itself would have to change it to read it, racing other
+/// threads); 0644 where the kernel does not report it.
+mode_t new_file_mode() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Umask:", 0) == 0) return 0666 & ~static_cast<mode_t>(std::strtoul(line.c_str() + 6, nullptr, 8));
+  return 0644;
+}
+
+/// Writes `j` to `path` atomically, pretty-printed: into a new temporary file of a unique name
+/// next to it (mkstemp, "PATH.XXXXXX": the same directory, so the rename cannot cross file
+/// systems, and no file of the user's is overwritten or removed but `path` itself), flushed to
+/// disk, then renamed over `path`. Readers see the old file or the new one, never a part. The
+/// new file keeps the permission bits of the file it replaces (0666 minus the umask for a new
+/// one). On any failure the temporary file is removed and `path` is left as it was.
 Status write_json(const json& j, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return make_error(ErrorCode::kWisdomIo, "cannot write " + tmp + ": " + std::strerror(errno));
-    out << j.dump(2) << "\n";
-    out.flush();
-    if (!out) return make_error(ErrorCode::kWisdomIo, "error writing " + tmp + ": " + std::strerror(errno));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+  std::string tmp = path + ".XXXXXX";
+  int fd = ::mkstemp(tmp.data());
+  if (fd < 0)
+    return make_error(ErrorCode::kWisdomIo, "cannot create a temporary file next to " + path + " (" + tmp +
+                                                "): " + std::strerror(errno) +
+                                                "; check that the directory exists and is writable");
+  auto fail = [&](const std::string& what) {
     const int e = errno;
-    std::remove(tmp.c_str());
-    return make_error(ErrorCode::kWisdomIo, "cannot rename " + tmp + " to " + path + ": " + std::strerror(e));
+    if (fd >= 0) ::close(fd);
+    ::unlink(tmp.c_str());
+    return make_error(ErrorCode::kWisdomIo, what + ": " + std::strerror(e) + " (" + path + " is unchanged)");
+  };
+  struct stat old {};
+  const mode_t mode = ::stat(path.c_str(), &old) == 0 ? (old.st_mode & 07777) : new_file_mode();
+  if (::fchmod(fd, mode) != 0) return fail("cannot set the permissions of " + tmp);
+  const std::string text = j.dump(2) + "\n";
+  for (std::size_t off = 0; off < text.size();) {
+    const ssize_t k = ::write(fd, text.data() + off, text.size() - off);
+    if (k < 0 && errno == EINTR) continue;
+    if (k == 0) errno = EIO;
+    if (k <= 0) return fail("error writing " + tmp);
+    off += static_cast<std::size_t>(k);
   }
+  if (::fsync(fd) != 0) return fail("error writing " + tmp + " to disk (fsync)");
+  const int closed = ::close(fd);
+  fd = -1;
+  if (closed != 0) return fail("error writing " + tmp);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) return fail("cannot rename " + tmp + " to " + path);
   return {};
 }
 

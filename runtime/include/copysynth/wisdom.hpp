@@ -103,7 +103,10 @@ Result<Wisdom> wisdom_from_json(const nlohmann::json& j);
 /// prefixed with the path.
 Result<Wisdom> load_wisdom(const std::string& path);
 
-/// Writes `w` to `path` atomically (temporary file + rename), pretty-printed. kWisdomIo on failure.
+/// Writes `w` to `path` atomically, pretty-printed: into a new temporary file "PATH.XXXXXX" in the
+/// same directory (mkstemp: a unique name, so no other file is touched), flushed with fsync, then
+/// renamed over `path`; the file keeps the permissions of the one it replaces. kWisdomIo on
+/// failure, with the temporary file removed and `path` unchanged.
 Status save_wisdom(const Wisdom& w, const std::string& path);
 
 /// kWisdomMismatch unless `w` was made on a CPU with `cpu`'s signature; the message names both
@@ -134,7 +137,7 @@ Result<Fleet> fleet_from_json(const nlohmann::json& j);
 /// Reads and parses `path` as fleet_from_json does; errors as load_wisdom's.
 Result<Fleet> load_fleet(const std::string& path);
 
-/// Writes `f` to `path` atomically as a schema-2 file. kWisdomIo on failure.
+/// Writes `f` to `path` atomically as a schema-2 file, as save_wisdom does. kWisdomIo on failure.
 Status save_fleet(const Fleet& f, const std::string& path);
 
 /// The host document for CPU `signature`. kWisdomMismatch when there is none: for a fleet of one

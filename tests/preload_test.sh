@@ -9,7 +9,8 @@
 #      machine code), sqlite3 building, updating, vacuuming and querying a database (its output
 #      and the database file);
 #   3. the one-line fallback to the system routines for an unset variable, a missing, truncated or
-#      edited file, another CPU's wisdom and a fleet without this CPU; and a fleet with it.
+#      edited file, a directory, a FIFO or /dev/zero named as the file, another CPU's wisdom and a
+#      fleet without this CPU; and a fleet with it.
 # Every run with the shim sets COPYSYNTH_PRELOAD_STATS, and the test requires its report: the
 # tuned routines were installed, and served calls (a count and bytes). A run that silently fell
 # back to glibc fails.
@@ -128,7 +129,8 @@ fallback() {
   local name=$1 w=$2 pattern=$3
   local vars=(LD_PRELOAD="$preload" COPYSYNTH_PRELOAD_STATS="$tmp/stats.$name")
   [ -n "$w" ] && vars+=(COPYSYNTH_WISDOM="$w")
-  env -u COPYSYNTH_WISDOM "${vars[@]}" ${asan_env[@]+"${asan_env[@]}"} "$probe" $expect >/dev/null 2>"$tmp/$name.err"
+  # (timeout: a wisdom "file" that blocks the shim's start-up fails the check instead of hanging it)
+  timeout 120 env -u COPYSYNTH_WISDOM "${vars[@]}" ${asan_env[@]+"${asan_env[@]}"} "$probe" $expect >/dev/null 2>"$tmp/$name.err"
   local rc=$?
   check "fallback ($name): probe exits 0 (rc=$rc)" test $rc -eq 0
   check "fallback ($name): one line on stderr" test "$(wc -l <"$tmp/$name.err")" -eq 1
@@ -139,6 +141,13 @@ fallback() {
 }
 fallback unset "" "COPYSYNTH_WISDOM is not set"
 fallback missing "$tmp/no-such-wisdom.json" "cannot read wisdom file $tmp/no-such-wisdom.json"
+# Not a regular file: refused for what it is, without reading it (a FIFO would block the program,
+# /dev/zero grew it to gigabytes).
+mkdir "$tmp/wisdom-dir"
+fallback directory "$tmp/wisdom-dir" "$tmp/wisdom-dir is a directory, not a wisdom file"
+mkfifo "$tmp/wisdom.fifo"
+fallback fifo "$tmp/wisdom.fifo" "$tmp/wisdom.fifo is a FIFO (named pipe), not a wisdom file"
+fallback dev-zero /dev/zero "/dev/zero is a character device, not a wisdom file"
 head -c 300 "$wisdom" >"$tmp/truncated.json"
 fallback truncated "$tmp/truncated.json" "not valid JSON"
 sed 's/"signature": "[^"]*"/"signature": "GenuineIntel-6-85:sse2,avx"/' "$wisdom" >"$tmp/other-cpu.json"

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <doctest/doctest.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -974,6 +975,45 @@ TEST_CASE("wisdom: I/O errors") {
   const Status st = save_wisdom(sample_wisdom(), dir.path + "/no/such/dir/best.json");
   REQUIRE_FALSE(st.ok());
   CHECK(st.error().code == ErrorCode::kWisdomIo);
+}
+
+// Regression: wisdom was read with no size limit and blocking opens: COPYSYNTH_WISDOM=/dev/zero
+// grew a program to 3.4 GB, a FIFO hung it, and a directory was "not valid JSON".
+TEST_CASE("wisdom: only a regular file of at most kMaxWisdomBytes is read, and what else it is is said") {
+  TempDir dir;
+  alarm(60);  // a blocking open or an endless read fails the test instead of hanging it
+  auto expect_refused = [](const std::string& path, ErrorCode code, std::initializer_list<std::string> texts) {
+    CAPTURE(path);
+    for (int fleet = 0; fleet < 2; ++fleet) {
+      const Error e = fleet ? load_fleet(path).error() : load_wisdom(path).error();
+      CHECK_MESSAGE(e.code == code, error_code_name(e.code) << ": " << e.message);
+      for (const auto& t : texts) CHECK_MESSAGE(contains(e.message, t), "\"" << t << "\" not in: " << e.message);
+      CHECK_FALSE(contains(e.message, "not valid JSON"));
+    }
+  };
+  expect_refused(dir.path, ErrorCode::kWisdomIo, {dir.path + " is a directory, not a wisdom file"});
+  const std::string fifo = dir.path + "/fifo.json";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  expect_refused(fifo, ErrorCode::kWisdomIo, {fifo + " is a FIFO (named pipe), not a wisdom file"});
+  expect_refused("/dev/zero", ErrorCode::kWisdomIo, {"/dev/zero is a character device, not a wisdom file"});
+  expect_refused("/dev/null", ErrorCode::kWisdomIo, {"/dev/null is a character device"});
+  // Larger than the limit: refused by its size, not read (a sparse file: no disk used).
+  const std::string big = dir.path + "/big.json";
+  write_file(big, "{");
+  std::filesystem::resize_file(big, kMaxWisdomBytes + 1);
+  expect_refused(big, ErrorCode::kWisdomIo,
+                 {big + " is " + std::to_string(kMaxWisdomBytes + 1) + " bytes, more than the 64 MiB", "not read"});
+  // At the limit it is read (and is not JSON).
+  std::filesystem::resize_file(big, kMaxWisdomBytes);
+  CHECK(load_wisdom(big).error().code == ErrorCode::kWisdomMalformed);
+  // A link to a regular file is read.
+  const std::string good = dir.path + "/best.json";
+  REQUIRE(save_wisdom(sample_wisdom(), good).ok());
+  std::filesystem::create_symlink(good, dir.path + "/link.json");
+  CHECK(load_wisdom(dir.path + "/link.json").ok());
+  // An empty path is an error of its own.
+  expect_refused("", ErrorCode::kInvalidArgument, {"the wisdom path is empty"});
+  alarm(0);
 }
 
 TEST_CASE("wisdom: malformed files are rejected with the JSON path") {

@@ -12,8 +12,8 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "copysynth/file_io.hpp"
 #include "copysynth/ladders.hpp"
 
 namespace copysynth {
@@ -299,15 +299,17 @@ Result<Wisdom> wisdom_from_json(const json& j) {
 
 namespace {
 
-/// The JSON document in `path`; kWisdomIo or kWisdomMalformed (not JSON) naming the path.
+/// The JSON document in `path`; kWisdomIo (cannot be read, not a regular file, larger than
+/// kMaxWisdomBytes: nothing is read then), kInvalidArgument (an empty path) or kWisdomMalformed
+/// (not JSON), naming the path.
 Result<json> read_json(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return make_error(ErrorCode::kWisdomIo, "cannot read wisdom file " + path + ": " + std::strerror(errno) +
-                                                " (run `autotune --emit " + path + "` to create it)");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  json j = json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  if (path.empty())
+    return make_error(ErrorCode::kInvalidArgument,
+                      "the wisdom path is empty; pass the name of a wisdom file (written by `autotune --emit FILE`)");
+  auto text = read_regular_file(path, "wisdom file", kMaxWisdomBytes, ErrorCode::kWisdomIo,
+                                "run `autotune --emit " + path + "` to create it");
+  if (!text) return text.error();
+  json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded())
     return make_error(ErrorCode::kWisdomMalformed,
                       path + " is not valid JSON (truncated or edited?); re-run autotune --emit " + path);

@@ -99,8 +99,13 @@ nlohmann::json to_json(const Wisdom& w);
 /// kWisdomMismatch (schema version, unknown ladder or operation, a plan these params do not give).
 Result<Wisdom> wisdom_from_json(const nlohmann::json& j);
 
-/// Reads and parses `path`. kWisdomIo when it cannot be read; otherwise wisdom_from_json's errors
-/// prefixed with the path.
+/// The largest wisdom file read (wisdom files are a few KB; a fleet of many CPUs tens of KB).
+inline constexpr std::uint64_t kMaxWisdomBytes = std::uint64_t{64} << 20;
+
+/// Reads and parses `path`. kWisdomIo when it cannot be read, and, without reading it, when it is
+/// not a regular file (a directory, a FIFO, a device: the message says which) or is larger than
+/// kMaxWisdomBytes (read_regular_file, file_io.hpp); kInvalidArgument for an empty path; otherwise
+/// wisdom_from_json's errors prefixed with the path.
 Result<Wisdom> load_wisdom(const std::string& path);
 
 /// Writes `w` to `path` atomically, pretty-printed: into a new temporary file "PATH.XXXXXX" in the
@@ -134,7 +139,8 @@ nlohmann::json to_json(const Fleet& f);
 /// kWisdomMalformed. Other schema numbers: kWisdomMismatch.
 Result<Fleet> fleet_from_json(const nlohmann::json& j);
 
-/// Reads and parses `path` as fleet_from_json does; errors as load_wisdom's.
+/// Reads and parses `path` as fleet_from_json does; errors as load_wisdom's (the same checks
+/// before reading: a regular file of at most kMaxWisdomBytes).
 Result<Fleet> load_fleet(const std::string& path);
 
 /// Writes `f` to `path` atomically as a schema-2 file, as save_wisdom does. kWisdomIo on failure.

@@ -10,7 +10,7 @@
 #      and the database file);
 #   3. the one-line fallback to the system routines for an unset variable, a missing, truncated or
 #      edited file, a directory, a FIFO or /dev/zero named as the file, another CPU's wisdom and a
-#      fleet without this CPU; and a fleet with it.
+#      fleet without this CPU; and a fleet with it, and this host's wisdom tuned with a capped ISA.
 # Every run with the shim sets COPYSYNTH_PRELOAD_STATS, and the test requires its report: the
 # tuned routines were installed, and served calls (a count and bytes). A run that silently fell
 # back to glibc fails.
@@ -164,6 +164,24 @@ W=$tmp/fleet.json under fleet xz -q -d -c "$tmp/ref.xz" >"$tmp/fleet.unxz" 2>"$t
 check "a fleet holding this CPU: nothing on stderr" test ! -s "$tmp/fleet.err"
 check "a fleet holding this CPU: xz -d output is the input" cmp "$tmp/xin" "$tmp/fleet.unxz"
 check "a fleet holding this CPU: its routines are installed and serve calls" served fleet 5000000
+# Wisdom this host tuned with a capped ISA records fewer features than the host's signature: the
+# shim accepts it (the same CPU model, features a subset), as --from and the C API do.
+host_sig=$("$at" --show "$wisdom" | sed -n 's/^this_cpu.signature="\(.*\)"$/\1/p')
+cap=
+case $host_sig in *avx512f*) cap=avx2 ;; *avx2*) cap=sse2 ;; esac
+if [ -n "$cap" ]; then
+  "$at" --isa "$cap" --quick --budget 1 --op memcpy,memmove,fill --quiet --emit "$tmp/capped.json" >/dev/null 2>"$tmp/capped-tune.err"
+  check "autotune --isa $cap --emit: capped wisdom ($(grep -o '"signature": "[^"]*"' "$tmp/capped.json"))" \
+    bash -c "! grep -q '\"signature\": \"$host_sig\"' '$tmp/capped.json'"
+  W=$tmp/capped.json under capped xz -q -d -c "$tmp/ref.xz" >"$tmp/capped.unxz" 2>"$tmp/capped.err"
+  check "capped-ISA wisdom of this host: nothing on stderr" test ! -s "$tmp/capped.err"
+  check "capped-ISA wisdom of this host: xz -d output is the input" cmp "$tmp/xin" "$tmp/capped.unxz"
+  check "capped-ISA wisdom of this host: its routines are installed and serve calls" served capped 5000000
+  sed 's/"signature": "\([^"]*\)-\([0-9]*\):/"signature": "\1-1\2:/' "$tmp/capped.json" >"$tmp/capped-other-model.json"
+  fallback capped-other-model "$tmp/capped-other-model.json" "(another CPU model)"
+else
+  echo "ok   - (capped-ISA wisdom not tried: this host has no AVX2 to cap)"
+fi
 # Missing wisdom in a real program: it still works.
 env -u COPYSYNTH_WISDOM LD_PRELOAD="$preload" ${asan_env[@]+"${asan_env[@]}"} xz -q -d -c "$tmp/ref.xz" >"$tmp/plain.unxz" 2>"$tmp/plain.err"
 check "xz -d under the shim without wisdom: output is the input" cmp "$tmp/xin" "$tmp/plain.unxz"

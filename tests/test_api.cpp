@@ -250,6 +250,38 @@ TEST_CASE("install_wisdom picks this CPU's host from a fleet and falls back clea
   CHECK(installed_name(Operation::kMemcpy) == "system");
 }
 
+// Regression: wisdom tuned with a capped ISA (`autotune --isa avx2`) was refused on the host that
+// made it, whose full signature has more features.
+TEST_CASE("install_wisdom accepts this CPU's capped-ISA wisdom and refuses a model it was not tuned on") {
+  put_back_system_routines();
+  const CpuInfo& host = CpuInfo::host();
+  const IsaLevel cap = host.features().has(Feature::kAVX512F) ? IsaLevel::kAVX2 : IsaLevel::kSSE2;
+  if (host.capped(cap).signature() == host.signature()) return;  // an SSE2-only host: nothing to cap
+  TempDir dir;
+  Wisdom w = host_wisdom();
+  set_cpu(w, host.capped(cap));
+  for (auto& e : w.entries) {  // what a tune capped at `cap` may choose: its widest vectors
+    CopyParams p = e.plan.params;
+    p.vector_width = host.capped(cap).features().max_vector_bytes();
+    e = entry_for(p);
+  }
+  REQUIRE(save_wisdom(w, dir.path + "/capped.json").ok());
+  auto r = install_wisdom(dir.path + "/capped.json");
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
+  CHECK(r->signature == host.capped(cap).signature());
+  CHECK(r->operations.size() == 2);
+  check_process_wide_copies();
+  put_back_system_routines();
+  // The same features on another model of the vendor: refused.
+  set_cpu(w, CpuInfo::synthetic(host.vendor(), host.family(), host.model() + 1, 0, host.capped(cap).features()));
+  REQUIRE(save_wisdom(w, dir.path + "/other-model.json").ok());
+  auto bad = install_wisdom(dir.path + "/other-model.json");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().code == ErrorCode::kWisdomMismatch);
+  CHECK_MESSAGE(contains(bad.error().message, "another CPU model"), bad.error().message);
+  CHECK(installed_name(Operation::kMemcpy) == "system");
+}
+
 TEST_CASE("tune_and_install: a short in-process tune installs its verified winner") {
   put_back_system_routines();
   TuneOptions opt;

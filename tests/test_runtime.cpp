@@ -966,6 +966,127 @@ TEST_CASE("wisdom: check_cpu") {
   }
 }
 
+TEST_CASE("parse_cpu_signature takes CpuInfo::signature() apart") {
+  const CpuInfo c = CpuInfo::synthetic("GenuineIntel", 6, 143, 8, IsaFeatures::for_level(IsaLevel::kAVX2));
+  auto s = parse_cpu_signature(c.signature());
+  REQUIRE(s);
+  CHECK(s->vendor == "GenuineIntel");
+  CHECK(s->family == 6);
+  CHECK(s->model == 143);
+  CHECK(s->features == std::vector<std::string>{"sse2", "avx", "avx2", "bmi2"});
+  CHECK(parse_cpu_signature(CpuInfo::host().signature()));
+  // A vendor string may hold '-' and ':' (CPUID's 12 bytes); the split is at the end.
+  auto odd = parse_cpu_signature("Odd-Vendor:x-26-2:sse2,erms");
+  REQUIRE(odd);
+  CHECK(odd->vendor == "Odd-Vendor:x");
+  CHECK(odd->family == 26);
+  CHECK(odd->model == 2);
+  CHECK(odd->features == std::vector<std::string>{"sse2", "erms"});
+  auto none = parse_cpu_signature("V-1-2:none");
+  REQUIRE(none);
+  CHECK(none->features.empty());
+  for (const char* bad : {"", "GenuineIntel", "GenuineIntel-6-143", "GenuineIntel-6:sse2", "GenuineIntel-x-143:sse2",
+                          "GenuineIntel-6-14a:sse2", "GenuineIntel-6--1:sse2", "GenuineIntel-6-143:", "GenuineIntel-6-143:sse2,,avx",
+                          "GenuineIntel-6-1234567890:sse2", "-6:sse2"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(parse_cpu_signature(bad));
+  }
+}
+
+// Regression: wisdom tuned with `autotune --isa avx2` records the capped signature and was refused
+// on the very host that made it ("tuned on CPU ...:sse2,avx,avx2,... but this host is ...avx512f...").
+TEST_CASE("wisdom: check_cpu accepts this CPU model's capped-ISA wisdom, never another model or a missing feature") {
+  const CpuInfo host = CpuInfo::synthetic("GenuineIntel", 6, 143, 8, IsaFeatures::for_level(IsaLevel::kAVX512));
+  Wisdom w = sample_wisdom();
+  SUBCASE("capped signature of this model: accepted") {
+    for (IsaLevel cap : {IsaLevel::kAVX2, IsaLevel::kSSE2, IsaLevel::kAVX512}) {
+      set_cpu(w, host.capped(cap));
+      const Status st = check_cpu(w, host);
+      CHECK_MESSAGE(st.ok(), (st.ok() ? std::string() : st.error().message));
+    }
+    // And on the real host: wisdom of this CPU capped at each level.
+    for (IsaLevel cap : {IsaLevel::kAVX2, IsaLevel::kSSE2}) {
+      set_cpu(w, CpuInfo::host().capped(cap));
+      CHECK(check_cpu(w, CpuInfo::host()).ok());
+    }
+  }
+  SUBCASE("another model, family or vendor: refused") {
+    for (const CpuInfo& other : {CpuInfo::synthetic("GenuineIntel", 6, 144, 8, host.features()),
+                                 CpuInfo::synthetic("GenuineIntel", 6, 144, 8, host.capped(IsaLevel::kAVX2).features()),
+                                 CpuInfo::synthetic("GenuineIntel", 7, 143, 8, host.capped(IsaLevel::kAVX2).features()),
+                                 CpuInfo::synthetic("AuthenticAMD", 6, 143, 8, host.capped(IsaLevel::kAVX2).features())}) {
+      CAPTURE(other.signature());
+      set_cpu(w, other);
+      const Status st = check_cpu(w, host);
+      REQUIRE_FALSE(st.ok());
+      CHECK(st.error().code == ErrorCode::kWisdomMismatch);
+      CHECK_MESSAGE(contains(st.error().message, "(another CPU model)"), st.error().message);
+      CHECK_MESSAGE(contains(st.error().message, "tuned on CPU \"" + other.signature() + "\""), st.error().message);
+    }
+  }
+  SUBCASE("a feature the host lacks: refused, named") {
+    set_cpu(w, host);  // AVX-512 wisdom on the same model with AVX-512 off (capped, or the OS's XCR0)
+    const Status st = check_cpu(w, host.capped(IsaLevel::kAVX2));
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().code == ErrorCode::kWisdomMismatch);
+    CHECK_MESSAGE(contains(st.error().message, "this host lacks avx512f, avx512bw, avx512vl"), st.error().message);
+    IsaFeatures with_erms = host.features();
+    with_erms.add(Feature::kERMS);
+    set_cpu(w, CpuInfo::synthetic("GenuineIntel", 6, 143, 8, with_erms));
+    const Status erms = check_cpu(w, host);
+    REQUIRE_FALSE(erms.ok());
+    CHECK_MESSAGE(contains(erms.error().message, "this host lacks erms"), erms.error().message);
+    // A name this copysynth does not know is a feature the host lacks.
+    w.cpu_signature = "GenuineIntel-6-143:sse2,avx,avx2,amx";
+    const Status amx = check_cpu(w, host);
+    REQUIRE_FALSE(amx.ok());
+    CHECK_MESSAGE(contains(amx.error().message, "this host lacks amx"), amx.error().message);
+  }
+  SUBCASE("an unreadable signature is refused unless identical") {
+    w.cpu_signature = "not a signature";
+    CHECK_FALSE(check_cpu(w, host).ok());
+    CHECK_MESSAGE(contains(check_cpu(w, host).error().message, "is not a CPU signature"), check_cpu(w, host).error().message);
+  }
+}
+
+TEST_CASE("fleet: select_host prefers the exact signature, else this model's capped-ISA host with the most features") {
+  const CpuInfo host = CpuInfo::synthetic("GenuineIntel", 6, 143, 8, IsaFeatures::for_level(IsaLevel::kAVX512));
+  auto doc = [](const CpuInfo& cpu, std::uint64_t hash) {
+    Wisdom w = sample_wisdom();
+    set_cpu(w, cpu);
+    w.entries[0].code_hash = hash;  // tells the hosts apart
+    return w;
+  };
+  const Wisdom sse2 = doc(host.capped(IsaLevel::kSSE2), 1), avx2 = doc(host.capped(IsaLevel::kAVX2), 2),
+               full = doc(host, 3), other = doc(CpuInfo::synthetic("GenuineIntel", 6, 144, 8, host.features()), 4);
+  Fleet f;
+  f.hosts = {other, sse2, avx2, full};
+  auto i = select_host_index(f, host.signature());
+  REQUIRE(i);
+  CHECK(*i == 3);  // exact
+  f.hosts = {other, sse2, avx2};
+  i = select_host_index(f, host.signature());
+  REQUIRE(i);
+  CHECK(*i == 2);  // compatible, most features
+  auto w = select_host(f, host);
+  REQUIRE(w);
+  CHECK(w->entries[0].code_hash == 2);
+  CHECK(select_host_index(f, host.capped(IsaLevel::kSSE2).signature()).value() == 1);  // exact again
+  f.hosts = {other, avx2};
+  auto miss = select_host_index(f, host.capped(IsaLevel::kSSE2).signature());  // avx2 is more than it has
+  REQUIRE_FALSE(miss);
+  CHECK(miss.error().code == ErrorCode::kWisdomMismatch);
+  CHECK_MESSAGE(contains(miss.error().message, "none of the 2 CPUs"), miss.error().message);
+  // A one-host file, capped on this model: load_wisdom_for takes it.
+  TempDir dir;
+  Wisdom mine = sample_wisdom();
+  set_cpu(mine, CpuInfo::host().capped(IsaLevel::kSSE2));
+  REQUIRE(save_wisdom(mine, dir.path + "/sse2.json").ok());
+  auto l = load_wisdom_for(dir.path + "/sse2.json", CpuInfo::host());
+  REQUIRE_MESSAGE(l.ok(), (l.ok() ? std::string() : l.error().message));
+  CHECK(l->cpu_signature == CpuInfo::host().capped(IsaLevel::kSSE2).signature());
+}
+
 TEST_CASE("wisdom: I/O errors") {
   TempDir dir;
   auto r = load_wisdom(dir.path + "/missing.json");

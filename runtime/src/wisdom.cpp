@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "copysynth/file_io.hpp"
 #include "copysynth/ladders.hpp"
@@ -42,9 +43,13 @@ const auto is_number = [](const json& v) { return v.is_number(); };
 const auto is_object = [](const json& v) { return v.is_object(); };
 const auto is_array = [](const json& v) { return v.is_array(); };
 
+/// The refusal of wisdom tuned on `tuned` on a host `here`, with signature_runs_on's reason.
 Error cpu_mismatch(const std::string& tuned, const std::string& here) {
+  std::string why;
+  signature_runs_on(tuned, here, &why);
   return make_error(ErrorCode::kWisdomMismatch, "wisdom was tuned on CPU \"" + tuned + "\" but this host is \"" + here +
-                                                    "\"; run `autotune --emit FILE` on this host to tune for it");
+                                                    "\"" + (why.empty() ? "" : " (" + why + ")") +
+                                                    "; run `autotune --emit FILE` on this host to tune for it");
 }
 
 std::string hex64(std::uint64_t v) {
@@ -441,8 +446,23 @@ Result<Fleet> load_fleet(const std::string& path) {
 
 Status save_fleet(const Fleet& f, const std::string& path) { return write_json(to_json(f), path); }
 
-Result<Wisdom> select_host(const Fleet& f, const std::string& signature) {
-  if (const Wisdom* w = f.find(signature)) return *w;
+Result<std::size_t> select_host_index(const Fleet& f, const std::string& signature) {
+  for (std::size_t i = 0; i < f.hosts.size(); ++i)
+    if (f.hosts[i].cpu_signature == signature) return i;
+  // No exact match: the compatible host (this CPU model, tuned with a capped ISA) with the most
+  // features, the first of those in the file.
+  std::optional<std::size_t> best;
+  std::size_t best_features = 0;
+  for (std::size_t i = 0; i < f.hosts.size(); ++i) {
+    if (!signature_runs_on(f.hosts[i].cpu_signature, signature)) continue;
+    const auto parsed = parse_cpu_signature(f.hosts[i].cpu_signature);
+    const std::size_t n = parsed ? parsed->features.size() : 0;
+    if (!best || n > best_features) {
+      best = i;
+      best_features = n;
+    }
+  }
+  if (best) return *best;
   if (f.hosts.size() == 1) return cpu_mismatch(f.hosts[0].cpu_signature, signature);
   std::string have;
   for (const auto& h : f.hosts) have += (have.empty() ? "\"" : ", \"") + h.cpu_signature + "\"";
@@ -450,6 +470,12 @@ Result<Wisdom> select_host(const Fleet& f, const std::string& signature) {
                     "none of the " + std::to_string(f.hosts.size()) + " CPUs in this fleet file is this host's \"" +
                         signature + "\" (it holds " + have + "); run `autotune --emit host.json` on this host and " +
                         "add it with `autotune --merge FLEET host.json --emit FLEET`");
+}
+
+Result<Wisdom> select_host(const Fleet& f, const std::string& signature) {
+  auto i = select_host_index(f, signature);
+  if (!i) return i.error();
+  return f.hosts[*i];
 }
 
 Result<Wisdom> select_host(const Fleet& f, const CpuInfo& cpu) { return select_host(f, cpu.signature()); }
@@ -505,7 +531,7 @@ Result<Routine> build_entry(const Wisdom& w, const WisdomEntry& e, const CpuInfo
 }
 
 Status check_cpu(const Wisdom& w, const CpuInfo& cpu) {
-  if (w.cpu_signature == cpu.signature()) return {};
+  if (signature_runs_on(w.cpu_signature, cpu.signature())) return {};
   return cpu_mismatch(w.cpu_signature, cpu.signature());
 }
 

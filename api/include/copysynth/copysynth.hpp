@@ -101,7 +101,8 @@ struct WisdomOptions {
   /// this CPU's host in the file.
   std::vector<Operation> operations;
   VerifyOptions verify = VerifyOptions::startup();  ///< checks each routine passes first
-  CpuInfo cpu = CpuInfo::host();                     ///< whose entries to use (its signature)
+  CpuInfo cpu = CpuInfo::host();                     ///< whose entries to use (select_host: its signature,
+                                                     ///< else its model's capped-ISA host)
 };
 
 /// What install_wisdom did.

@@ -1,8 +1,9 @@
 // copysynth — wisdom: the tuned routines of one host, stored as JSON (best.json).
 //
 // As FFTW's wisdom (kernel/planner.c), a file carries the signature of the configuration it was
-// made on, and import refuses a mismatch; a malformed file is rejected as a whole and changes
-// nothing. Layout (schema 1):
+// made on, and import refuses another CPU model or a host that lacks a feature the signature
+// records (check_cpu; a capped-ISA file of this very model is accepted); a malformed file is
+// rejected as a whole and changes nothing. Layout (schema 1):
 //
 //   { "schema": 1, "generator_version": "0.2.0", "created": "2026-11-29T23:59:59Z",
 //     "command": "autotune --emit best.json",
@@ -114,8 +115,11 @@ Result<Wisdom> load_wisdom(const std::string& path);
 /// failure, with the temporary file removed and `path` unchanged.
 Status save_wisdom(const Wisdom& w, const std::string& path);
 
-/// kWisdomMismatch unless `w` was made on a CPU with `cpu`'s signature; the message names both
-/// signatures and says to re-run autotune on this host.
+/// kWisdomMismatch unless `w` may run on `cpu`: made on a CPU of `cpu`'s signature, or on the same
+/// vendor, family and model with features that are a subset of `cpu`'s (wisdom tuned with a
+/// capped ISA, `autotune --isa avx2`, on this CPU: its routines use only the features it records;
+/// signature_runs_on, cpu.hpp). Another model, or a feature `cpu` lacks, is refused; the message
+/// names both signatures and why, and says to re-run autotune on this host.
 Status check_cpu(const Wisdom& w, const CpuInfo& cpu);
 
 /// The wisdom of several CPUs (a fleet): one single-host document per CPU signature.
@@ -126,7 +130,8 @@ struct Fleet {
   std::string command;           ///< command line that produced it
   std::vector<Wisdom> hosts;     ///< signatures unique; each a valid schema-1 document
 
-  /// The host document with this CPU signature, or nullptr.
+  /// The host document with exactly this CPU signature, or nullptr (select_host also accepts a
+  /// compatible one).
   const Wisdom* find(const std::string& signature) const;
 };
 
@@ -146,8 +151,14 @@ Result<Fleet> load_fleet(const std::string& path);
 /// Writes `f` to `path` atomically as a schema-2 file, as save_wisdom does. kWisdomIo on failure.
 Status save_fleet(const Fleet& f, const std::string& path);
 
-/// The host document for CPU `signature`. kWisdomMismatch when there is none: for a fleet of one
-/// host check_cpu's message, otherwise a message listing the signatures the fleet holds.
+/// The index in f.hosts of the host document for CPU `signature`: the one with exactly that
+/// signature; else one that may run there as check_cpu accepts it (the same CPU model tuned with a
+/// capped ISA), the one with the most features if several, the first in the file if tied.
+/// kWisdomMismatch when there is none: for a fleet of one host check_cpu's message, otherwise a
+/// message listing the signatures the fleet holds.
+Result<std::size_t> select_host_index(const Fleet& f, const std::string& signature);
+
+/// The host document select_host_index picks, or its error.
 Result<Wisdom> select_host(const Fleet& f, const std::string& signature);
 Result<Wisdom> select_host(const Fleet& f, const CpuInfo& cpu);
 

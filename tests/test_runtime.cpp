@@ -1219,8 +1219,37 @@ TEST_CASE("wisdom: malformed files are rejected with the JSON path") {
   }
   SUBCASE("plan classes that do not match the params: moved bound") {
     json j = good;
+    const std::string lo = j["entries"][0]["plan"]["classes"][3]["lo"].dump();
     j["entries"][0]["plan"]["classes"][3]["lo"] = 5u;
-    expect_load_error(dir, j, ErrorCode::kWisdomMismatch, {"entries[0].plan.classes[3]"});
+    expect_load_error(dir, j, ErrorCode::kWisdomMismatch,
+                      {("entries[0].plan.classes[3].lo: the file says 5 but these params give " + lo).c_str()});
+  }
+  // Regression: an edited hi or block gave "starts at n = 129 with "head_tail" but these params
+  // give n = 129 with "head_tail"", naming neither the field nor the values that differ.
+  SUBCASE("plan classes that do not match the params: hi, block, strategy named with both values") {
+    json j = good;
+    auto& c1 = j["entries"][0]["plan"]["classes"][1];
+    const std::string hi = c1["hi"].dump(), block = c1["block"].dump(), strategy = c1["strategy"].dump();
+    json h = j;
+    h["entries"][0]["plan"]["classes"][1]["hi"] = 100000u;
+    expect_load_error(dir, h, ErrorCode::kWisdomMismatch,
+                      {("entries[0].plan.classes[1].hi: the file says 100000 but these params give " + hi).c_str()});
+    json b = j;
+    b["entries"][0]["plan"]["classes"][1]["block"] = 3u;
+    expect_load_error(dir, b, ErrorCode::kWisdomMismatch,
+                      {("entries[0].plan.classes[1].block: the file says 3 but these params give " + block).c_str()});
+    json m = j;
+    m["entries"][0]["plan"]["classes"][1]["hi"] = "max";
+    expect_load_error(dir, m, ErrorCode::kWisdomMismatch,
+                      {("entries[0].plan.classes[1].hi: the file says \"max\" but these params give " + hi).c_str()});
+    json st = j;
+    st["entries"][0]["plan"]["classes"][1]["strategy"] = "rep_string";
+    expect_load_error(dir, st, ErrorCode::kWisdomMismatch,
+                      {("entries[0].plan.classes[1].strategy: the file says \"rep_string\" but these params give " + strategy).c_str()});
+    auto& last = j["entries"][0]["plan"]["classes"].back();
+    REQUIRE(last["hi"] == "max");
+    last["hi"] = 12345u;
+    expect_load_error(dir, j, ErrorCode::kWisdomMismatch, {"the file says 12345 but these params give \"max\""});
   }
   SUBCASE("plan classes that do not match the params: other threshold") {
     json j = good;

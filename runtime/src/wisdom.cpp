@@ -89,18 +89,23 @@ Result<CopyPlan> plan_from_json(const json& j, const CopyParams& params, const s
     auto weight = member(cs[i], cp, "weight", is_number, "a number");
     if (!weight) return weight.error();
     auto& c = plan->classes[i];
-    bool hi_ok = true;
-    if (auto hi = cs[i].find("hi"); hi != cs[i].end())
-      hi_ok = c.hi == kNever ? (hi->is_string() && hi->get<std::string>() == "max")
-                             : (is_uint(*hi) && hi->get<std::uint64_t>() == c.hi);
-    if (auto bl = cs[i].find("block"); bl != cs[i].end())
-      hi_ok = hi_ok && is_uint(*bl) && bl->get<std::uint64_t>() == c.block;
-    if ((*lo)->get<std::uint64_t>() != c.lo || (*strategy)->get<std::string>() != strategy_name(c.strategy) || !hi_ok)
+    // Each bound the file states must be what these params give; the first that is not is named
+    // with both values.
+    auto differs = [&](const char* field, const json& file_value, const std::string& ours) {
       return make_error(ErrorCode::kWisdomMismatch,
-                        cp + ": starts at n = " + (*lo)->dump() + " with " + (*strategy)->dump() +
-                            " but these params give n = " + std::to_string(c.lo) + " with \"" +
-                            std::string(strategy_name(c.strategy)) +
-                            "\" (file edited, or made by another copysynth version); re-run autotune");
+                        cp + "." + field + ": the file says " + file_value.dump() + " but these params give " + ours +
+                            " (file edited, or made by a copysynth version whose ladder differs); re-run autotune");
+    };
+    const std::string hi_ours = c.hi == kNever ? std::string("\"max\"") : std::to_string(c.hi);
+    const std::string strategy_ours = "\"" + std::string(strategy_name(c.strategy)) + "\"";
+    if ((*lo)->get<std::uint64_t>() != c.lo) return differs("lo", **lo, std::to_string(c.lo));
+    if (auto hi = cs[i].find("hi"); hi != cs[i].end() &&
+                                     !(c.hi == kNever ? (hi->is_string() && hi->get<std::string>() == "max")
+                                                      : (is_uint(*hi) && hi->get<std::uint64_t>() == c.hi)))
+      return differs("hi", *hi, hi_ours);
+    if ((*strategy)->get<std::string>() != strategy_name(c.strategy)) return differs("strategy", **strategy, strategy_ours);
+    if (auto bl = cs[i].find("block"); bl != cs[i].end() && !(is_uint(*bl) && bl->get<std::uint64_t>() == c.block))
+      return differs("block", *bl, std::to_string(c.block));
     const double w = (*weight)->get<double>();
     if (!(w >= 0) || w > 1e12) return malformed(cp + ".weight", "must be between 0 and 1e12");
     c.weight = w;

@@ -1165,7 +1165,7 @@ TEST_CASE("wisdom: malformed files are rejected with the JSON path") {
   SUBCASE("wrong schema number") {
     json j = good;
     j["schema"] = 3u;
-    expect_load_error(dir, j, ErrorCode::kWisdomMismatch, {"schema 3"});
+    expect_load_error(dir, j, ErrorCode::kWisdomMismatch, {"schema 3", "it reads schemas 1 (one host) and 2 (a fleet)"});
   }
   SUBCASE("schema not a number") {
     json j = good;

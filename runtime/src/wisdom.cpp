@@ -193,8 +193,9 @@ Result<Wisdom> wisdom_from_json(const json& j) {
                       "with load_fleet() or load_wisdom_for(), which pick the host of this CPU");
   if ((*schema)->get<std::uint64_t>() != static_cast<std::uint64_t>(kWisdomSchema))
     return make_error(ErrorCode::kWisdomMismatch,
-                      "schema " + (*schema)->dump() + " is not supported by this copysynth (it reads schema " +
-                          std::to_string(kWisdomSchema) + "); re-run autotune to write a new file");
+                      "schema " + (*schema)->dump() + " is not supported by this copysynth (it reads schemas " +
+                          std::to_string(kWisdomSchema) + " (one host) and " + std::to_string(kFleetSchema) +
+                          " (a fleet)); re-run autotune to write a new file");
   w.schema = kWisdomSchema;
   auto version = member(j, "", "generator_version", is_string, "a string");
   if (!version) return version.error();

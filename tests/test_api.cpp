@@ -171,6 +171,9 @@ TEST_CASE("install_wisdom installs this CPU's routines; bad input changes nothin
     check_process_wide_copies();
   };
   expect_refused(dir.path + "/missing.json", ErrorCode::kWisdomIo, "cannot read wisdom file");
+  // Regression: "" gave "cannot read wisdom file : ... (run `autotune --emit ` ...)".
+  expect_refused("", ErrorCode::kInvalidArgument, "the wisdom path is empty; pass the name of a wisdom file");
+  expect_refused(dir.path, ErrorCode::kWisdomIo, dir.path + " is a directory, not a wisdom file");
   {
     std::ofstream(dir.path + "/truncated.json") << to_json(w).dump(2).substr(0, 300);
     expect_refused(dir.path + "/truncated.json", ErrorCode::kWisdomMalformed, "not valid JSON");

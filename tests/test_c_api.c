@@ -77,6 +77,16 @@ int main(int argc, char** argv) {
   unsetenv("COPYSYNTH_WISDOM");
   check(copysynth_load_wisdom(NULL) == COPYSYNTH_INVALID_ARGUMENT, "load_wisdom(NULL) without COPYSYNTH_WISDOM: invalid-argument");
   check(strstr(copysynth_last_error(), "COPYSYNTH_WISDOM") != NULL, "... and the message names the variable");
+  /* Regression: "" was taken for NULL. */
+  check(copysynth_load_wisdom("") == COPYSYNTH_INVALID_ARGUMENT, "load_wisdom(\"\"): invalid-argument");
+  check(strstr(copysynth_last_error(), "the wisdom path is empty; pass a file name, or NULL for $COPYSYNTH_WISDOM") != NULL,
+        "... and the message says the path is empty, not that COPYSYNTH_WISDOM is unset");
+  setenv("COPYSYNTH_WISDOM", "", 1);
+  check(copysynth_load_wisdom(NULL) == COPYSYNTH_INVALID_ARGUMENT, "load_wisdom(NULL) with COPYSYNTH_WISDOM empty: invalid-argument");
+  check(strstr(copysynth_last_error(), "COPYSYNTH_WISDOM, which is empty") != NULL, "... and the message says it is empty");
+  unsetenv("COPYSYNTH_WISDOM");
+  check(copysynth_load_wisdom(argv[2]) == COPYSYNTH_WISDOM_IO, "a directory: wisdom-io");
+  check(strstr(copysynth_last_error(), "is a directory, not a wisdom file") != NULL, "... and the message says it is a directory");
   check(copysynth_load_wisdom(missing) == COPYSYNTH_WISDOM_IO, "a missing file: wisdom-io");
   check(strstr(copysynth_last_error(), "c-api-no-such-file.json") != NULL, "... and the message names the file");
   check(strcmp(copysynth_status_name(COPYSYNTH_WISDOM_IO), "wisdom-io") == 0, "status_name(WISDOM_IO) is wisdom-io");

@@ -117,8 +117,9 @@ struct WisdomInstall {
 /// Wisdom at start-up: reads `path` (a single-host file or a fleet; load_wisdom_for), takes the
 /// entries of opt.cpu's signature for opt.operations, rebuilds each (code identical to what was
 /// tuned), verifies them all with opt.verify and installs them all (install_all). All or
-/// nothing: on any error the routines installed before keep serving. Errors: kWisdomIo (cannot
-/// read), kWisdomMalformed (names the JSON path), kWisdomMismatch (another CPU, schema or
+/// nothing: on any error the routines installed before keep serving. Errors: kInvalidArgument
+/// (an empty path), kWisdomIo (cannot read; not a regular file, or above kMaxWisdomBytes),
+/// kWisdomMalformed (names the JSON path), kWisdomMismatch (another CPU, schema or
 /// copysynth version; or no entry for any of opt.operations), kUnsupportedIsa, kJitFailed,
 /// kVerifyFailed; every message starts with the path.
 Result<WisdomInstall> install_wisdom(const std::string& path, const WisdomOptions& opt = {});

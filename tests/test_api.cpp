@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -283,6 +284,20 @@ TEST_CASE("install_wisdom accepts this CPU's capped-ISA wisdom and refuses a mod
   CHECK(bad.error().code == ErrorCode::kWisdomMismatch);
   CHECK_MESSAGE(contains(bad.error().message, "another CPU model"), bad.error().message);
   CHECK(installed_name(Operation::kMemcpy) == "system");
+}
+
+TEST_CASE("tune_and_install refuses a bad budget with the C API's message, installing nothing") {
+  put_back_system_routines();
+  for (double budget : {0.0, -1.0, std::numeric_limits<double>::quiet_NaN(), 1e12}) {
+    CAPTURE(budget);
+    TuneOptions opt;
+    opt.budget_seconds = budget;
+    auto e = tune_and_install(opt);
+    REQUIRE_FALSE(e.ok());
+    CHECK(e.error().code == ErrorCode::kInvalidArgument);
+    CHECK_MESSAGE(contains(e.error().message, "budget_seconds must be between 1 and 86400, got "), e.error().message);
+    CHECK(installed_name(Operation::kMemcpy) == "system");
+  }
 }
 
 TEST_CASE("tune_and_install: a short in-process tune installs its verified winner") {

@@ -7,6 +7,7 @@
  * failure. */
 #include <copysynth/copysynth.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,7 +117,10 @@ int main(int argc, char** argv) {
   check(copysynth_installed_name((copysynth_operation)9, small, sizeof small) == (size_t)-1, "installed_name of an unknown op: (size_t)-1");
   check(copysynth_tune((copysynth_operation)9, 5) == COPYSYNTH_INVALID_ARGUMENT, "tune of an unknown op: invalid-argument");
   check(copysynth_tune(COPYSYNTH_OP_MEMCPY, 0.5) == COPYSYNTH_INVALID_ARGUMENT, "tune with a budget below 1 s: invalid-argument");
-  check(strstr(copysynth_last_error(), "budget_seconds") != NULL, "... and the message names the budget");
+  check(strstr(copysynth_last_error(), "budget_seconds must be between 1 and 86400, got 0.5") != NULL,
+        "... and the message names the budget and the range (tune()'s message)");
+  check(copysynth_tune(COPYSYNTH_OP_MEMCPY, NAN) == COPYSYNTH_INVALID_ARGUMENT, "tune with a NaN budget: invalid-argument");
+  check(strstr(copysynth_last_error(), "got nan") != NULL, "... and the message says nan");
 
   check(copysynth_uninstall(COPYSYNTH_OP_MEMCPY) == COPYSYNTH_OK, "uninstall memcpy");
   check(strcmp(name_of(COPYSYNTH_OP_MEMCPY), "system") == 0, "... puts the system memcpy back");

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include <regex>
 #include <sstream>
 
@@ -389,6 +391,30 @@ TEST_CASE("format_patch_table: the seeds' layout, old / new in ns per call, spee
   CHECK(row2.size() == header.size());
   // No caption: the header comes first.
   CHECK(format_patch_table({a}).rfind("   Len", 0) == 0);
+}
+
+// Regression: tune() (and so tune_and_install) took a budget of 0, a negative one, NaN or 1e12;
+// only the C API refused them.
+TEST_CASE("tune refuses a budget outside 1..86400 s, NaN and infinities, before it runs anything") {
+  Workload w{"tiny", {{16, 0, 0}}};
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const std::pair<double, const char*> bad[] = {{0, "got 0"},     {-5, "got -5"},       {0.5, "got 0.5"},
+                                                {nan, "got nan"}, {inf, "got inf"},     {-inf, "got -inf"},
+                                                {1e12, "got 1e+12"}, {86400.5, "got 86400.5"}};
+  for (auto [budget, got] : bad) {
+    CAPTURE(budget);
+    TuneOptions opt;
+    opt.budget_seconds = budget;
+    int lines = 0;
+    opt.progress = [&](const std::string&) { ++lines; };
+    auto r = tune(w, opt);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == ErrorCode::kInvalidArgument);
+    CHECK_MESSAGE(r.error().message == std::string("budget_seconds must be between 1 and 86400, ") + got, r.error().message);
+    CHECK(lines == 0);  // nothing ran
+    CHECK(check_budget(budget).error().message == r.error().message);
+  }
+  for (double good : {1.0, 2.5, 86400.0}) CHECK(check_budget(good).ok());
 }
 
 TEST_CASE("an empty workload is an error, not a crash") {

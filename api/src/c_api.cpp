@@ -99,9 +99,7 @@ copysynth_status copysynth_load_wisdom(const char* path) {
 copysynth_status copysynth_tune(copysynth_operation op, double budget_seconds) {
   return guarded([&]() -> Status {
     if (!known(op)) return unknown_op(op);
-    if (!(budget_seconds >= 1 && budget_seconds <= 86400))
-      return make_error(ErrorCode::kInvalidArgument, "budget_seconds must be between 1 and 86400, got " +
-                                                         std::to_string(budget_seconds));
+    COPYSYNTH_TRY(check_budget(budget_seconds));  // before the workload is made; tune() checks it again
     TuneOptions opt;
     opt.operation = static_cast<Operation>(op);
     opt.budget_seconds = budget_seconds;

@@ -2,7 +2,8 @@
 # `cmake --install` and the installed package, as a user meets them: installs BUILD_DIR into a
 # temporary prefix, checks what is there, builds examples/installed against it with
 # find_package(copysynth) (CMAKE_PREFIX_PATH) and tuned_copy.c with pkg-config, and runs both,
-# the installed autotune (--show) and the installed shim with this host's wisdom.
+# the installed autotune (--show, and a distribution found in the prefix's share/) and the
+# installed shim with this host's wisdom.
 #
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR HOST_WISDOM CXX_COMPILER C_COMPILER
 set -u
@@ -29,6 +30,23 @@ for f in libcopysynth.a libcopysynth_tuner.a libcopysynth_runtime.a libcopysynth
   check "installed lib/.../$f" test -s "$libdir/$f"
 done
 check "no test or example binary is installed" bash -c "! find '$prefix' -name 'test_*' -o -name 'preload_probe' | grep -q ."
+
+# The installed autotune finds its own shipped distributions (<exe>/../share/copysynth/...), from
+# any directory, with COPYSYNTH_DATA_DIR unset. OnlyInstalled.csv exists in the prefix alone, so
+# the source tree's data/ (compiled in as another place to look) cannot be what answers.
+dist=$prefix/share/copysynth/size-distributions
+cp "$dist/MemcpyGoogleQ.csv" "$dist/OnlyInstalled.csv"
+mkdir "$tmp/elsewhere"
+(cd "$tmp/elsewhere" && env -u COPYSYNTH_DATA_DIR "$prefix/bin/autotune" --workload OnlyInstalled --quick --budget 1 -q) \
+  >"$tmp/dist.out" 2>&1
+rc=$?
+check "installed autotune --workload OnlyInstalled (a distribution only the prefix has) exits 0 (rc=$rc)" test $rc -eq 0
+check "... and times it (ns per call)" grep -q "OnlyInstalled" "$tmp/dist.out"
+[ $rc -eq 0 ] || cat "$tmp/dist.out"
+(cd "$tmp/elsewhere" && env -u COPYSYNTH_DATA_DIR "$prefix/bin/autotune" --workload NoSuchDistribution --quick -q) \
+  >/dev/null 2>"$tmp/nodist.err"
+check "installed autotune: an unknown distribution names the prefix's directory among those searched" \
+  grep -q "looked in $dist" "$tmp/nodist.err"
 
 # find_package(copysynth) from the prefix.
 cmake -S "$src/examples/installed" -B "$tmp/app" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \

@@ -8,7 +8,9 @@
 #include <regex>
 #include <sstream>
 
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -240,6 +242,24 @@ TEST_CASE("the seeds workload has the seeds' points") {
   CHECK(has(64ull << 20, 4, 4));
   CHECK(size_label(64ull << 20) == "64M");
   CHECK(size_label(4096) == "4096");
+}
+
+// Regression: an autotune installed under a prefix other than the configured one (cmake --install
+// --prefix P) did not find P/share/copysynth/size-distributions once the source tree was gone.
+TEST_CASE("data_dirs: $COPYSYNTH_DATA_DIR, then <exe dir>/../share/copysynth/size-distributions, then the compiled-in ones") {
+  const char* old = std::getenv("COPYSYNTH_DATA_DIR");
+  const std::string saved = old ? old : "";
+  ::setenv("COPYSYNTH_DATA_DIR", "/opt/my-distributions", 1);
+  const auto dirs = data_dirs();
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe");
+  const std::string next_to_exe = (exe.parent_path().parent_path() / "share/copysynth/size-distributions").string();
+  REQUIRE(dirs.size() >= 3);
+  CHECK(dirs[0] == "/opt/my-distributions");
+  CHECK(dirs[1] == next_to_exe);
+  CHECK(std::find(dirs.begin() + 2, dirs.end(), next_to_exe) == dirs.end());  // once
+  ::unsetenv("COPYSYNTH_DATA_DIR");
+  CHECK(data_dirs().front() == next_to_exe);
+  if (old) ::setenv("COPYSYNTH_DATA_DIR", saved.c_str(), 1);
 }
 
 TEST_CASE("the production mix is the mean of the eight distributions") {

@@ -91,12 +91,23 @@ Result<SizeDistribution> parse_distribution(const std::string& name, const std::
 
 std::vector<std::string> data_dirs() {
   std::vector<std::string> dirs;
-  if (const char* e = std::getenv("COPYSYNTH_DATA_DIR"); e && *e) dirs.push_back(e);
+  auto add = [&](const std::string& d) {
+    if (!d.empty() && std::find(dirs.begin(), dirs.end(), d) == dirs.end()) dirs.push_back(d);
+  };
+  if (const char* e = std::getenv("COPYSYNTH_DATA_DIR"); e && *e) add(e);
+#ifdef COPYSYNTH_EXE_RELATIVE_DATA_DIR
+  // <the running program's directory>/../share/copysynth/size-distributions: where `cmake
+  // --install --prefix P` puts them for P/bin/autotune, whatever P is.
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec && exe.is_absolute())
+    add((exe.parent_path() / COPYSYNTH_EXE_RELATIVE_DATA_DIR).lexically_normal().string());
+#endif
 #ifdef COPYSYNTH_SOURCE_DATA_DIR
-  dirs.push_back(COPYSYNTH_SOURCE_DATA_DIR);
+  add(COPYSYNTH_SOURCE_DATA_DIR);
 #endif
 #ifdef COPYSYNTH_INSTALL_DATA_DIR
-  dirs.push_back(COPYSYNTH_INSTALL_DATA_DIR);
+  add(COPYSYNTH_INSTALL_DATA_DIR);
 #endif
   return dirs;
 }

@@ -79,8 +79,11 @@ Result<SizeDistribution> parse_distribution(const std::string& name, const std::
 /// directories searched and the names available.
 Result<SizeDistribution> load_distribution(const std::string& name_or_path);
 
-/// Where shipped distributions are looked for, in order: $COPYSYNTH_DATA_DIR, the source tree's
-/// data/size-distributions (compiled in), the installed share/copysynth/size-distributions.
+/// Where shipped distributions are looked for, in order: $COPYSYNTH_DATA_DIR (when set and not
+/// empty); ../share/copysynth/size-distributions next to the running program (/proc/self/exe: an
+/// autotune installed under any prefix finds its own); the source tree's data/size-distributions
+/// (compiled in); share/copysynth/size-distributions of the prefix configured at build time
+/// (CMAKE_INSTALL_PREFIX). Each directory once.
 std::vector<std::string> data_dirs();
 
 /// Names of the shipped distributions found in data_dirs() (without .csv), sorted.

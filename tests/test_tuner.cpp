@@ -244,6 +244,39 @@ TEST_CASE("the seeds workload has the seeds' points") {
   CHECK(size_label(4096) == "4096");
 }
 
+namespace {
+bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+}  // namespace
+
+// Regression: a missing file said "cannot read size distribution /tmp/nonexist.csv" with no reason,
+// and a bad field's raw bytes went into the message unescaped (a newline split it).
+TEST_CASE("distribution files: errors give the reason and escape the bytes they quote") {
+  auto missing = load_distribution("/tmp/copysynth-no-such-dir/nonexist.csv");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().code == ErrorCode::kInvalidArgument);
+  CHECK(missing.error().message ==
+        "cannot read size distribution /tmp/copysynth-no-such-dir/nonexist.csv: No such file or directory");
+  auto dir = load_distribution("/tmp/");
+  REQUIRE_FALSE(dir.ok());
+  CHECK_MESSAGE(contains(dir.error().message, "/tmp/ is a directory, not a size distribution"), dir.error().message);
+
+  auto raw = parse_distribution("d", std::string("0.5,\377\376\0,0.1", 12));
+  REQUIRE_FALSE(raw.ok());
+  CHECK_MESSAGE(contains(raw.error().message, "field 1 (the probability of length 1) is \"\\377\\376\\000\", not a"),
+                raw.error().message);
+  auto nl = parse_distribution("d", "0.5,1\n2,0.1");
+  REQUIRE_FALSE(nl.ok());
+  CHECK(nl.error().message.find('\n') == std::string::npos);
+  CHECK_MESSAGE(contains(nl.error().message, "is \"1\\0122\""), nl.error().message);
+  auto q = parse_distribution("d", "0.5,\"x\\\"");
+  REQUIRE_FALSE(q.ok());
+  CHECK_MESSAGE(contains(q.error().message, "is \"\\042x\\134\\042\""), q.error().message);
+  auto longer = parse_distribution("d", "0.5," + std::string(1000, 'z'));
+  REQUIRE_FALSE(longer.ok());
+  CHECK_MESSAGE(contains(longer.error().message, "... (936 more bytes)"), longer.error().message);
+  CHECK(longer.error().message.size() < 400);
+}
+
 // Regression: an autotune installed under a prefix other than the configured one (cmake --install
 // --prefix P) did not find P/share/copysynth/size-distributions once the source tree was gone.
 TEST_CASE("data_dirs: $COPYSYNTH_DATA_DIR, then <exe dir>/../share/copysynth/size-distributions, then the compiled-in ones") {

@@ -164,6 +164,26 @@ W=$tmp/fleet.json under fleet xz -q -d -c "$tmp/ref.xz" >"$tmp/fleet.unxz" 2>"$t
 check "a fleet holding this CPU: nothing on stderr" test ! -s "$tmp/fleet.err"
 check "a fleet holding this CPU: xz -d output is the input" cmp "$tmp/xin" "$tmp/fleet.unxz"
 check "a fleet holding this CPU: its routines are installed and serve calls" served fleet 5000000
+# The shim's own variables, misspelt or unusable: one line on stderr each, and the program runs
+# with the tuned routines.
+env LD_PRELOAD="$preload" COPYSYNTH_WISDOM="$wisdom" COPYSYNTH_PRELOAD_STATS=/nonexistent/dir/stats \
+  ${asan_env[@]+"${asan_env[@]}"} "$probe" $expect >/dev/null 2>"$tmp/nostats.err"
+rc=$?
+check "COPYSYNTH_PRELOAD_STATS naming a file that cannot be opened: probe exits 0 (rc=$rc)" test $rc -eq 0
+check "... one line on stderr" test "$(wc -l <"$tmp/nostats.err")" -eq 1
+check "... saying the stats file cannot be opened, and why" \
+  grep -q 'cannot open the stats file "/nonexistent/dir/stats" (COPYSYNTH_PRELOAD_STATS): No such file or directory' "$tmp/nostats.err"
+sed 's/^/       /' "$tmp/nostats.err"
+COPYSYNTH_PRELOAD_VERIFY=bogus under verify-bogus "$probe" $expect >/dev/null 2>"$tmp/verify-bogus.err"
+rc=$?
+check "COPYSYNTH_PRELOAD_VERIFY=bogus: probe exits 0 (rc=$rc)" test $rc -eq 0
+check "... one line on stderr" test "$(wc -l <"$tmp/verify-bogus.err")" -eq 1
+check "... saying the value is unknown and the start-up check is used" \
+  grep -q 'unknown value "bogus" of COPYSYNTH_PRELOAD_VERIFY (it takes "full"); using the start-up check' "$tmp/verify-bogus.err"
+check "... and the routines were installed after the start-up check" \
+  bash -c "grep -q 'installed from ' '$tmp/stats.verify-bogus' && ! grep -q 'with the full suite' '$tmp/stats.verify-bogus'"
+sed 's/^/       /' "$tmp/verify-bogus.err"
+
 # Wisdom this host tuned with a capped ISA records fewer features than the host's signature: the
 # shim accepts it (the same CPU model, features a subset), as --from and the C API do.
 host_sig=$("$at" --show "$wisdom" | sed -n 's/^this_cpu.signature="\(.*\)"$/\1/p')

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `cmake --install` and the installed package, as a user meets them: installs BUILD_DIR into a
 # temporary prefix, checks what is there, builds examples/installed against it with
-# find_package(copysynth) (CMAKE_PREFIX_PATH) and tuned_copy.c with pkg-config, and runs both,
+# find_package(copysynth) (CMAKE_PREFIX_PATH), tuned_copy.c and tuned_copy.cpp with pkg-config
+# (tuned_copy.c also with --static), and runs them,
 # the installed autotune (--show, and a distribution found in the prefix's share/) and the
 # installed shim with this host's wisdom.
 #
@@ -84,6 +85,30 @@ COPYSYNTH_WISDOM=$wisdom "$tmp/tuned_copy_c" >"$tmp/c.out" 2>&1
 rc=$?
 cat "$tmp/c.out"
 check "tuned_copy_c (C, pkg-config) exits 0 with the tuned memcpy (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'memcpy memcpy/.*: copies ok' '$tmp/c.out'"
+
+# pkg-config from C++, as README shows it (g++ 12 needs -std=c++20 for the headers).
+# shellcheck disable=SC2046
+"$cxx" -std=c++20 "$src/examples/installed/tuned_copy.cpp" $(pkg-config --cflags --libs copysynth) \
+  -o "$tmp/tuned_copy_pc" 2>"$tmp/cxx.log"
+rc=$?
+check "c++ -std=c++20 tuned_copy.cpp \$(pkg-config --cflags --libs copysynth) (rc=$rc)" test $rc -eq 0
+[ $rc -eq 0 ] || head -30 "$tmp/cxx.log"
+"$tmp/tuned_copy_pc" "$wisdom" >"$tmp/cpp-pc.out" 2>&1
+rc=$?
+check "tuned_copy (C++, pkg-config) exits 0 with the tuned memcpy (rc=$rc)" \
+  bash -c "test $rc -eq 0 && grep -q '^installed memcpy = memcpy/' '$tmp/cpp-pc.out'"
+# --static: Libs.private adds Zycore (what libZydis.a needs); linked against the shared system
+# libraries it must still work (a fully static -static link needs libZydis.a, which Debian lacks).
+check "pkg-config --static --libs copysynth adds -lZycore ($(pkg-config --static --libs copysynth))" \
+  bash -c "pkg-config --static --libs copysynth | grep -q -- '-lZydis.* -lZycore'"
+# shellcheck disable=SC2046
+"$cc" "$src/examples/installed/tuned_copy.c" $(pkg-config --cflags --static --libs copysynth) \
+  -o "$tmp/tuned_copy_static_flags" 2>"$tmp/cc-static.log"
+rc=$?
+check "cc tuned_copy.c \$(pkg-config --static --cflags --libs copysynth) (rc=$rc)" test $rc -eq 0
+[ $rc -eq 0 ] || cat "$tmp/cc-static.log"
+COPYSYNTH_WISDOM=$wisdom "$tmp/tuned_copy_static_flags" >"$tmp/c-static.out" 2>&1
+check "... and it runs with the tuned memcpy" grep -q 'memcpy memcpy/.*: copies ok' "$tmp/c-static.out"
 
 # The installed tool and shim.
 "$prefix/bin/autotune" --show "$wisdom" >"$tmp/show" 2>&1

@@ -2,7 +2,7 @@
 //
 //   #include <copysynth/copysynth.hpp>
 //   CMake: find_package(copysynth) + target_link_libraries(app PRIVATE copysynth::copysynth)
-//   pkg-config: `pkg-config --cflags --libs copysynth`
+//   pkg-config: c++ -std=c++20 app.cpp $(pkg-config --cflags --libs copysynth)
 //
 // Three ways in, each ending in verified routines behind typed function pointers:
 //

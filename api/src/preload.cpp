@@ -9,8 +9,9 @@
 // running CPU (its host in a fleet file), rebuilds them, checks their code is byte-identical to the
 // code tuned, verifies them (VerifyOptions::startup(); COPYSYNTH_PRELOAD_VERIFY=full for the whole
 // suite) and only then points the slots at them. When the variable is unset, the file is missing,
-// malformed, for another CPU or fails verification, it prints one line on stderr and the slots keep
-// the C library's routines. COPYSYNTH_PRELOAD_STATS=1 (stderr) or =FILE (appended) reports what was
+// malformed or for another CPU, a routine's rebuilt code differs from the code tuned (that check,
+// not the copysynth version that wrote the file, decides) or fails verification, it prints one
+// line on stderr and the slots keep the C library's routines. COPYSYNTH_PRELOAD_STATS=1 (stderr) or =FILE (appended) reports what was
 // installed and, at exit, how many calls and bytes each installed routine served (a FILE that
 // cannot be opened: one line on stderr, and no report); a COPYSYNTH_PRELOAD_VERIFY other than
 // "full" is said in one line and means the start-up check.

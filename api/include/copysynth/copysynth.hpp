@@ -119,9 +119,11 @@ struct WisdomInstall {
 /// tuned), verifies them all with opt.verify and installs them all (install_all). All or
 /// nothing: on any error the routines installed before keep serving. Errors: kInvalidArgument
 /// (an empty path), kWisdomIo (cannot read; not a regular file, or above kMaxWisdomBytes),
-/// kWisdomMalformed (names the JSON path), kWisdomMismatch (another CPU, schema or
-/// copysynth version; or no entry for any of opt.operations), kUnsupportedIsa, kJitFailed,
-/// kVerifyFailed; every message starts with the path.
+/// kWisdomMalformed (names the JSON path), kWisdomMismatch (another CPU model or a feature this
+/// CPU lacks, another schema, a routine whose rebuilt code differs from the code tuned — the
+/// code-hash check decides, not the copysynth version that wrote the file —, or no entry for any
+/// of opt.operations), kUnsupportedIsa, kJitFailed, kVerifyFailed; every message starts with the
+/// path (but kInvalidArgument for an empty path).
 Result<WisdomInstall> install_wisdom(const std::string& path, const WisdomOptions& opt = {});
 
 /// Tunes opt.operation on this host for the named workload (make_workload: "seeds", a shipped

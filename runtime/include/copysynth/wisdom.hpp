@@ -178,8 +178,10 @@ Fleet merge_fleets(const std::vector<Fleet>& inputs, std::vector<std::string>* n
                    const std::vector<std::string>& names = {});
 
 /// Builds the routine of entry `e` (of the document `w`) for `cpu` and checks that its code is
-/// byte-identical to the code that was tuned (code_fnv1a64); kWisdomMismatch names both copysynth
-/// versions when it is not, and says to re-run autotune. Errors of Routine::build otherwise
+/// byte-identical to the code that was tuned (code_fnv1a64). This check, not generator_version,
+/// decides whether another copysynth version's wisdom is used: accepted when this generator emits
+/// the same bytes for the plan, kWisdomMismatch (naming both versions, saying to re-run
+/// autotune) when it emits different code. Errors of Routine::build otherwise
 /// (kUnsupportedIsa when `cpu` cannot run the params). Does not verify: check_routine() or
 /// install() must pass before the routine is used.
 Result<Routine> build_entry(const Wisdom& w, const WisdomEntry& e, const CpuInfo& cpu = CpuInfo::host());

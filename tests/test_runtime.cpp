@@ -1556,4 +1556,12 @@ TEST_CASE("build_entry rebuilds the tuned code and refuses code that differs") {
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().code == ErrorCode::kWisdomMismatch);
   CHECK_MESSAGE(contains(bad.error().message, "differs from the one tuned"), bad.error().message);
+  // The version that wrote the file does not decide (README, copysynth.h): the code does.
+  Wisdom older = w;
+  older.generator_version = "0.0.1";
+  CHECK(build_entry(older, older.entries[0]).ok());
+  auto older_bad = build_entry(older, e);
+  REQUIRE_FALSE(older_bad.ok());
+  CHECK_MESSAGE(contains(older_bad.error().message, "made by copysynth 0.0.1, this is " COPYSYNTH_VERSION),
+                older_bad.error().message);
 }

@@ -11,10 +11,10 @@
 // suite) and only then points the slots at them. When the variable is unset, the file is missing,
 // malformed or for another CPU, a routine's rebuilt code differs from the code tuned (that check,
 // not the copysynth version that wrote the file, decides) or fails verification, it prints one
-// line on stderr and the slots keep the C library's routines. COPYSYNTH_PRELOAD_STATS=1 (stderr) or =FILE (appended) reports what was
-// installed and, at exit, how many calls and bytes each installed routine served (a FILE that
-// cannot be opened: one line on stderr, and no report); a COPYSYNTH_PRELOAD_VERIFY other than
-// "full" is said in one line and means the start-up check.
+// line on stderr and the slots keep the C library's routines. COPYSYNTH_PRELOAD_STATS=1 (stderr)
+// or =FILE (appended) reports what was installed and, at exit, how many calls and bytes each
+// installed routine served (a FILE that cannot be opened: one line on stderr, and no report); a
+// COPYSYNTH_PRELOAD_VERIFY other than "full" is said in one line and means the start-up check.
 //
 // Never calling itself while it initialises (memcpy is called before main by other libraries'
 // constructors, and by asmjit, the JSON parser and the verifier while this library loads wisdom):

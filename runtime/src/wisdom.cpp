@@ -1,7 +1,6 @@
 // copysynth — wisdom files (see wisdom.hpp).
 #include "copysynth/wisdom.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -14,7 +14,9 @@
 //     entries (to_json(from_json(to_json(w))) == to_json(w)).
 //   - fleets: a document wisdom_from_json accepts is a fleet of exactly that one host; a fleet
 //     wisdom_from_json refuses is schema 2 (kWisdomMismatch); every host of an accepted fleet keeps
-//     the properties above, signatures are unique and select_host finds each; the fleet round-trips
+//     the properties above, signatures are unique and select_host (select_host_index) finds each,
+//     signature_runs_on between any two of them gives a reason when it refuses and accepts only the
+//     same vendor, family and model; the fleet round-trips
 //     (to_json, re-parse, same JSON); merging a fleet with itself gives the same hosts, every entry
 //     replaced once.
 // Any violation, or an exception escaping the loader, aborts with a message (libFuzzer saves the
@@ -115,6 +117,21 @@ void check_fleet(const json& input, const Result<Wisdom>& single, const Fleet& f
     if (f.find(h.cpu_signature) != &h) fail("hosts[" + std::to_string(i) + "]: signature not unique or not found");
     auto picked = select_host(f, h.cpu_signature);
     if (!picked || to_json(*picked) != to_json(h)) fail("select_host does not pick hosts[" + std::to_string(i) + "]");
+    auto index = select_host_index(f, h.cpu_signature);
+    if (!index || *index != i) fail("select_host_index does not give " + std::to_string(i) + " for its own signature");
+    // The compatibility rule on the file's signatures, as text from the file: no crash, and a
+    // signature accepted on another is of the same vendor, family and model.
+    for (const Wisdom& other : f.hosts) {
+      std::string why;
+      if (!signature_runs_on(h.cpu_signature, other.cpu_signature, &why)) {
+        if (why.empty()) fail("signature_runs_on refuses without a reason", h.cpu_signature + " on " + other.cpu_signature);
+        continue;
+      }
+      if (h.cpu_signature == other.cpu_signature) continue;
+      const auto a = parse_cpu_signature(h.cpu_signature), b = parse_cpu_signature(other.cpu_signature);
+      if (!a || !b || a->vendor != b->vendor || a->family != b->family || a->model != b->model)
+        fail("signature_runs_on accepts another CPU model", h.cpu_signature + " on " + other.cpu_signature);
+    }
   }
   const json j1 = to_json(f);
   const json j2 = json::parse(j1.dump(), nullptr, /*allow_exceptions=*/false);

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `cmake --install` and the installed package, as a user meets them: installs BUILD_DIR into a
 # temporary prefix, checks what is there, builds examples/installed against it with
-# find_package(copysynth) (CMAKE_PREFIX_PATH) and tuned_copy.c with pkg-config, and runs both,
-# the installed autotune (--show) and the installed shim with this host's wisdom.
+# find_package(copysynth) (CMAKE_PREFIX_PATH), tuned_copy.c and tuned_copy.cpp with pkg-config
+# (tuned_copy.c also with --static), and runs them,
+# the installed autotune (--show, and a distribution found in the prefix's share/) and the
+# installed shim with this host's wisdom.
 #
 # Usage: install_test.sh BUILD_DIR SOURCE_DIR HOST_WISDOM CXX_COMPILER C_COMPILER
 set -u
@@ -29,6 +31,23 @@ for f in libcopysynth.a libcopysynth_tuner.a libcopysynth_runtime.a libcopysynth
   check "installed lib/.../$f" test -s "$libdir/$f"
 done
 check "no test or example binary is installed" bash -c "! find '$prefix' -name 'test_*' -o -name 'preload_probe' | grep -q ."
+
+# The installed autotune finds its own shipped distributions (<exe>/../share/copysynth/...), from
+# any directory, with COPYSYNTH_DATA_DIR unset. OnlyInstalled.csv exists in the prefix alone, so
+# the source tree's data/ (compiled in as another place to look) cannot be what answers.
+dist=$prefix/share/copysynth/size-distributions
+cp "$dist/MemcpyGoogleQ.csv" "$dist/OnlyInstalled.csv"
+mkdir "$tmp/elsewhere"
+(cd "$tmp/elsewhere" && env -u COPYSYNTH_DATA_DIR "$prefix/bin/autotune" --workload OnlyInstalled --quick --budget 1 -q) \
+  >"$tmp/dist.out" 2>&1
+rc=$?
+check "installed autotune --workload OnlyInstalled (a distribution only the prefix has) exits 0 (rc=$rc)" test $rc -eq 0
+check "... and times it (ns per call)" grep -q "OnlyInstalled" "$tmp/dist.out"
+[ $rc -eq 0 ] || cat "$tmp/dist.out"
+(cd "$tmp/elsewhere" && env -u COPYSYNTH_DATA_DIR "$prefix/bin/autotune" --workload NoSuchDistribution --quick -q) \
+  >/dev/null 2>"$tmp/nodist.err"
+check "installed autotune: an unknown distribution names the prefix's directory among those searched" \
+  grep -q "looked in $dist" "$tmp/nodist.err"
 
 # find_package(copysynth) from the prefix.
 cmake -S "$src/examples/installed" -B "$tmp/app" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
@@ -66,6 +85,30 @@ COPYSYNTH_WISDOM=$wisdom "$tmp/tuned_copy_c" >"$tmp/c.out" 2>&1
 rc=$?
 cat "$tmp/c.out"
 check "tuned_copy_c (C, pkg-config) exits 0 with the tuned memcpy (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'memcpy memcpy/.*: copies ok' '$tmp/c.out'"
+
+# pkg-config from C++, as README shows it (g++ 12 needs -std=c++20 for the headers).
+# shellcheck disable=SC2046
+"$cxx" -std=c++20 "$src/examples/installed/tuned_copy.cpp" $(pkg-config --cflags --libs copysynth) \
+  -o "$tmp/tuned_copy_pc" 2>"$tmp/cxx.log"
+rc=$?
+check "c++ -std=c++20 tuned_copy.cpp \$(pkg-config --cflags --libs copysynth) (rc=$rc)" test $rc -eq 0
+[ $rc -eq 0 ] || head -30 "$tmp/cxx.log"
+"$tmp/tuned_copy_pc" "$wisdom" >"$tmp/cpp-pc.out" 2>&1
+rc=$?
+check "tuned_copy (C++, pkg-config) exits 0 with the tuned memcpy (rc=$rc)" \
+  bash -c "test $rc -eq 0 && grep -q '^installed memcpy = memcpy/' '$tmp/cpp-pc.out'"
+# --static: Libs.private adds Zycore (what libZydis.a needs); linked against the shared system
+# libraries it must still work (a fully static -static link needs libZydis.a, which Debian lacks).
+check "pkg-config --static --libs copysynth adds -lZycore ($(pkg-config --static --libs copysynth))" \
+  bash -c "pkg-config --static --libs copysynth | grep -q -- '-lZydis.* -lZycore'"
+# shellcheck disable=SC2046
+"$cc" "$src/examples/installed/tuned_copy.c" $(pkg-config --cflags --static --libs copysynth) \
+  -o "$tmp/tuned_copy_static_flags" 2>"$tmp/cc-static.log"
+rc=$?
+check "cc tuned_copy.c \$(pkg-config --static --cflags --libs copysynth) (rc=$rc)" test $rc -eq 0
+[ $rc -eq 0 ] || cat "$tmp/cc-static.log"
+COPYSYNTH_WISDOM=$wisdom "$tmp/tuned_copy_static_flags" >"$tmp/c-static.out" 2>&1
+check "... and it runs with the tuned memcpy" grep -q 'memcpy memcpy/.*: copies ok' "$tmp/c-static.out"
 
 # The installed tool and shim.
 "$prefix/bin/autotune" --show "$wisdom" >"$tmp/show" 2>&1

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -171,6 +172,9 @@ TEST_CASE("install_wisdom installs this CPU's routines; bad input changes nothin
     check_process_wide_copies();
   };
   expect_refused(dir.path + "/missing.json", ErrorCode::kWisdomIo, "cannot read wisdom file");
+  // Regression: "" gave "cannot read wisdom file : ... (run `autotune --emit ` ...)".
+  expect_refused("", ErrorCode::kInvalidArgument, "the wisdom path is empty; pass the name of a wisdom file");
+  expect_refused(dir.path, ErrorCode::kWisdomIo, dir.path + " is a directory, not a wisdom file");
   {
     std::ofstream(dir.path + "/truncated.json") << to_json(w).dump(2).substr(0, 300);
     expect_refused(dir.path + "/truncated.json", ErrorCode::kWisdomMalformed, "not valid JSON");
@@ -248,6 +252,52 @@ TEST_CASE("install_wisdom picks this CPU's host from a fleet and falls back clea
   CHECK(miss.error().code == ErrorCode::kWisdomMismatch);
   CHECK_MESSAGE(contains(miss.error().message, CpuInfo::host().signature()), miss.error().message);
   CHECK(installed_name(Operation::kMemcpy) == "system");
+}
+
+// Regression: wisdom tuned with a capped ISA (`autotune --isa avx2`) was refused on the host that
+// made it, whose full signature has more features.
+TEST_CASE("install_wisdom accepts this CPU's capped-ISA wisdom and refuses a model it was not tuned on") {
+  put_back_system_routines();
+  const CpuInfo& host = CpuInfo::host();
+  const IsaLevel cap = host.features().has(Feature::kAVX512F) ? IsaLevel::kAVX2 : IsaLevel::kSSE2;
+  if (host.capped(cap).signature() == host.signature()) return;  // an SSE2-only host: nothing to cap
+  TempDir dir;
+  Wisdom w = host_wisdom();
+  set_cpu(w, host.capped(cap));
+  for (auto& e : w.entries) {  // what a tune capped at `cap` may choose: its widest vectors
+    CopyParams p = e.plan.params;
+    p.vector_width = host.capped(cap).features().max_vector_bytes();
+    e = entry_for(p);
+  }
+  REQUIRE(save_wisdom(w, dir.path + "/capped.json").ok());
+  auto r = install_wisdom(dir.path + "/capped.json");
+  REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
+  CHECK(r->signature == host.capped(cap).signature());
+  CHECK(r->operations.size() == 2);
+  check_process_wide_copies();
+  put_back_system_routines();
+  // The same features on another model of the vendor: refused.
+  set_cpu(w, CpuInfo::synthetic(host.vendor(), host.family(), host.model() + 1, 0, host.capped(cap).features()));
+  REQUIRE(save_wisdom(w, dir.path + "/other-model.json").ok());
+  auto bad = install_wisdom(dir.path + "/other-model.json");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().code == ErrorCode::kWisdomMismatch);
+  CHECK_MESSAGE(contains(bad.error().message, "another CPU model"), bad.error().message);
+  CHECK(installed_name(Operation::kMemcpy) == "system");
+}
+
+TEST_CASE("tune_and_install refuses a bad budget with the C API's message, installing nothing") {
+  put_back_system_routines();
+  for (double budget : {0.0, -1.0, std::numeric_limits<double>::quiet_NaN(), 1e12}) {
+    CAPTURE(budget);
+    TuneOptions opt;
+    opt.budget_seconds = budget;
+    auto e = tune_and_install(opt);
+    REQUIRE_FALSE(e.ok());
+    CHECK(e.error().code == ErrorCode::kInvalidArgument);
+    CHECK_MESSAGE(contains(e.error().message, "budget_seconds must be between 1 and 86400, got "), e.error().message);
+    CHECK(installed_name(Operation::kMemcpy) == "system");
+  }
 }
 
 TEST_CASE("tune_and_install: a short in-process tune installs its verified winner") {

@@ -7,6 +7,7 @@
  * failure. */
 #include <copysynth/copysynth.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,16 @@ int main(int argc, char** argv) {
   unsetenv("COPYSYNTH_WISDOM");
   check(copysynth_load_wisdom(NULL) == COPYSYNTH_INVALID_ARGUMENT, "load_wisdom(NULL) without COPYSYNTH_WISDOM: invalid-argument");
   check(strstr(copysynth_last_error(), "COPYSYNTH_WISDOM") != NULL, "... and the message names the variable");
+  /* Regression: "" was taken for NULL. */
+  check(copysynth_load_wisdom("") == COPYSYNTH_INVALID_ARGUMENT, "load_wisdom(\"\"): invalid-argument");
+  check(strstr(copysynth_last_error(), "the wisdom path is empty; pass a file name, or NULL for $COPYSYNTH_WISDOM") != NULL,
+        "... and the message says the path is empty, not that COPYSYNTH_WISDOM is unset");
+  setenv("COPYSYNTH_WISDOM", "", 1);
+  check(copysynth_load_wisdom(NULL) == COPYSYNTH_INVALID_ARGUMENT, "load_wisdom(NULL) with COPYSYNTH_WISDOM empty: invalid-argument");
+  check(strstr(copysynth_last_error(), "COPYSYNTH_WISDOM, which is empty") != NULL, "... and the message says it is empty");
+  unsetenv("COPYSYNTH_WISDOM");
+  check(copysynth_load_wisdom(argv[2]) == COPYSYNTH_WISDOM_IO, "a directory: wisdom-io");
+  check(strstr(copysynth_last_error(), "is a directory, not a wisdom file") != NULL, "... and the message says it is a directory");
   check(copysynth_load_wisdom(missing) == COPYSYNTH_WISDOM_IO, "a missing file: wisdom-io");
   check(strstr(copysynth_last_error(), "c-api-no-such-file.json") != NULL, "... and the message names the file");
   check(strcmp(copysynth_status_name(COPYSYNTH_WISDOM_IO), "wisdom-io") == 0, "status_name(WISDOM_IO) is wisdom-io");
@@ -106,7 +117,10 @@ int main(int argc, char** argv) {
   check(copysynth_installed_name((copysynth_operation)9, small, sizeof small) == (size_t)-1, "installed_name of an unknown op: (size_t)-1");
   check(copysynth_tune((copysynth_operation)9, 5) == COPYSYNTH_INVALID_ARGUMENT, "tune of an unknown op: invalid-argument");
   check(copysynth_tune(COPYSYNTH_OP_MEMCPY, 0.5) == COPYSYNTH_INVALID_ARGUMENT, "tune with a budget below 1 s: invalid-argument");
-  check(strstr(copysynth_last_error(), "budget_seconds") != NULL, "... and the message names the budget");
+  check(strstr(copysynth_last_error(), "budget_seconds must be between 1 and 86400, got 0.5") != NULL,
+        "... and the message names the budget and the range (tune()'s message)");
+  check(copysynth_tune(COPYSYNTH_OP_MEMCPY, NAN) == COPYSYNTH_INVALID_ARGUMENT, "tune with a NaN budget: invalid-argument");
+  check(strstr(copysynth_last_error(), "got nan") != NULL, "... and the message says nan");
 
   check(copysynth_uninstall(COPYSYNTH_OP_MEMCPY) == COPYSYNTH_OK, "uninstall memcpy");
   check(strcmp(name_of(COPYSYNTH_OP_MEMCPY), "system") == 0, "... puts the system memcpy back");

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <doctest/doctest.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -895,6 +896,59 @@ TEST_CASE("wisdom: save and load round trip") {
   CHECK(r3->entries[0].points == o.points);
 }
 
+namespace {
+/// The names in directory `dir`, sorted.
+std::vector<std::string> names_in(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+// Regression: the temporary file was PATH.tmp, a fixed name: a user's q.json.tmp was overwritten
+// and removed by `autotune --emit q.json`.
+TEST_CASE("wisdom: save_wisdom and save_fleet touch no file but the target; a failure leaves none") {
+  TempDir dir;
+  const std::string path = dir.path + "/q.json";
+  write_file(path + ".tmp", "notes\n");
+  REQUIRE(save_wisdom(sample_wisdom(), path).ok());
+  CHECK(read_text(path + ".tmp") == "notes\n");
+  CHECK(names_in(dir.path) == std::vector<std::string>{"q.json", "q.json.tmp"});
+  REQUIRE(load_wisdom(path).ok());
+  Fleet f;
+  f.hosts = {sample_wisdom()};
+  REQUIRE(save_fleet(f, path).ok());
+  CHECK(read_text(path + ".tmp") == "notes\n");
+  CHECK(names_in(dir.path) == std::vector<std::string>{"q.json", "q.json.tmp"});
+
+  // The permissions of the file replaced are kept (mkstemp alone would give 0600).
+  std::filesystem::permissions(path, std::filesystem::perms(0640));
+  REQUIRE(save_wisdom(sample_wisdom(), path).ok());
+  CHECK(std::filesystem::status(path).permissions() == std::filesystem::perms(0640));
+
+  // A rename that fails (the target is a directory): an error naming both, the temporary removed.
+  std::filesystem::create_directory(dir.path + "/d.json");
+  const Status st = save_wisdom(sample_wisdom(), dir.path + "/d.json");
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().code == ErrorCode::kWisdomIo);
+  CHECK_MESSAGE(contains(st.error().message, "cannot rename " + dir.path + "/d.json."), st.error().message);
+  CHECK_MESSAGE(contains(st.error().message, "is unchanged"), st.error().message);
+  CHECK(names_in(dir.path) == std::vector<std::string>{"d.json", "q.json", "q.json.tmp"});
+  // No directory to create the temporary in.
+  const Status nodir = save_wisdom(sample_wisdom(), dir.path + "/no/such/dir/best.json");
+  REQUIRE_FALSE(nodir.ok());
+  CHECK_MESSAGE(contains(nodir.error().message, "cannot create a temporary file next to " + dir.path + "/no/such/dir/best.json"),
+                nodir.error().message);
+  CHECK_MESSAGE(contains(nodir.error().message, "No such file or directory"), nodir.error().message);
+}
+
 TEST_CASE("wisdom: check_cpu") {
   const Wisdom w = sample_wisdom();
   CHECK(check_cpu(w, CpuInfo::host()).ok());
@@ -912,6 +966,127 @@ TEST_CASE("wisdom: check_cpu") {
   }
 }
 
+TEST_CASE("parse_cpu_signature takes CpuInfo::signature() apart") {
+  const CpuInfo c = CpuInfo::synthetic("GenuineIntel", 6, 143, 8, IsaFeatures::for_level(IsaLevel::kAVX2));
+  auto s = parse_cpu_signature(c.signature());
+  REQUIRE(s);
+  CHECK(s->vendor == "GenuineIntel");
+  CHECK(s->family == 6);
+  CHECK(s->model == 143);
+  CHECK(s->features == std::vector<std::string>{"sse2", "avx", "avx2", "bmi2"});
+  CHECK(parse_cpu_signature(CpuInfo::host().signature()));
+  // A vendor string may hold '-' and ':' (CPUID's 12 bytes); the split is at the end.
+  auto odd = parse_cpu_signature("Odd-Vendor:x-26-2:sse2,erms");
+  REQUIRE(odd);
+  CHECK(odd->vendor == "Odd-Vendor:x");
+  CHECK(odd->family == 26);
+  CHECK(odd->model == 2);
+  CHECK(odd->features == std::vector<std::string>{"sse2", "erms"});
+  auto none = parse_cpu_signature("V-1-2:none");
+  REQUIRE(none);
+  CHECK(none->features.empty());
+  for (const char* bad : {"", "GenuineIntel", "GenuineIntel-6-143", "GenuineIntel-6:sse2", "GenuineIntel-x-143:sse2",
+                          "GenuineIntel-6-14a:sse2", "GenuineIntel-6--1:sse2", "GenuineIntel-6-143:", "GenuineIntel-6-143:sse2,,avx",
+                          "GenuineIntel-6-1234567890:sse2", "-6:sse2"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(parse_cpu_signature(bad));
+  }
+}
+
+// Regression: wisdom tuned with `autotune --isa avx2` records the capped signature and was refused
+// on the very host that made it ("tuned on CPU ...:sse2,avx,avx2,... but this host is ...avx512f...").
+TEST_CASE("wisdom: check_cpu accepts this CPU model's capped-ISA wisdom, never another model or a missing feature") {
+  const CpuInfo host = CpuInfo::synthetic("GenuineIntel", 6, 143, 8, IsaFeatures::for_level(IsaLevel::kAVX512));
+  Wisdom w = sample_wisdom();
+  SUBCASE("capped signature of this model: accepted") {
+    for (IsaLevel cap : {IsaLevel::kAVX2, IsaLevel::kSSE2, IsaLevel::kAVX512}) {
+      set_cpu(w, host.capped(cap));
+      const Status st = check_cpu(w, host);
+      CHECK_MESSAGE(st.ok(), (st.ok() ? std::string() : st.error().message));
+    }
+    // And on the real host: wisdom of this CPU capped at each level.
+    for (IsaLevel cap : {IsaLevel::kAVX2, IsaLevel::kSSE2}) {
+      set_cpu(w, CpuInfo::host().capped(cap));
+      CHECK(check_cpu(w, CpuInfo::host()).ok());
+    }
+  }
+  SUBCASE("another model, family or vendor: refused") {
+    for (const CpuInfo& other : {CpuInfo::synthetic("GenuineIntel", 6, 144, 8, host.features()),
+                                 CpuInfo::synthetic("GenuineIntel", 6, 144, 8, host.capped(IsaLevel::kAVX2).features()),
+                                 CpuInfo::synthetic("GenuineIntel", 7, 143, 8, host.capped(IsaLevel::kAVX2).features()),
+                                 CpuInfo::synthetic("AuthenticAMD", 6, 143, 8, host.capped(IsaLevel::kAVX2).features())}) {
+      CAPTURE(other.signature());
+      set_cpu(w, other);
+      const Status st = check_cpu(w, host);
+      REQUIRE_FALSE(st.ok());
+      CHECK(st.error().code == ErrorCode::kWisdomMismatch);
+      CHECK_MESSAGE(contains(st.error().message, "(another CPU model)"), st.error().message);
+      CHECK_MESSAGE(contains(st.error().message, "tuned on CPU \"" + other.signature() + "\""), st.error().message);
+    }
+  }
+  SUBCASE("a feature the host lacks: refused, named") {
+    set_cpu(w, host);  // AVX-512 wisdom on the same model with AVX-512 off (capped, or the OS's XCR0)
+    const Status st = check_cpu(w, host.capped(IsaLevel::kAVX2));
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().code == ErrorCode::kWisdomMismatch);
+    CHECK_MESSAGE(contains(st.error().message, "this host lacks avx512f, avx512bw, avx512vl"), st.error().message);
+    IsaFeatures with_erms = host.features();
+    with_erms.add(Feature::kERMS);
+    set_cpu(w, CpuInfo::synthetic("GenuineIntel", 6, 143, 8, with_erms));
+    const Status erms = check_cpu(w, host);
+    REQUIRE_FALSE(erms.ok());
+    CHECK_MESSAGE(contains(erms.error().message, "this host lacks erms"), erms.error().message);
+    // A name this copysynth does not know is a feature the host lacks.
+    w.cpu_signature = "GenuineIntel-6-143:sse2,avx,avx2,amx";
+    const Status amx = check_cpu(w, host);
+    REQUIRE_FALSE(amx.ok());
+    CHECK_MESSAGE(contains(amx.error().message, "this host lacks amx"), amx.error().message);
+  }
+  SUBCASE("an unreadable signature is refused unless identical") {
+    w.cpu_signature = "not a signature";
+    CHECK_FALSE(check_cpu(w, host).ok());
+    CHECK_MESSAGE(contains(check_cpu(w, host).error().message, "is not a CPU signature"), check_cpu(w, host).error().message);
+  }
+}
+
+TEST_CASE("fleet: select_host prefers the exact signature, else this model's capped-ISA host with the most features") {
+  const CpuInfo host = CpuInfo::synthetic("GenuineIntel", 6, 143, 8, IsaFeatures::for_level(IsaLevel::kAVX512));
+  auto doc = [](const CpuInfo& cpu, std::uint64_t hash) {
+    Wisdom w = sample_wisdom();
+    set_cpu(w, cpu);
+    w.entries[0].code_hash = hash;  // tells the hosts apart
+    return w;
+  };
+  const Wisdom sse2 = doc(host.capped(IsaLevel::kSSE2), 1), avx2 = doc(host.capped(IsaLevel::kAVX2), 2),
+               full = doc(host, 3), other = doc(CpuInfo::synthetic("GenuineIntel", 6, 144, 8, host.features()), 4);
+  Fleet f;
+  f.hosts = {other, sse2, avx2, full};
+  auto i = select_host_index(f, host.signature());
+  REQUIRE(i);
+  CHECK(*i == 3);  // exact
+  f.hosts = {other, sse2, avx2};
+  i = select_host_index(f, host.signature());
+  REQUIRE(i);
+  CHECK(*i == 2);  // compatible, most features
+  auto w = select_host(f, host);
+  REQUIRE(w);
+  CHECK(w->entries[0].code_hash == 2);
+  CHECK(select_host_index(f, host.capped(IsaLevel::kSSE2).signature()).value() == 1);  // exact again
+  f.hosts = {other, avx2};
+  auto miss = select_host_index(f, host.capped(IsaLevel::kSSE2).signature());  // avx2 is more than it has
+  REQUIRE_FALSE(miss);
+  CHECK(miss.error().code == ErrorCode::kWisdomMismatch);
+  CHECK_MESSAGE(contains(miss.error().message, "none of the 2 CPUs"), miss.error().message);
+  // A one-host file, capped on this model: load_wisdom_for takes it.
+  TempDir dir;
+  Wisdom mine = sample_wisdom();
+  set_cpu(mine, CpuInfo::host().capped(IsaLevel::kSSE2));
+  REQUIRE(save_wisdom(mine, dir.path + "/sse2.json").ok());
+  auto l = load_wisdom_for(dir.path + "/sse2.json", CpuInfo::host());
+  REQUIRE_MESSAGE(l.ok(), (l.ok() ? std::string() : l.error().message));
+  CHECK(l->cpu_signature == CpuInfo::host().capped(IsaLevel::kSSE2).signature());
+}
+
 TEST_CASE("wisdom: I/O errors") {
   TempDir dir;
   auto r = load_wisdom(dir.path + "/missing.json");
@@ -921,6 +1096,45 @@ TEST_CASE("wisdom: I/O errors") {
   const Status st = save_wisdom(sample_wisdom(), dir.path + "/no/such/dir/best.json");
   REQUIRE_FALSE(st.ok());
   CHECK(st.error().code == ErrorCode::kWisdomIo);
+}
+
+// Regression: wisdom was read with no size limit and blocking opens: COPYSYNTH_WISDOM=/dev/zero
+// grew a program to 3.4 GB, a FIFO hung it, and a directory was "not valid JSON".
+TEST_CASE("wisdom: only a regular file of at most kMaxWisdomBytes is read, and what else it is is said") {
+  TempDir dir;
+  alarm(60);  // a blocking open or an endless read fails the test instead of hanging it
+  auto expect_refused = [](const std::string& path, ErrorCode code, std::initializer_list<std::string> texts) {
+    CAPTURE(path);
+    for (int fleet = 0; fleet < 2; ++fleet) {
+      const Error e = fleet ? load_fleet(path).error() : load_wisdom(path).error();
+      CHECK_MESSAGE(e.code == code, error_code_name(e.code) << ": " << e.message);
+      for (const auto& t : texts) CHECK_MESSAGE(contains(e.message, t), "\"" << t << "\" not in: " << e.message);
+      CHECK_FALSE(contains(e.message, "not valid JSON"));
+    }
+  };
+  expect_refused(dir.path, ErrorCode::kWisdomIo, {dir.path + " is a directory, not a wisdom file"});
+  const std::string fifo = dir.path + "/fifo.json";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  expect_refused(fifo, ErrorCode::kWisdomIo, {fifo + " is a FIFO (named pipe), not a wisdom file"});
+  expect_refused("/dev/zero", ErrorCode::kWisdomIo, {"/dev/zero is a character device, not a wisdom file"});
+  expect_refused("/dev/null", ErrorCode::kWisdomIo, {"/dev/null is a character device"});
+  // Larger than the limit: refused by its size, not read (a sparse file: no disk used).
+  const std::string big = dir.path + "/big.json";
+  write_file(big, "{");
+  std::filesystem::resize_file(big, kMaxWisdomBytes + 1);
+  expect_refused(big, ErrorCode::kWisdomIo,
+                 {big + " is " + std::to_string(kMaxWisdomBytes + 1) + " bytes, more than the 64 MiB", "not read"});
+  // At the limit it is read (and is not JSON).
+  std::filesystem::resize_file(big, kMaxWisdomBytes);
+  CHECK(load_wisdom(big).error().code == ErrorCode::kWisdomMalformed);
+  // A link to a regular file is read.
+  const std::string good = dir.path + "/best.json";
+  REQUIRE(save_wisdom(sample_wisdom(), good).ok());
+  std::filesystem::create_symlink(good, dir.path + "/link.json");
+  CHECK(load_wisdom(dir.path + "/link.json").ok());
+  // An empty path is an error of its own.
+  expect_refused("", ErrorCode::kInvalidArgument, {"the wisdom path is empty"});
+  alarm(0);
 }
 
 TEST_CASE("wisdom: malformed files are rejected with the JSON path") {
@@ -951,7 +1165,7 @@ TEST_CASE("wisdom: malformed files are rejected with the JSON path") {
   SUBCASE("wrong schema number") {
     json j = good;
     j["schema"] = 3u;
-    expect_load_error(dir, j, ErrorCode::kWisdomMismatch, {"schema 3"});
+    expect_load_error(dir, j, ErrorCode::kWisdomMismatch, {"schema 3", "it reads schemas 1 (one host) and 2 (a fleet)"});
   }
   SUBCASE("schema not a number") {
     json j = good;
@@ -1005,8 +1219,37 @@ TEST_CASE("wisdom: malformed files are rejected with the JSON path") {
   }
   SUBCASE("plan classes that do not match the params: moved bound") {
     json j = good;
+    const std::string lo = j["entries"][0]["plan"]["classes"][3]["lo"].dump();
     j["entries"][0]["plan"]["classes"][3]["lo"] = 5u;
-    expect_load_error(dir, j, ErrorCode::kWisdomMismatch, {"entries[0].plan.classes[3]"});
+    expect_load_error(dir, j, ErrorCode::kWisdomMismatch,
+                      {("entries[0].plan.classes[3].lo: the file says 5 but these params give " + lo).c_str()});
+  }
+  // Regression: an edited hi or block gave "starts at n = 129 with "head_tail" but these params
+  // give n = 129 with "head_tail"", naming neither the field nor the values that differ.
+  SUBCASE("plan classes that do not match the params: hi, block, strategy named with both values") {
+    json j = good;
+    auto& c1 = j["entries"][0]["plan"]["classes"][1];
+    const std::string hi = c1["hi"].dump(), block = c1["block"].dump(), strategy = c1["strategy"].dump();
+    json h = j;
+    h["entries"][0]["plan"]["classes"][1]["hi"] = 100000u;
+    expect_load_error(dir, h, ErrorCode::kWisdomMismatch,
+                      {("entries[0].plan.classes[1].hi: the file says 100000 but these params give " + hi).c_str()});
+    json b = j;
+    b["entries"][0]["plan"]["classes"][1]["block"] = 3u;
+    expect_load_error(dir, b, ErrorCode::kWisdomMismatch,
+                      {("entries[0].plan.classes[1].block: the file says 3 but these params give " + block).c_str()});
+    json m = j;
+    m["entries"][0]["plan"]["classes"][1]["hi"] = "max";
+    expect_load_error(dir, m, ErrorCode::kWisdomMismatch,
+                      {("entries[0].plan.classes[1].hi: the file says \"max\" but these params give " + hi).c_str()});
+    json st = j;
+    st["entries"][0]["plan"]["classes"][1]["strategy"] = "rep_string";
+    expect_load_error(dir, st, ErrorCode::kWisdomMismatch,
+                      {("entries[0].plan.classes[1].strategy: the file says \"rep_string\" but these params give " + strategy).c_str()});
+    auto& last = j["entries"][0]["plan"]["classes"].back();
+    REQUIRE(last["hi"] == "max");
+    last["hi"] = 12345u;
+    expect_load_error(dir, j, ErrorCode::kWisdomMismatch, {"the file says 12345 but these params give \"max\""});
   }
   SUBCASE("plan classes that do not match the params: other threshold") {
     json j = good;
@@ -1313,4 +1556,12 @@ TEST_CASE("build_entry rebuilds the tuned code and refuses code that differs") {
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().code == ErrorCode::kWisdomMismatch);
   CHECK_MESSAGE(contains(bad.error().message, "differs from the one tuned"), bad.error().message);
+  // The version that wrote the file does not decide (README, copysynth.h): the code does.
+  Wisdom older = w;
+  older.generator_version = "0.0.1";
+  CHECK(build_entry(older, older.entries[0]).ok());
+  auto older_bad = build_entry(older, e);
+  REQUIRE_FALSE(older_bad.ok());
+  CHECK_MESSAGE(contains(older_bad.error().message, "made by copysynth 0.0.1, this is " COPYSYNTH_VERSION),
+                older_bad.error().message);
 }

@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include <regex>
 #include <sstream>
 
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -240,6 +244,57 @@ TEST_CASE("the seeds workload has the seeds' points") {
   CHECK(size_label(4096) == "4096");
 }
 
+namespace {
+bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+}  // namespace
+
+// Regression: a missing file said "cannot read size distribution /tmp/nonexist.csv" with no reason,
+// and a bad field's raw bytes went into the message unescaped (a newline split it).
+TEST_CASE("distribution files: errors give the reason and escape the bytes they quote") {
+  auto missing = load_distribution("/tmp/copysynth-no-such-dir/nonexist.csv");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().code == ErrorCode::kInvalidArgument);
+  CHECK(missing.error().message ==
+        "cannot read size distribution /tmp/copysynth-no-such-dir/nonexist.csv: No such file or directory");
+  auto dir = load_distribution("/tmp/");
+  REQUIRE_FALSE(dir.ok());
+  CHECK_MESSAGE(contains(dir.error().message, "/tmp/ is a directory, not a size distribution"), dir.error().message);
+
+  auto raw = parse_distribution("d", std::string("0.5,\377\376\0,0.1", 12));
+  REQUIRE_FALSE(raw.ok());
+  CHECK_MESSAGE(contains(raw.error().message, "field 1 (the probability of length 1) is \"\\377\\376\\000\", not a"),
+                raw.error().message);
+  auto nl = parse_distribution("d", "0.5,1\n2,0.1");
+  REQUIRE_FALSE(nl.ok());
+  CHECK(nl.error().message.find('\n') == std::string::npos);
+  CHECK_MESSAGE(contains(nl.error().message, "is \"1\\0122\""), nl.error().message);
+  auto q = parse_distribution("d", "0.5,\"x\\\"");
+  REQUIRE_FALSE(q.ok());
+  CHECK_MESSAGE(contains(q.error().message, "is \"\\042x\\134\\042\""), q.error().message);
+  auto longer = parse_distribution("d", "0.5," + std::string(1000, 'z'));
+  REQUIRE_FALSE(longer.ok());
+  CHECK_MESSAGE(contains(longer.error().message, "... (936 more bytes)"), longer.error().message);
+  CHECK(longer.error().message.size() < 400);
+}
+
+// Regression: an autotune installed under a prefix other than the configured one (cmake --install
+// --prefix P) did not find P/share/copysynth/size-distributions once the source tree was gone.
+TEST_CASE("data_dirs: $COPYSYNTH_DATA_DIR, then <exe dir>/../share/copysynth/size-distributions, then the compiled-in ones") {
+  const char* old = std::getenv("COPYSYNTH_DATA_DIR");
+  const std::string saved = old ? old : "";
+  ::setenv("COPYSYNTH_DATA_DIR", "/opt/my-distributions", 1);
+  const auto dirs = data_dirs();
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe");
+  const std::string next_to_exe = (exe.parent_path().parent_path() / "share/copysynth/size-distributions").string();
+  REQUIRE(dirs.size() >= 3);
+  CHECK(dirs[0] == "/opt/my-distributions");
+  CHECK(dirs[1] == next_to_exe);
+  CHECK(std::find(dirs.begin() + 2, dirs.end(), next_to_exe) == dirs.end());  // once
+  ::unsetenv("COPYSYNTH_DATA_DIR");
+  CHECK(data_dirs().front() == next_to_exe);
+  if (old) ::setenv("COPYSYNTH_DATA_DIR", saved.c_str(), 1);
+}
+
 TEST_CASE("the production mix is the mean of the eight distributions") {
   const auto mix = production_mix();
   REQUIRE(mix.has_value());
@@ -389,6 +444,30 @@ TEST_CASE("format_patch_table: the seeds' layout, old / new in ns per call, spee
   CHECK(row2.size() == header.size());
   // No caption: the header comes first.
   CHECK(format_patch_table({a}).rfind("   Len", 0) == 0);
+}
+
+// Regression: tune() (and so tune_and_install) took a budget of 0, a negative one, NaN or 1e12;
+// only the C API refused them.
+TEST_CASE("tune refuses a budget outside 1..86400 s, NaN and infinities, before it runs anything") {
+  Workload w{"tiny", {{16, 0, 0}}};
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  const std::pair<double, const char*> bad[] = {{0, "got 0"},     {-5, "got -5"},       {0.5, "got 0.5"},
+                                                {nan, "got nan"}, {inf, "got inf"},     {-inf, "got -inf"},
+                                                {1e12, "got 1e+12"}, {86400.5, "got 86400.5"}};
+  for (auto [budget, got] : bad) {
+    CAPTURE(budget);
+    TuneOptions opt;
+    opt.budget_seconds = budget;
+    int lines = 0;
+    opt.progress = [&](const std::string&) { ++lines; };
+    auto r = tune(w, opt);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == ErrorCode::kInvalidArgument);
+    CHECK_MESSAGE(r.error().message == std::string("budget_seconds must be between 1 and 86400, ") + got, r.error().message);
+    CHECK(lines == 0);  // nothing ran
+    CHECK(check_budget(budget).error().message == r.error().message);
+  }
+  for (double good : {1.0, 2.5, 86400.0}) CHECK(check_budget(good).ok());
 }
 
 TEST_CASE("an empty workload is an error, not a crash") {

@@ -80,11 +80,16 @@ copysynth_clear_page_fn copysynth_get_clear_page(void) { return installed_clear_
 
 copysynth_status copysynth_load_wisdom(const char* path) {
   return guarded([&]() -> Status {
+    if (path && !*path)
+      return make_error(ErrorCode::kInvalidArgument,
+                        "the wisdom path is empty; pass a file name, or NULL for $COPYSYNTH_WISDOM");
     const char* p = path ? path : std::getenv("COPYSYNTH_WISDOM");
     if (!p || !*p)
       return make_error(ErrorCode::kInvalidArgument,
-                        "copysynth_load_wisdom(NULL) reads the file named by COPYSYNTH_WISDOM, which is not set; "
-                        "set it (e.g. COPYSYNTH_WISDOM=best.json, written by `autotune --emit best.json`) or pass a path");
+                        std::string("copysynth_load_wisdom(NULL) reads the file named by COPYSYNTH_WISDOM, which is ") +
+                            (p ? "empty" : "not set") +
+                            "; set it (e.g. COPYSYNTH_WISDOM=best.json, written by `autotune --emit best.json`) or "
+                            "pass a path");
     auto r = install_wisdom(p);
     if (!r) return r.error();
     return {};
@@ -94,9 +99,7 @@ copysynth_status copysynth_load_wisdom(const char* path) {
 copysynth_status copysynth_tune(copysynth_operation op, double budget_seconds) {
   return guarded([&]() -> Status {
     if (!known(op)) return unknown_op(op);
-    if (!(budget_seconds >= 1 && budget_seconds <= 86400))
-      return make_error(ErrorCode::kInvalidArgument, "budget_seconds must be between 1 and 86400, got " +
-                                                         std::to_string(budget_seconds));
+    COPYSYNTH_TRY(check_budget(budget_seconds));  // before the workload is made; tune() checks it again
     TuneOptions opt;
     opt.operation = static_cast<Operation>(op);
     opt.budget_seconds = budget_seconds;

@@ -9,9 +9,12 @@
 // running CPU (its host in a fleet file), rebuilds them, checks their code is byte-identical to the
 // code tuned, verifies them (VerifyOptions::startup(); COPYSYNTH_PRELOAD_VERIFY=full for the whole
 // suite) and only then points the slots at them. When the variable is unset, the file is missing,
-// malformed, for another CPU or fails verification, it prints one line on stderr and the slots keep
-// the C library's routines. COPYSYNTH_PRELOAD_STATS=1 (stderr) or =FILE (appended) reports what was
-// installed and, at exit, how many calls and bytes each installed routine served.
+// malformed or for another CPU, a routine's rebuilt code differs from the code tuned (that check,
+// not the copysynth version that wrote the file, decides) or fails verification, it prints one
+// line on stderr and the slots keep the C library's routines. COPYSYNTH_PRELOAD_STATS=1 (stderr)
+// or =FILE (appended) reports what was installed and, at exit, how many calls and bytes each
+// installed routine served (a FILE that cannot be opened: one line on stderr, and no report); a
+// COPYSYNTH_PRELOAD_VERIFY other than "full" is said in one line and means the start-up check.
 //
 // Never calling itself while it initialises (memcpy is called before main by other libraries'
 // constructors, and by asmjit, the JSON parser and the verifier while this library loads wisdom):
@@ -50,6 +53,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <string>
 
@@ -303,8 +307,36 @@ void use_c_library_routines() {
 /// nullptr (secure_getenv), so such a program never reads a file the invoking user names.
 const char* env(const char* name) { return secure_getenv(name); }
 
+/// COPYSYNTH_PRELOAD_VERIFY: true for "full"; unset or empty: the start-up check; any other value
+/// is reported in one line on stderr and means the start-up check.
+bool full_verification() {
+  const char* v = env("COPYSYNTH_PRELOAD_VERIFY");
+  if (!v || !*v) return false;
+  if (std::string(v) == "full") return true;
+  write_line(2, "copysynth-preload: unknown value " + copysynth::quoted_bytes(v) +
+                    " of COPYSYNTH_PRELOAD_VERIFY (it takes \"full\"); using the start-up check");
+  return false;
+}
+
+/// COPYSYNTH_PRELOAD_STATS: the stats target, and for a file, the file opened now (see StatsFile).
+/// A file that cannot be opened is reported in one line on stderr, and no report is made.
+void set_up_stats() {
+  const char* s = env("COPYSYNTH_PRELOAD_STATS");
+  if (!s || !*s || std::string(s) == "0") return;
+  const std::string target = s;
+  if (target != "1" && target != "stderr" && stats_fd(target) < 0) {
+    const int e = errno;
+    write_line(2, "copysynth-preload: cannot open the stats file " + copysynth::quoted_bytes(target, 256) +
+                      " (COPYSYNTH_PRELOAD_STATS): " + std::strerror(e) + "; continuing without the report");
+    return;
+  }
+  stats_target() = target;
+  pthread_atfork(nullptr, nullptr, &reset_counts_in_child);
+}
+
 /// Step 3: wisdom, verification, the switch.
 void install_from_wisdom() {
+  const bool full = full_verification();  // said even when there is no wisdom to verify
   const char* path = env("COPYSYNTH_WISDOM");
   if (!path || !*path) {
     fall_back(getauxval(AT_SECURE) ? "COPYSYNTH_WISDOM is ignored in a set-user-ID or set-group-ID program"
@@ -313,8 +345,6 @@ void install_from_wisdom() {
   }
   copysynth::WisdomOptions opt;
   opt.operations = {Operation::kMemcpy, Operation::kMemmove, Operation::kFill};
-  const char* verify = env("COPYSYNTH_PRELOAD_VERIFY");
-  const bool full = verify && std::string(verify) == "full";
   if (full) opt.verify = copysynth::VerifyOptions{};
   auto r = copysynth::install_wisdom(path, opt);
   if (!r) {
@@ -351,10 +381,7 @@ void install_from_wisdom() {
 
 [[gnu::constructor]] void copysynth_preload_init() {
   try {
-    if (const char* s = env("COPYSYNTH_PRELOAD_STATS"); s && *s && std::string(s) != "0") {
-      stats_target() = s;
-      pthread_atfork(nullptr, nullptr, &reset_counts_in_child);
-    }
+    set_up_stats();
     use_c_library_routines();
     install_from_wisdom();
   } catch (const std::exception& ex) {

@@ -3,6 +3,7 @@
 
 #include <cpuid.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -151,6 +152,66 @@ CpuInfo CpuInfo::capped(IsaLevel level) const {
 std::string CpuInfo::signature() const {
   return vendor_ + "-" + std::to_string(family_) + "-" + std::to_string(model_) + ":" +
          features_.to_string();
+}
+
+namespace {
+
+/// A decimal number of at most 9 digits (family and model are 8-bit values in CPUID).
+std::optional<unsigned> parse_decimal(std::string_view s) {
+  if (s.empty() || s.size() > 9) return std::nullopt;
+  unsigned v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<unsigned>(c - '0');
+  }
+  return v;
+}
+
+}  // namespace
+
+std::optional<CpuSignature> parse_cpu_signature(std::string_view s) {
+  const auto colon = s.rfind(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  const std::string_view head = s.substr(0, colon), tail = s.substr(colon + 1);
+  const auto dash2 = head.rfind('-');
+  if (dash2 == std::string_view::npos || dash2 == 0) return std::nullopt;
+  const auto dash1 = head.rfind('-', dash2 - 1);
+  if (dash1 == std::string_view::npos) return std::nullopt;
+  CpuSignature sig;
+  sig.vendor = std::string(head.substr(0, dash1));
+  const auto family = parse_decimal(head.substr(dash1 + 1, dash2 - dash1 - 1));
+  const auto model = parse_decimal(head.substr(dash2 + 1));
+  if (!family || !model) return std::nullopt;
+  sig.family = *family;
+  sig.model = *model;
+  if (tail == "none") return sig;
+  for (std::size_t pos = 0;;) {
+    const auto comma = tail.find(',', pos);
+    const std::string_view name = tail.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    if (name.empty()) return std::nullopt;
+    sig.features.emplace_back(name);
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  return sig;
+}
+
+bool signature_runs_on(const std::string& tuned, const std::string& host, std::string* why) {
+  if (tuned == host) return true;
+  auto say = [&](std::string reason) {
+    if (why) *why = std::move(reason);
+    return false;
+  };
+  const auto t = parse_cpu_signature(tuned), h = parse_cpu_signature(host);
+  if (!t) return say("\"" + tuned + "\" is not a CPU signature (vendor-family-model:features)");
+  if (!h) return say("\"" + host + "\" is not a CPU signature (vendor-family-model:features)");
+  if (t->vendor != h->vendor || t->family != h->family || t->model != h->model) return say("another CPU model");
+  std::string lacks;
+  for (const auto& f : t->features)
+    if (std::find(h->features.begin(), h->features.end(), f) == h->features.end())
+      lacks += (lacks.empty() ? "" : ", ") + f;
+  if (!lacks.empty()) return say("this host lacks " + lacks + ", which the wisdom's routines may use");
+  return true;
 }
 
 std::string CpuInfo::describe() const {

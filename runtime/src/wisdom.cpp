@@ -1,14 +1,19 @@
 // copysynth — wisdom files (see wisdom.hpp).
 #include "copysynth/wisdom.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
+#include <optional>
 
+#include "copysynth/file_io.hpp"
 #include "copysynth/ladders.hpp"
 
 namespace copysynth {
@@ -37,9 +42,13 @@ const auto is_number = [](const json& v) { return v.is_number(); };
 const auto is_object = [](const json& v) { return v.is_object(); };
 const auto is_array = [](const json& v) { return v.is_array(); };
 
+/// The refusal of wisdom tuned on `tuned` on a host `here`, with signature_runs_on's reason.
 Error cpu_mismatch(const std::string& tuned, const std::string& here) {
+  std::string why;
+  signature_runs_on(tuned, here, &why);
   return make_error(ErrorCode::kWisdomMismatch, "wisdom was tuned on CPU \"" + tuned + "\" but this host is \"" + here +
-                                                    "\"; run `autotune --emit FILE` on this host to tune for it");
+                                                    "\"" + (why.empty() ? "" : " (" + why + ")") +
+                                                    "; run `autotune --emit FILE` on this host to tune for it");
 }
 
 std::string hex64(std::uint64_t v) {
@@ -79,18 +88,23 @@ Result<CopyPlan> plan_from_json(const json& j, const CopyParams& params, const s
     auto weight = member(cs[i], cp, "weight", is_number, "a number");
     if (!weight) return weight.error();
     auto& c = plan->classes[i];
-    bool hi_ok = true;
-    if (auto hi = cs[i].find("hi"); hi != cs[i].end())
-      hi_ok = c.hi == kNever ? (hi->is_string() && hi->get<std::string>() == "max")
-                             : (is_uint(*hi) && hi->get<std::uint64_t>() == c.hi);
-    if (auto bl = cs[i].find("block"); bl != cs[i].end())
-      hi_ok = hi_ok && is_uint(*bl) && bl->get<std::uint64_t>() == c.block;
-    if ((*lo)->get<std::uint64_t>() != c.lo || (*strategy)->get<std::string>() != strategy_name(c.strategy) || !hi_ok)
+    // Each bound the file states must be what these params give; the first that is not is named
+    // with both values.
+    auto differs = [&](const char* field, const json& file_value, const std::string& ours) {
       return make_error(ErrorCode::kWisdomMismatch,
-                        cp + ": starts at n = " + (*lo)->dump() + " with " + (*strategy)->dump() +
-                            " but these params give n = " + std::to_string(c.lo) + " with \"" +
-                            std::string(strategy_name(c.strategy)) +
-                            "\" (file edited, or made by another copysynth version); re-run autotune");
+                        cp + "." + field + ": the file says " + file_value.dump() + " but these params give " + ours +
+                            " (file edited, or made by a copysynth version whose ladder differs); re-run autotune");
+    };
+    const std::string hi_ours = c.hi == kNever ? std::string("\"max\"") : std::to_string(c.hi);
+    const std::string strategy_ours = "\"" + std::string(strategy_name(c.strategy)) + "\"";
+    if ((*lo)->get<std::uint64_t>() != c.lo) return differs("lo", **lo, std::to_string(c.lo));
+    if (auto hi = cs[i].find("hi"); hi != cs[i].end() &&
+                                     !(c.hi == kNever ? (hi->is_string() && hi->get<std::string>() == "max")
+                                                      : (is_uint(*hi) && hi->get<std::uint64_t>() == c.hi)))
+      return differs("hi", *hi, hi_ours);
+    if ((*strategy)->get<std::string>() != strategy_name(c.strategy)) return differs("strategy", **strategy, strategy_ours);
+    if (auto bl = cs[i].find("block"); bl != cs[i].end() && !(is_uint(*bl) && bl->get<std::uint64_t>() == c.block))
+      return differs("block", *bl, std::to_string(c.block));
     const double w = (*weight)->get<double>();
     if (!(w >= 0) || w > 1e12) return malformed(cp + ".weight", "must be between 0 and 1e12");
     c.weight = w;
@@ -178,8 +192,9 @@ Result<Wisdom> wisdom_from_json(const json& j) {
                       "with load_fleet() or load_wisdom_for(), which pick the host of this CPU");
   if ((*schema)->get<std::uint64_t>() != static_cast<std::uint64_t>(kWisdomSchema))
     return make_error(ErrorCode::kWisdomMismatch,
-                      "schema " + (*schema)->dump() + " is not supported by this copysynth (it reads schema " +
-                          std::to_string(kWisdomSchema) + "); re-run autotune to write a new file");
+                      "schema " + (*schema)->dump() + " is not supported by this copysynth (it reads schemas " +
+                          std::to_string(kWisdomSchema) + " (one host) and " + std::to_string(kFleetSchema) +
+                          " (a fleet)); re-run autotune to write a new file");
   w.schema = kWisdomSchema;
   auto version = member(j, "", "generator_version", is_string, "a string");
   if (!version) return version.error();
@@ -294,36 +309,68 @@ Result<Wisdom> wisdom_from_json(const json& j) {
 
 namespace {
 
-/// The JSON document in `path`; kWisdomIo or kWisdomMalformed (not JSON) naming the path.
+/// The JSON document in `path`; kWisdomIo (cannot be read, not a regular file, larger than
+/// kMaxWisdomBytes: nothing is read then), kInvalidArgument (an empty path) or kWisdomMalformed
+/// (not JSON), naming the path.
 Result<json> read_json(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return make_error(ErrorCode::kWisdomIo, "cannot read wisdom file " + path + ": " + std::strerror(errno) +
-                                                " (run `autotune --emit " + path + "` to create it)");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  json j = json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  if (path.empty())
+    return make_error(ErrorCode::kInvalidArgument,
+                      "the wisdom path is empty; pass the name of a wisdom file (written by `autotune --emit FILE`)");
+  auto text = read_regular_file(path, "wisdom file", kMaxWisdomBytes, ErrorCode::kWisdomIo,
+                                "run `autotune --emit " + path + "` to create it");
+  if (!text) return text.error();
+  json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded())
     return make_error(ErrorCode::kWisdomMalformed,
                       path + " is not valid JSON (truncated or edited?); re-run autotune --emit " + path);
   return j;
 }
 
-/// Writes `j` to `path` atomically (temporary file + rename), pretty-printed.
+/// The permission bits a new file gets from open(..., 0666): 0666 minus the process's umask, read
+/// from /proc/self/status (umask() itself would have to change it to read it, racing other
+/// threads); 0644 where the kernel does not report it.
+mode_t new_file_mode() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Umask:", 0) == 0) return 0666 & ~static_cast<mode_t>(std::strtoul(line.c_str() + 6, nullptr, 8));
+  return 0644;
+}
+
+/// Writes `j` to `path` atomically, pretty-printed: into a new temporary file of a unique name
+/// next to it (mkstemp, "PATH.XXXXXX": the same directory, so the rename cannot cross file
+/// systems, and no file of the user's is overwritten or removed but `path` itself), flushed to
+/// disk, then renamed over `path`. Readers see the old file or the new one, never a part. The
+/// new file keeps the permission bits of the file it replaces (0666 minus the umask for a new
+/// one). On any failure the temporary file is removed and `path` is left as it was.
 Status write_json(const json& j, const std::string& path) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return make_error(ErrorCode::kWisdomIo, "cannot write " + tmp + ": " + std::strerror(errno));
-    out << j.dump(2) << "\n";
-    out.flush();
-    if (!out) return make_error(ErrorCode::kWisdomIo, "error writing " + tmp + ": " + std::strerror(errno));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+  std::string tmp = path + ".XXXXXX";
+  int fd = ::mkstemp(tmp.data());
+  if (fd < 0)
+    return make_error(ErrorCode::kWisdomIo, "cannot create a temporary file next to " + path + " (" + tmp +
+                                                "): " + std::strerror(errno) +
+                                                "; check that the directory exists and is writable");
+  auto fail = [&](const std::string& what) {
     const int e = errno;
-    std::remove(tmp.c_str());
-    return make_error(ErrorCode::kWisdomIo, "cannot rename " + tmp + " to " + path + ": " + std::strerror(e));
+    if (fd >= 0) ::close(fd);
+    ::unlink(tmp.c_str());
+    return make_error(ErrorCode::kWisdomIo, what + ": " + std::strerror(e) + " (" + path + " is unchanged)");
+  };
+  struct stat old {};
+  const mode_t mode = ::stat(path.c_str(), &old) == 0 ? (old.st_mode & 07777) : new_file_mode();
+  if (::fchmod(fd, mode) != 0) return fail("cannot set the permissions of " + tmp);
+  const std::string text = j.dump(2) + "\n";
+  for (std::size_t off = 0; off < text.size();) {
+    const ssize_t k = ::write(fd, text.data() + off, text.size() - off);
+    if (k < 0 && errno == EINTR) continue;
+    if (k == 0) errno = EIO;
+    if (k <= 0) return fail("error writing " + tmp);
+    off += static_cast<std::size_t>(k);
   }
+  if (::fsync(fd) != 0) return fail("error writing " + tmp + " to disk (fsync)");
+  const int closed = ::close(fd);
+  fd = -1;
+  if (closed != 0) return fail("error writing " + tmp);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) return fail("cannot rename " + tmp + " to " + path);
   return {};
 }
 
@@ -404,8 +451,23 @@ Result<Fleet> load_fleet(const std::string& path) {
 
 Status save_fleet(const Fleet& f, const std::string& path) { return write_json(to_json(f), path); }
 
-Result<Wisdom> select_host(const Fleet& f, const std::string& signature) {
-  if (const Wisdom* w = f.find(signature)) return *w;
+Result<std::size_t> select_host_index(const Fleet& f, const std::string& signature) {
+  for (std::size_t i = 0; i < f.hosts.size(); ++i)
+    if (f.hosts[i].cpu_signature == signature) return i;
+  // No exact match: the compatible host (this CPU model, tuned with a capped ISA) with the most
+  // features, the first of those in the file.
+  std::optional<std::size_t> best;
+  std::size_t best_features = 0;
+  for (std::size_t i = 0; i < f.hosts.size(); ++i) {
+    if (!signature_runs_on(f.hosts[i].cpu_signature, signature)) continue;
+    const auto parsed = parse_cpu_signature(f.hosts[i].cpu_signature);
+    const std::size_t n = parsed ? parsed->features.size() : 0;
+    if (!best || n > best_features) {
+      best = i;
+      best_features = n;
+    }
+  }
+  if (best) return *best;
   if (f.hosts.size() == 1) return cpu_mismatch(f.hosts[0].cpu_signature, signature);
   std::string have;
   for (const auto& h : f.hosts) have += (have.empty() ? "\"" : ", \"") + h.cpu_signature + "\"";
@@ -413,6 +475,12 @@ Result<Wisdom> select_host(const Fleet& f, const std::string& signature) {
                     "none of the " + std::to_string(f.hosts.size()) + " CPUs in this fleet file is this host's \"" +
                         signature + "\" (it holds " + have + "); run `autotune --emit host.json` on this host and " +
                         "add it with `autotune --merge FLEET host.json --emit FLEET`");
+}
+
+Result<Wisdom> select_host(const Fleet& f, const std::string& signature) {
+  auto i = select_host_index(f, signature);
+  if (!i) return i.error();
+  return f.hosts[*i];
 }
 
 Result<Wisdom> select_host(const Fleet& f, const CpuInfo& cpu) { return select_host(f, cpu.signature()); }
@@ -468,7 +536,7 @@ Result<Routine> build_entry(const Wisdom& w, const WisdomEntry& e, const CpuInfo
 }
 
 Status check_cpu(const Wisdom& w, const CpuInfo& cpu) {
-  if (w.cpu_signature == cpu.signature()) return {};
+  if (signature_runs_on(w.cpu_signature, cpu.signature())) return {};
   return cpu_mismatch(w.cpu_signature, cpu.signature());
 }
 

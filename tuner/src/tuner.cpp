@@ -837,7 +837,15 @@ WisdomEntry wisdom_entry(const TuneResult& r, const std::string& workload) {
   return e;
 }
 
+Status check_budget(double budget_seconds) {
+  if (budget_seconds >= kMinBudgetSeconds && budget_seconds <= kMaxBudgetSeconds) return {};  // false for NaN
+  return make_error(ErrorCode::kInvalidArgument, "budget_seconds must be between " + fmt("%g", kMinBudgetSeconds) +
+                                                     " and " + fmt("%g", kMaxBudgetSeconds) + ", got " +
+                                                     fmt("%g", budget_seconds));
+}
+
 Result<TuneResult> tune(const Workload& w, const TuneOptions& opt) {
+  COPYSYNTH_TRY(check_budget(opt.budget_seconds));
   if (w.points.empty() && !w.is_distribution())
     return make_error(ErrorCode::kInvalidArgument, "workload \"" + w.name + "\" has no points");
   Search s(w, opt);

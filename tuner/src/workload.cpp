@@ -6,7 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <sstream>
+
+#include "copysynth/file_io.hpp"
 
 namespace copysynth {
 
@@ -71,8 +72,8 @@ Result<SizeDistribution> parse_distribution(const std::string& name, const std::
       if (tok.empty() || *stop != '\0' || !(v >= 0) || v > 1e30)
         return make_error(ErrorCode::kInvalidArgument,
                           name + ": field " + std::to_string(field) + " (the probability of length " +
-                              std::to_string(field) + ") is \"" + tok +
-                              "\", not a non-negative number; the format is one line of comma-separated "
+                              std::to_string(field) + ") is " + quoted_bytes(tok) +
+                              ", not a non-negative number; the format is one line of comma-separated "
                               "probabilities, field i for length i");
       d.p.push_back(v);
       sum += v;
@@ -91,12 +92,23 @@ Result<SizeDistribution> parse_distribution(const std::string& name, const std::
 
 std::vector<std::string> data_dirs() {
   std::vector<std::string> dirs;
-  if (const char* e = std::getenv("COPYSYNTH_DATA_DIR"); e && *e) dirs.push_back(e);
+  auto add = [&](const std::string& d) {
+    if (!d.empty() && std::find(dirs.begin(), dirs.end(), d) == dirs.end()) dirs.push_back(d);
+  };
+  if (const char* e = std::getenv("COPYSYNTH_DATA_DIR"); e && *e) add(e);
+#ifdef COPYSYNTH_EXE_RELATIVE_DATA_DIR
+  // <the running program's directory>/../share/copysynth/size-distributions: where `cmake
+  // --install --prefix P` puts them for P/bin/autotune, whatever P is.
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec && exe.is_absolute())
+    add((exe.parent_path() / COPYSYNTH_EXE_RELATIVE_DATA_DIR).lexically_normal().string());
+#endif
 #ifdef COPYSYNTH_SOURCE_DATA_DIR
-  dirs.push_back(COPYSYNTH_SOURCE_DATA_DIR);
+  add(COPYSYNTH_SOURCE_DATA_DIR);
 #endif
 #ifdef COPYSYNTH_INSTALL_DATA_DIR
-  dirs.push_back(COPYSYNTH_INSTALL_DATA_DIR);
+  add(COPYSYNTH_INSTALL_DATA_DIR);
 #endif
   return dirs;
 }
@@ -161,11 +173,9 @@ Result<SizeDistribution> load_distribution(const std::string& name_or_path) {
                             "); give a .csv path, or set COPYSYNTH_DATA_DIR");
     }
   }
-  std::ifstream in(path);
-  if (!in) return make_error(ErrorCode::kInvalidArgument, "cannot read size distribution " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_distribution(name, ss.str());
+  auto text = read_regular_file(path, "size distribution", kMaxDistributionBytes, ErrorCode::kInvalidArgument);
+  if (!text) return text.error();
+  return parse_distribution(name, *text);
 }
 
 std::vector<Call> make_calls(const SizeDistribution& d, std::size_t count, std::uint64_t seed, std::uint32_t window) {

@@ -11,7 +11,9 @@
  * copysynth_memset call the system (glibc) routines: a program using them is always correct.
  * Loading is all or nothing: every routine of the file is rebuilt, checked byte-identical to the
  * code that was tuned and verified before any is installed; a malformed file, a file made on
- * another CPU or by another copysynth version changes nothing. Installing swaps a process-wide
+ * another CPU, or one whose code this copysynth rebuilds differently (the code-hash check: a file
+ * of another copysynth version is used when its code rebuilds byte-identical, refused when not)
+ * changes nothing. Installing swaps a process-wide
  * pointer atomically; routines once installed stay mapped until the process exits.
  *
  * Every function is thread-safe and none lets a C++ exception escape. Functions that can fail
@@ -39,7 +41,7 @@ typedef enum copysynth_status {
   COPYSYNTH_VERIFY_FAILED = 5,     /* a routine failed conformance verification */
   COPYSYNTH_WISDOM_IO = 6,         /* the wisdom file cannot be read */
   COPYSYNTH_WISDOM_MALFORMED = 7,  /* not valid JSON, or a field of the wrong type (named) */
-  COPYSYNTH_WISDOM_MISMATCH = 8,   /* made on another CPU, schema or copysynth version */
+  COPYSYNTH_WISDOM_MISMATCH = 8,   /* another CPU or schema, or code that does not rebuild identical */
   COPYSYNTH_INVALID_ARGUMENT = 9,  /* a bad argument to this API */
   COPYSYNTH_SYSTEM = 10,           /* an OS call failed, or out of memory */
   COPYSYNTH_STATUS_MAX_ENUM = 0x7FFFFFFF  /* not a status: makes the type as wide as int */
@@ -78,8 +80,10 @@ copysynth_clear_page_fn copysynth_get_clear_page(void);
 /* Loads wisdom written by `autotune --emit` (or a fleet file of `autotune --merge`) and installs
  * the routines tuned for this CPU: memcpy, memmove, fill and clear_page, those the file has. path
  * NULL: the file named by the environment variable COPYSYNTH_WISDOM (COPYSYNTH_INVALID_ARGUMENT
- * when it is not set). Start-up verification costs a few ms (VerifyOptions::startup()). On error
- * nothing changes. */
+ * when it is not set or empty). An empty path ("") is COPYSYNTH_INVALID_ARGUMENT, not NULL. Only
+ * a regular file of at most 64 MiB is read (a directory, FIFO or device is COPYSYNTH_WISDOM_IO,
+ * unread). Start-up verification costs a few ms (VerifyOptions::startup()). On error nothing
+ * changes. */
 copysynth_status copysynth_load_wisdom(const char* path);
 
 /* Tunes `op` on this host within budget_seconds (1 .. 86400; the final measurement adds about

@@ -2,7 +2,7 @@
 //
 //   #include <copysynth/copysynth.hpp>
 //   CMake: find_package(copysynth) + target_link_libraries(app PRIVATE copysynth::copysynth)
-//   pkg-config: `pkg-config --cflags --libs copysynth`
+//   pkg-config: c++ -std=c++20 app.cpp $(pkg-config --cflags --libs copysynth)
 //
 // Three ways in, each ending in verified routines behind typed function pointers:
 //
@@ -101,7 +101,8 @@ struct WisdomOptions {
   /// this CPU's host in the file.
   std::vector<Operation> operations;
   VerifyOptions verify = VerifyOptions::startup();  ///< checks each routine passes first
-  CpuInfo cpu = CpuInfo::host();                     ///< whose entries to use (its signature)
+  CpuInfo cpu = CpuInfo::host();                     ///< whose entries to use (select_host: its signature,
+                                                     ///< else its model's capped-ISA host)
 };
 
 /// What install_wisdom did.
@@ -116,10 +117,13 @@ struct WisdomInstall {
 /// Wisdom at start-up: reads `path` (a single-host file or a fleet; load_wisdom_for), takes the
 /// entries of opt.cpu's signature for opt.operations, rebuilds each (code identical to what was
 /// tuned), verifies them all with opt.verify and installs them all (install_all). All or
-/// nothing: on any error the routines installed before keep serving. Errors: kWisdomIo (cannot
-/// read), kWisdomMalformed (names the JSON path), kWisdomMismatch (another CPU, schema or
-/// copysynth version; or no entry for any of opt.operations), kUnsupportedIsa, kJitFailed,
-/// kVerifyFailed; every message starts with the path.
+/// nothing: on any error the routines installed before keep serving. Errors: kInvalidArgument
+/// (an empty path), kWisdomIo (cannot read; not a regular file, or above kMaxWisdomBytes),
+/// kWisdomMalformed (names the JSON path), kWisdomMismatch (another CPU model or a feature this
+/// CPU lacks, another schema, a routine whose rebuilt code differs from the code tuned — the
+/// code-hash check decides, not the copysynth version that wrote the file —, or no entry for any
+/// of opt.operations), kUnsupportedIsa, kJitFailed, kVerifyFailed; every message starts with the
+/// path (but kInvalidArgument for an empty path).
 Result<WisdomInstall> install_wisdom(const std::string& path, const WisdomOptions& opt = {});
 
 /// Tunes opt.operation on this host for the named workload (make_workload: "seeds", a shipped

@@ -9,7 +9,9 @@
 #pragma once
 
 #include <optional>
+#include <cstddef>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -74,6 +76,12 @@ class [[nodiscard]] Status {
 };
 
 inline Error make_error(ErrorCode code, std::string message) { return Error{code, std::move(message)}; }
+
+/// `text` (input from a file or a user) in double quotes, safe inside a one-line message: bytes
+/// outside printable ASCII, '"' and '\\' as \ooo (octal, as `autotune --show` writes them), so
+/// that a newline or raw bytes cannot break or garble the line; at most `max_bytes` bytes of it,
+/// then "..." and how many more.
+std::string quoted_bytes(std::string_view text, std::size_t max_bytes = 64);
 
 }  // namespace copysynth
 

@@ -9,7 +9,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "copysynth/isa.hpp"
 
@@ -46,7 +49,8 @@ class CpuInfo {
   /// Identifies the configuration a wisdom entry was tuned for:
   /// "<vendor>-<family>-<model>:<features>", e.g. "AuthenticAMD-26-2:sse2,avx,avx2,...,fsrm".
   /// Stepping and cache sizes are left out: they do not change which routine is valid, and a
-  /// fleet tunes once per CPU model.
+  /// fleet tunes once per CPU model. Wisdom of one signature is used on a CPU of another when
+  /// signature_runs_on() says so (the same model, the wisdom's features a subset of the CPU's).
   std::string signature() const;
 
   /// Multi-line description for reports (`autotune` header, `--show`).
@@ -61,6 +65,28 @@ class CpuInfo {
 
   static CpuInfo detect();
 };
+
+/// A CPU signature taken apart (CpuInfo::signature(): "<vendor>-<family>-<model>:<features>").
+struct CpuSignature {
+  std::string vendor;                 ///< CPUID's vendor string, e.g. "AuthenticAMD"
+  unsigned family = 0, model = 0;     ///< display family and model, decimal in the text
+  std::vector<std::string> features;  ///< the feature names as written ("none": empty)
+};
+
+/// Parses a signature as CpuInfo::signature() writes it. The vendor is CPUID's 12 bytes and may
+/// itself hold '-' or ':'; feature names and the decimal family and model never do, so the text
+/// is split at its last ':' and at the last two '-' before that. std::nullopt when it is not of
+/// that form (a family or model that is not a decimal number, an empty feature name, ...).
+std::optional<CpuSignature> parse_cpu_signature(std::string_view signature);
+
+/// Whether routines tuned on a CPU of signature `tuned` may run on a CPU of signature `host`:
+/// the same signature, or the same vendor, family and model with every feature of `tuned` among
+/// `host`'s. The second case is wisdom tuned with a capped ISA (`autotune --isa avx2`) on this
+/// very CPU model: its routines use only the features it records. A different vendor, family or
+/// model is never accepted (the tuning is for that model), nor a feature `host` lacks. When not,
+/// and `why` is given, it is set to the reason in words ("another CPU model", "this host lacks
+/// avx512f, which the wisdom's routines may use").
+bool signature_runs_on(const std::string& tuned, const std::string& host, std::string* why = nullptr);
 
 /// Reads the cache sizes of cpu0 from `sysfs_cpu_dir` (default /sys/devices/system/cpu/cpu0/cache);
 /// unknown sizes are 0.

@@ -1,8 +1,9 @@
 // copysynth — wisdom: the tuned routines of one host, stored as JSON (best.json).
 //
 // As FFTW's wisdom (kernel/planner.c), a file carries the signature of the configuration it was
-// made on, and import refuses a mismatch; a malformed file is rejected as a whole and changes
-// nothing. Layout (schema 1):
+// made on, and import refuses another CPU model or a host that lacks a feature the signature
+// records (check_cpu; a capped-ISA file of this very model is accepted); a malformed file is
+// rejected as a whole and changes nothing. Layout (schema 1):
 //
 //   { "schema": 1, "generator_version": "0.2.0", "created": "2026-11-29T23:59:59Z",
 //     "command": "autotune --emit best.json",
@@ -99,15 +100,26 @@ nlohmann::json to_json(const Wisdom& w);
 /// kWisdomMismatch (schema version, unknown ladder or operation, a plan these params do not give).
 Result<Wisdom> wisdom_from_json(const nlohmann::json& j);
 
-/// Reads and parses `path`. kWisdomIo when it cannot be read; otherwise wisdom_from_json's errors
-/// prefixed with the path.
+/// The largest wisdom file read (wisdom files are a few KB; a fleet of many CPUs tens of KB).
+inline constexpr std::uint64_t kMaxWisdomBytes = std::uint64_t{64} << 20;
+
+/// Reads and parses `path`. kWisdomIo when it cannot be read, and, without reading it, when it is
+/// not a regular file (a directory, a FIFO, a device: the message says which) or is larger than
+/// kMaxWisdomBytes (read_regular_file, file_io.hpp); kInvalidArgument for an empty path; otherwise
+/// wisdom_from_json's errors prefixed with the path.
 Result<Wisdom> load_wisdom(const std::string& path);
 
-/// Writes `w` to `path` atomically (temporary file + rename), pretty-printed. kWisdomIo on failure.
+/// Writes `w` to `path` atomically, pretty-printed: into a new temporary file "PATH.XXXXXX" in the
+/// same directory (mkstemp: a unique name, so no other file is touched), flushed with fsync, then
+/// renamed over `path`; the file keeps the permissions of the one it replaces. kWisdomIo on
+/// failure, with the temporary file removed and `path` unchanged.
 Status save_wisdom(const Wisdom& w, const std::string& path);
 
-/// kWisdomMismatch unless `w` was made on a CPU with `cpu`'s signature; the message names both
-/// signatures and says to re-run autotune on this host.
+/// kWisdomMismatch unless `w` may run on `cpu`: made on a CPU of `cpu`'s signature, or on the same
+/// vendor, family and model with features that are a subset of `cpu`'s (wisdom tuned with a
+/// capped ISA, `autotune --isa avx2`, on this CPU: its routines use only the features it records;
+/// signature_runs_on, cpu.hpp). Another model, or a feature `cpu` lacks, is refused; the message
+/// names both signatures and why, and says to re-run autotune on this host.
 Status check_cpu(const Wisdom& w, const CpuInfo& cpu);
 
 /// The wisdom of several CPUs (a fleet): one single-host document per CPU signature.
@@ -118,7 +130,8 @@ struct Fleet {
   std::string command;           ///< command line that produced it
   std::vector<Wisdom> hosts;     ///< signatures unique; each a valid schema-1 document
 
-  /// The host document with this CPU signature, or nullptr.
+  /// The host document with exactly this CPU signature, or nullptr (select_host also accepts a
+  /// compatible one).
   const Wisdom* find(const std::string& signature) const;
 };
 
@@ -131,14 +144,21 @@ nlohmann::json to_json(const Fleet& f);
 /// kWisdomMalformed. Other schema numbers: kWisdomMismatch.
 Result<Fleet> fleet_from_json(const nlohmann::json& j);
 
-/// Reads and parses `path` as fleet_from_json does; errors as load_wisdom's.
+/// Reads and parses `path` as fleet_from_json does; errors as load_wisdom's (the same checks
+/// before reading: a regular file of at most kMaxWisdomBytes).
 Result<Fleet> load_fleet(const std::string& path);
 
-/// Writes `f` to `path` atomically as a schema-2 file. kWisdomIo on failure.
+/// Writes `f` to `path` atomically as a schema-2 file, as save_wisdom does. kWisdomIo on failure.
 Status save_fleet(const Fleet& f, const std::string& path);
 
-/// The host document for CPU `signature`. kWisdomMismatch when there is none: for a fleet of one
-/// host check_cpu's message, otherwise a message listing the signatures the fleet holds.
+/// The index in f.hosts of the host document for CPU `signature`: the one with exactly that
+/// signature; else one that may run there as check_cpu accepts it (the same CPU model tuned with a
+/// capped ISA), the one with the most features if several, the first in the file if tied.
+/// kWisdomMismatch when there is none: for a fleet of one host check_cpu's message, otherwise a
+/// message listing the signatures the fleet holds.
+Result<std::size_t> select_host_index(const Fleet& f, const std::string& signature);
+
+/// The host document select_host_index picks, or its error.
 Result<Wisdom> select_host(const Fleet& f, const std::string& signature);
 Result<Wisdom> select_host(const Fleet& f, const CpuInfo& cpu);
 
@@ -158,8 +178,10 @@ Fleet merge_fleets(const std::vector<Fleet>& inputs, std::vector<std::string>* n
                    const std::vector<std::string>& names = {});
 
 /// Builds the routine of entry `e` (of the document `w`) for `cpu` and checks that its code is
-/// byte-identical to the code that was tuned (code_fnv1a64); kWisdomMismatch names both copysynth
-/// versions when it is not, and says to re-run autotune. Errors of Routine::build otherwise
+/// byte-identical to the code that was tuned (code_fnv1a64). This check, not generator_version,
+/// decides whether another copysynth version's wisdom is used: accepted when this generator emits
+/// the same bytes for the plan, kWisdomMismatch (naming both versions, saying to re-run
+/// autotune) when it emits different code. Errors of Routine::build otherwise
 /// (kUnsupportedIsa when `cpu` cannot run the params). Does not verify: check_routine() or
 /// install() must pass before the routine is used.
 Result<Routine> build_entry(const Wisdom& w, const WisdomEntry& e, const CpuInfo& cpu = CpuInfo::host());

@@ -56,7 +56,7 @@ namespace copysynth {
 
 struct TuneOptions {
   Operation operation = Operation::kMemcpy;  ///< what to tune
-  double budget_seconds = 40;   ///< wall-clock budget of the search (stages 1-5), seconds
+  double budget_seconds = 40;   ///< wall-clock budget of the search (stages 1-5), seconds: 1..86400
   std::uint64_t seed = 1;       ///< orders candidates and seeds verification; same seed, same order
   bool quick = false;           ///< fewer rounds and candidates (about 10 s)
   CpuInfo cpu = CpuInfo::host();///< features to tune for (cap it to tune a lower ISA level)
@@ -91,8 +91,18 @@ const void* system_routine(Operation op);
 /// "memset(0) page".
 std::string baseline_name(Operation op);
 
-/// Tunes opt.operation for `w` on the host. Errors: kInvalidArgument for an empty workload;
-/// kVerifyFailed if the default candidate does not pass (a copysynth bug).
+/// The search budgets tune() accepts, in seconds (as `autotune --budget`).
+inline constexpr double kMinBudgetSeconds = 1;
+inline constexpr double kMaxBudgetSeconds = 86400;
+
+/// kInvalidArgument unless `budget_seconds` is a number from kMinBudgetSeconds to
+/// kMaxBudgetSeconds (NaN and infinities are not): "budget_seconds must be between 1 and 86400,
+/// got nan". tune(), and so tune_and_install() and copysynth_tune(), give this message.
+Status check_budget(double budget_seconds);
+
+/// Tunes opt.operation for `w` on the host. Errors: kInvalidArgument for an empty workload or a
+/// budget check_budget() refuses (checked first, before anything runs); kVerifyFailed if the
+/// default candidate does not pass (a copysynth bug).
 Result<TuneResult> tune(const Workload& w, const TuneOptions& opt);
 
 /// Measures `r` against the system routine of its operation on every point of `w`, interleaved,

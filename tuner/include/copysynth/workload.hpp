@@ -70,17 +70,27 @@ Workload misaligned_workload(Operation op = Operation::kMemcpy);
 std::string size_label(std::uint64_t size);
 
 /// Parses a distribution file's text (comma-separated probabilities, optional whitespace and
-/// trailing newline). Errors (kInvalidArgument): no numbers, a negative or non-numeric field,
-/// a sum of 0, more than 1 << 24 fields. The probabilities are normalised to sum to 1.
+/// trailing newline). Errors (kInvalidArgument): no numbers, a negative or non-numeric field (shown
+/// with quoted_bytes: non-printable bytes as \ooo), a sum of 0, more than 1 << 24 fields. The
+/// probabilities are normalised to sum to 1.
 Result<SizeDistribution> parse_distribution(const std::string& name, const std::string& text);
+
+/// The largest distribution file read (the shipped ones are under 50 KB; 1 << 24 fields of a few
+/// digits each fit).
+inline constexpr std::uint64_t kMaxDistributionBytes = std::uint64_t{256} << 20;
 
 /// Loads a distribution by file path (anything containing '/' or ending in .csv) or by the name
 /// of a shipped one ("MemcpyGoogleA"), looked up in data_dirs(). kInvalidArgument names the
-/// directories searched and the names available.
+/// directories searched and the names available; a file that cannot be read is named with the
+/// reason ("cannot read size distribution X: No such file or directory"), and one that is not a
+/// regular file, or is above kMaxDistributionBytes, is refused unread (read_regular_file).
 Result<SizeDistribution> load_distribution(const std::string& name_or_path);
 
-/// Where shipped distributions are looked for, in order: $COPYSYNTH_DATA_DIR, the source tree's
-/// data/size-distributions (compiled in), the installed share/copysynth/size-distributions.
+/// Where shipped distributions are looked for, in order: $COPYSYNTH_DATA_DIR (when set and not
+/// empty); ../share/copysynth/size-distributions next to the running program (/proc/self/exe: an
+/// autotune installed under any prefix finds its own); the source tree's data/size-distributions
+/// (compiled in); share/copysynth/size-distributions of the prefix configured at build time
+/// (CMAKE_INSTALL_PREFIX). Each directory once.
 std::vector<std::string> data_dirs();
 
 /// Names of the shipped distributions found in data_dirs() (without .csv), sorted.

@@ -1,0 +1,29 @@
+// copysynth — reading the small input files copysynth takes from users (wisdom, size
+// distributions) without trusting what the path names.
+//
+// A path may name something that is not a file at all: a directory, a FIFO (whose open() blocks
+// until a writer comes), a device such as /dev/zero (endless), or a file of gigabytes. Such input
+// is refused, said for what it is, before a byte is read: stat() first, then open() with
+// O_NONBLOCK (a FIFO or device that appears in between does not block the open), then fstat()
+// again on what was opened.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "copysynth/result.hpp"
+
+namespace copysynth {
+
+/// The whole of `path`, which must be a regular file (or a link to one) of at most `max_bytes`
+/// bytes. `what` names the kind of file in messages ("wisdom file", "size distribution"). Errors,
+/// all with `code` and the path:
+///   "cannot read <what> PATH: <strerror>" (+ "; " + `missing_hint` when not empty), e.g. a
+///   missing file or no permission;
+///   "PATH is a directory, not a <what>" (a FIFO, a character device, a block device, a socket:
+///   the same, named);
+///   "PATH is N bytes, more than the M MiB a <what> may have; ..." (nothing is read).
+Result<std::string> read_regular_file(const std::string& path, const std::string& what, std::uint64_t max_bytes,
+                                      ErrorCode code, const std::string& missing_hint = {});
+
+}  // namespace copysynth

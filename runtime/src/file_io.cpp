@@ -1,0 +1,79 @@
+// copysynth — reading small input files (see file_io.hpp).
+#include "copysynth/file_io.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace copysynth {
+namespace {
+
+/// What a file of this mode is, with its article, when it is not a regular file.
+const char* kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+std::string mib(std::uint64_t bytes) {
+  return bytes % (1u << 20) == 0 ? std::to_string(bytes >> 20) + " MiB" : std::to_string(bytes) + " bytes";
+}
+
+}  // namespace
+
+Result<std::string> read_regular_file(const std::string& path, const std::string& what, std::uint64_t max_bytes,
+                                      ErrorCode code, const std::string& missing_hint) {
+  auto cannot_read = [&](int e) {
+    return make_error(code, "cannot read " + what + " " + path + ": " + std::strerror(e) +
+                                (missing_hint.empty() ? "" : "; " + missing_hint));
+  };
+  auto check = [&](const struct stat& st) -> Status {
+    if (!S_ISREG(st.st_mode))
+      return make_error(code, path + " is " + kind_of(st.st_mode) + ", not a " + what + "; name a regular file" +
+                                  (S_ISDIR(st.st_mode) ? ""
+                                                       : " (one is never read from a FIFO or a device, which may "
+                                                         "block or never end)"));
+    if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
+      return make_error(code, path + " is " + std::to_string(st.st_size) + " bytes, more than the " + mib(max_bytes) +
+                                  " a " + what + " may have; it was not read (is it the right file?)");
+    return {};
+  };
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return cannot_read(errno);
+  COPYSYNTH_TRY(check(st));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return cannot_read(errno);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  if (::fstat(fd, &st) != 0) return cannot_read(errno);
+  COPYSYNTH_TRY(check(st));  // replaced between stat() and open()
+  std::string text;
+  text.resize(static_cast<std::size_t>(st.st_size) + 1);
+  std::size_t have = 0;
+  for (;;) {
+    if (have == text.size()) {
+      if (have > max_bytes) break;  // grew past the limit while being read
+      text.resize(std::min<std::uint64_t>(max_bytes + 1, 2 * have + 4096));
+    }
+    const ssize_t k = ::read(fd, text.data() + have, text.size() - have);
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0) return cannot_read(errno);
+    if (k == 0) break;
+    have += static_cast<std::size_t>(k);
+  }
+  if (have > max_bytes)
+    return make_error(code, path + " grew past the " + mib(max_bytes) + " a " + what + " may have while it was read");
+  text.resize(have);
+  return text;
+}
+
+}  // namespace copysynth

@@ -138,20 +138,8 @@ bool valid_asm_symbol(const std::string& s) {
 }
 
 /// A value for --show: in double quotes, with ", \\ and bytes outside printable ASCII written as
-/// \\ooo (octal), as ld.so --list-diagnostics writes strings.
-std::string quoted(const std::string& s) {
-  std::string o = "\"";
-  for (unsigned char c : s) {
-    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
-      o += static_cast<char>(c);
-    } else {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\%03o", c);
-      o += b;
-    }
-  }
-  return o + "\"";
-}
+/// \\ooo (octal), as ld.so --list-diagnostics writes strings; never cut short.
+std::string quoted(const std::string& s) { return quoted_bytes(s, std::string::npos); }
 
 /// The first length a class of `strategy` serves in `plan`, or "never".
 std::string first_length(const CopyPlan& plan, Strategy strategy) {
@@ -176,11 +164,10 @@ int show(const std::string& path) {
   o << "wisdom.hosts=" << f->hosts.size() << "\n";
   o << "this_cpu.signature=" << quoted(cpu.signature()) << "\n";
   o << "this_cpu.brand=" << quoted(cpu.brand()) << "\n";
-  int selected = -1;
-  for (std::size_t i = 0; i < f->hosts.size(); ++i)
-    if (f->hosts[i].cpu_signature == cpu.signature()) selected = static_cast<int>(i);
-  o << "this_cpu.host=" << selected << "\n";
-  if (selected < 0) o << "this_cpu.note=" << quoted(select_host(*f, cpu).error().message) << "\n";
+  const auto picked = select_host_index(*f, cpu.signature());  // exact, else this model's capped-ISA host
+  const int selected = picked ? static_cast<int>(*picked) : -1;
+  o << "this_cpu.host=" << selected << "\n";  // -1: none; this_cpu.note says why
+  if (!picked) o << "this_cpu.note=" << quoted(picked.error().message) << "\n";
   for (std::size_t i = 0; i < f->hosts.size(); ++i) {
     const Wisdom& h = f->hosts[i];
     const std::string hp = "host[" + std::to_string(i) + "].";

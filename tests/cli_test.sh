@@ -174,6 +174,13 @@ check "--patch-table: the seeds' layout" grep -qE '^ +Len  Src/Dst align +old +n
 check "--patch-table: old is the system memcpy, measured here" grep -q "old = system memcpy (glibc [0-9.]*), new = copysynth" "$tmp/pt"
 check "--patch-table: 77 rows" bash -c "grep -cE '^ *[0-9]+M? +[0-9]+/[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x$' '$tmp/pt' | grep -qx 77"
 
+# Wisdom tuned with a capped ISA is this CPU's too: --from and --show take it without --isa.
+"$at" -q --quick --budget 1 --isa sse2 --op memcpy --emit "$tmp/capped.json" >/dev/null 2>&1
+"$at" -q --from "$tmp/capped.json" >/dev/null 2>"$tmp/e"; rc=$?
+check "--from of --isa sse2 wisdom on the host that made it (rc=$rc)" test $rc -eq 0
+"$at" --show "$tmp/capped.json" >"$tmp/show3" 2>&1; rc=$?
+check "--show of --isa sse2 wisdom picks it for this CPU (rc=$rc)" bash -c "test $rc -eq 0 && grep -qx 'this_cpu.host=0' '$tmp/show3'"
+
 # Bad command lines: exit 1.
 "$at" --budget -5 >/dev/null 2>&1; rc=$?
 check "negative budget refused (rc=$rc)" test $rc -eq 1

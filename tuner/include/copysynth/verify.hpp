@@ -63,8 +63,8 @@ struct VerifyOptions {
   /// up to 512 bytes, guard pages on both sides, n = 0 with invalid pointers, memmove overlap
   /// distances within ±(2V+64) for n <= 16 and every 29th above, and the static code checks.
   /// Thresholds above 4 MiB (typically the non-temporal one) are left to the full check at
-  /// tuning time: at 16 MiB they alone would cost ~40 ms per start. About 1.5 ms for memcpy,
-  /// 3.6 ms for memmove, 0.5-4 ms for fill (4 ms with a 2 MiB rep threshold) on a 2-core AMD
+  /// tuning time: at 16 MiB they alone would cost ~40 ms per start. About 0.7 ms for memcpy,
+  /// 1.7 ms for memmove, 0.3-1.5 ms for fill (1 ms with a 1 MiB rep threshold) on a 2-core AMD
   /// EPYC (family 26) VM (docs/performance.md, "Real programs under the shim").
   static VerifyOptions startup() {
     VerifyOptions o;

@@ -64,7 +64,8 @@ struct VerifyOptions {
   /// distances within ±(2V+64) for n <= 16 and every 29th above, and the static code checks.
   /// Thresholds above 4 MiB (typically the non-temporal one) are left to the full check at
   /// tuning time: at 16 MiB they alone would cost ~40 ms per start. About 0.7 ms for memcpy,
-  /// 1.7 ms for memmove, 0.3-1.5 ms for fill (1 ms with a 1 MiB rep threshold) on a 2-core AMD
+  /// 1.7 ms for memmove, about 1 ms for fill with a 1 MiB rep threshold (more with a higher one,
+  /// as it sets the largest length checked) on a 2-core AMD
   /// EPYC (family 26) VM (docs/performance.md, "Real programs under the shim").
   static VerifyOptions startup() {
     VerifyOptions o;

@@ -21,6 +21,9 @@
 //                                       calls replayed per iteration on L1/L2-resident buffers
 //                                       (as autotune measures it); counters ns_per_call, and
 //                                       bytes_per_second
+//   <op>/<routine>/dist-readback/<Name> memcpy and memmove: the same replay, each call's src
+//                                       address depending on a load of the previous dst (as
+//                                       readback/<size>); counter ns_per_call
 // Google Benchmark prints wall-clock ("Time") and CPU time per iteration and derives
 // bytes_per_second from the CPU time; ns_per_call is wall-clock ("Time" / 32768). On a noisy
 // machine compare medians of repetitions (--benchmark_repetitions=5
@@ -198,24 +201,49 @@ void register_distributions(Operation op, const std::vector<Contender>& who) {
     rp->calls = make_calls(*d, kReplayCalls, kReplaySeed);
     rp->buf = std::make_unique<ReplayBuffers>(d->max_size(), false);
     for (const Call& c : rp->calls) rp->bytes += c.size;
+    const bool copy = op == Operation::kMemcpy || op == Operation::kMemmove;
     for (const Contender& c : who) {
-      const std::string name = opname + "/" + c.name + "/dist/" + dname;
-      benchmark::RegisterBenchmark(name.c_str(), [op, entry = c.entry, rp](benchmark::State& st) {
-        const std::vector<Call>& calls = rp->calls;
-        const ReplayBuffers& b = *rp->buf;
-        // Wall-clock ns of the loop (as the "Time" column): a plain number in ns, where an inverted
-        // rate counter would be printed in seconds.
-        const auto t0 = std::chrono::steady_clock::now();
-        for (auto _ : st) {
-          for (std::size_t i = 0; i < calls.size(); ++i)
-            call(op, entry, b.dst(i) + calls[i].dst_offset, b.src(i) + calls[i].src_offset, calls[i].size);
-          benchmark::ClobberMemory();
-        }
-        const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
-        st.SetBytesProcessed(static_cast<std::int64_t>(st.iterations()) * rp->bytes);
-        // kAvgIterations divides by the iterations: ns per call of the sequence.
-        st.counters["ns_per_call"] = benchmark::Counter(ns / double(calls.size()), benchmark::Counter::kAvgIterations);
-      });
+      for (const bool readback : {false, true}) {
+        if (readback && !copy) continue;
+        const std::string name = opname + "/" + c.name + (readback ? "/dist-readback/" : "/dist/") + dname;
+        benchmark::RegisterBenchmark(name.c_str(), [op, entry = c.entry, rp, readback](benchmark::State& st) {
+          const std::vector<Call>& calls = rp->calls;
+          const ReplayBuffers& b = *rp->buf;
+          // Wall-clock ns of the loop (as the "Time" column): a plain number in ns, where an inverted
+          // rate counter would be printed in seconds.
+          const auto t0 = std::chrono::steady_clock::now();
+          if (readback) {
+            // As register_readback: each call's src address depends on a load of the previous dst.
+            auto fn = reinterpret_cast<CopyFn>(const_cast<void*>(entry));
+            std::uint64_t zero = 0, x = 0;
+            asm volatile("" : "+r"(zero));
+            for (auto _ : st) {
+              for (std::size_t i = 0; i < calls.size(); ++i) {
+                std::uint8_t* d = b.dst(i) + calls[i].dst_offset;
+                const std::size_t n = calls[i].size;
+                fn(d, b.src(i) + calls[i].src_offset + x, n);
+                std::uint64_t v = x;  // n = 0: the chain goes on through x
+                if (n >= 8)
+                  std::memcpy(&v, d + n - 8, 8);
+                else if (n)
+                  v = d[n - 1];
+                x = v & zero;
+              }
+            }
+            benchmark::DoNotOptimize(x);
+          } else {
+            for (auto _ : st) {
+              for (std::size_t i = 0; i < calls.size(); ++i)
+                call(op, entry, b.dst(i) + calls[i].dst_offset, b.src(i) + calls[i].src_offset, calls[i].size);
+              benchmark::ClobberMemory();
+            }
+          }
+          const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+          st.SetBytesProcessed(static_cast<std::int64_t>(st.iterations()) * rp->bytes);
+          // kAvgIterations divides by the iterations: ns per call of the sequence.
+          st.counters["ns_per_call"] = benchmark::Counter(ns / double(calls.size()), benchmark::Counter::kAvgIterations);
+        });
+      }
     }
   }
 }

@@ -147,6 +147,20 @@ void register_points(Operation op, const std::vector<Contender>& who, const std:
   }
 }
 
+/// One link of the read-back chain: copies n bytes to d from s + x and returns the next x, a
+/// load of the copy's last bytes (8, or 1 below 8 bytes; x itself for n = 0) ANDed with `zero`,
+/// an opaque 0, so the next call's src address waits until this copy's stores can be read.
+inline std::uint64_t copy_then_read(CopyFn fn, std::uint8_t* d, const std::uint8_t* s, std::size_t n,
+                                    std::uint64_t x, std::uint64_t zero) {
+  fn(d, s + x, n);
+  std::uint64_t v = x;
+  if (n >= 8)
+    std::memcpy(&v, d + n - 8, 8);
+  else if (n)
+    v = d[n - 1];
+  return v & zero;
+}
+
 /// Copy latency as a reader of the copy sees it: each call's src address depends on a load of
 /// the previous call's dst (its last 8 bytes, ANDed with an opaque zero), so the loop runs at
 /// the speed of copy + store-to-load forwarding. A routine whose stores cannot forward to a later
@@ -165,12 +179,7 @@ void register_readback(Operation op, const std::vector<Contender>& who, const st
         std::uint64_t zero = 0, x = 0;
         asm volatile("" : "+r"(zero));  // the compiler cannot know it is zero
         const auto t0 = std::chrono::steady_clock::now();
-        for (auto _ : st) {
-          fn(dst, src + x, n);
-          std::uint64_t v;
-          std::memcpy(&v, dst + n - 8, 8);
-          x = v & zero;
-        }
+        for (auto _ : st) x = copy_then_read(fn, dst, src, n, x, zero);
         const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
         benchmark::DoNotOptimize(x);
         st.counters["ns_per_call"] = benchmark::Counter(ns, benchmark::Counter::kAvgIterations);
@@ -213,22 +222,14 @@ void register_distributions(Operation op, const std::vector<Contender>& who) {
           // rate counter would be printed in seconds.
           const auto t0 = std::chrono::steady_clock::now();
           if (readback) {
-            // As register_readback: each call's src address depends on a load of the previous dst.
+            // Each call's src address depends on a load of the previous dst (copy_then_read).
             auto fn = reinterpret_cast<CopyFn>(const_cast<void*>(entry));
             std::uint64_t zero = 0, x = 0;
             asm volatile("" : "+r"(zero));
             for (auto _ : st) {
-              for (std::size_t i = 0; i < calls.size(); ++i) {
-                std::uint8_t* d = b.dst(i) + calls[i].dst_offset;
-                const std::size_t n = calls[i].size;
-                fn(d, b.src(i) + calls[i].src_offset + x, n);
-                std::uint64_t v = x;  // n = 0: the chain goes on through x
-                if (n >= 8)
-                  std::memcpy(&v, d + n - 8, 8);
-                else if (n)
-                  v = d[n - 1];
-                x = v & zero;
-              }
+              for (std::size_t i = 0; i < calls.size(); ++i)
+                x = copy_then_read(fn, b.dst(i) + calls[i].dst_offset, b.src(i) + calls[i].src_offset,
+                                   calls[i].size, x, zero);
             }
             benchmark::DoNotOptimize(x);
           } else {

@@ -467,3 +467,37 @@ TEST_CASE("install_all publishes all routines or none") {
   uninstall(Operation::kMemcpy);
   uninstall(Operation::kMemmove);
 }
+
+namespace {
+// Fills that are wrong in one way each (memset semantics otherwise).
+void* fill_skips_middle(void* d, int c, std::size_t n) {
+  std::memset(d, c, n);
+  if (n >= 3) static_cast<unsigned char*>(d)[n / 2] ^= 1;  // one byte in the middle differs
+  return d;
+}
+void* fill_wrong_first(void* d, int c, std::size_t n) {
+  std::memset(d, c, n);
+  if (n) static_cast<unsigned char*>(d)[0] ^= 0x80;  // the first byte differs, the rest agree
+  return d;
+}
+void* fill_wrong_byte(void* d, int c, std::size_t n) { return std::memset(d, c + 1, n); }  // all equal, wrong
+}  // namespace
+
+TEST_CASE("the fill check finds a wrong byte anywhere: first, middle, or all of them") {
+  VerifyOptions o = grid_options();
+  o.static_check = false;
+  const std::vector<std::uint64_t> edges{64, 4096};
+  CHECK(verify_fill(reinterpret_cast<FillFn>(&std::memset), edges, o).ok());
+  const VerifyReport mid = verify_fill(&fill_skips_middle, edges, o);
+  REQUIRE_FALSE(mid.ok());
+  CHECK(mid.failure->n == 3);
+  CHECK_MESSAGE(mid.failure->what.find("byte 1 of dst") != std::string::npos, mid.failure->what);
+  const VerifyReport first = verify_fill(&fill_wrong_first, edges, o);
+  REQUIRE_FALSE(first.ok());
+  CHECK(first.failure->n == 1);
+  CHECK_MESSAGE(first.failure->what.find("byte 0 of dst") != std::string::npos, first.failure->what);
+  const VerifyReport all = verify_fill(&fill_wrong_byte, edges, o);
+  REQUIRE_FALSE(all.ok());
+  CHECK(all.failure->n == 1);
+  CHECK_MESSAGE(all.failure->what.find("byte 0 of dst") != std::string::npos, all.failure->what);
+}

@@ -111,3 +111,19 @@ TEST_CASE("per_group_pick: each size class gets the configuration that wins its 
   CHECK(p[1] == 2);
   CHECK(p[2] == 0);  // row 1 wins one case of class 2 by 1.43x and loses the other by 1.2x: the loss weighs more
 }
+
+TEST_CASE("choose_threshold with bands: rep wins a middle range only, the loop above it") {
+  // Ladder 16K, 32K, ... 4M: rep wins 128K..512K in every pattern, loses 10-20% from 1M on.
+  const auto copy = gains({0.9, 0.95, 1.0, 1.1, 1.15, 1.1, 0.85, 0.8, 0.85});
+  const auto read = gains({0.95, 0.97, 1.0, 1.15, 1.2, 1.4, 0.9, 0.9, 0.95});
+  const double tol = std::log(1.03), min_gain = std::log(1.03);
+  CHECK(choose_threshold({copy, read}, {}, tol, min_gain).index == kNoThreshold);  // no suffix is loss-free
+  const auto b = choose_threshold({copy, read}, {}, tol, min_gain, true);
+  CHECK(b.index == 3);  // 64K is even (1.0): an equal gain keeps the shorter band
+  CHECK(b.end == 6);    // 1M and up go back to the loop
+  // An open-ended win is still reported with end == the ladder's length.
+  const auto tail = gains({0.8, 1.1, 1.2});
+  const auto t = choose_threshold({tail}, {}, tol, min_gain, true);
+  CHECK(t.index == 1);
+  CHECK(t.end == 3);
+}

@@ -42,7 +42,7 @@ std::size_t pick(const std::vector<double>& scores, double margin) {
 
 ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
                                  const std::vector<std::vector<double>>& check, double tolerance,
-                                 double min_gain) {
+                                 double min_gain, bool band) {
   ThresholdChoice out;
   const std::size_t n = gain.empty() ? 0 : gain.front().size();
   char b[256];
@@ -51,40 +51,47 @@ ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
     return out;
   }
   double best = min_gain;
-  std::size_t vetoed = 0;
-  for (std::size_t t = n; t-- > 0;) {
-    bool ok = true;
-    double total = 0;
-    for (const auto& row : gain) {
-      double sum = 0;
-      for (std::size_t s = t; s < n; ++s) {
-        sum += row[s];
-        if (row[s] < -tolerance) ok = false;
+  std::size_t vetoed = 0, tried = 0;
+  // Larger starts first and, per start, the open end first: among equal gains the smaller
+  // range of lengths (fewer lengths on the variant) and a plain threshold win.
+  for (std::size_t t = n; t-- > 0;)
+    for (std::size_t e = n; e > t; --e) {
+      if (!band && e != n) break;
+      ++tried;
+      bool ok = true;
+      double total = 0;
+      for (const auto& row : gain) {
+        double sum = 0;
+        for (std::size_t s = t; s < e; ++s) {
+          sum += row[s];
+          if (row[s] < -tolerance) ok = false;
+        }
+        if (sum <= 0) ok = false;
+        total += sum / double(gain.size());
       }
-      if (sum <= 0) ok = false;
-      total += sum / double(gain.size());
+      for (const auto& row : check)
+        for (std::size_t s = t; s < e && s < row.size(); ++s)
+          if (row[s] < -tolerance) ok = false;
+      if (!ok) {
+        ++vetoed;
+        continue;
+      }
+      if (total > best || (total == best && out.index == kNoThreshold)) {
+        best = total;
+        out.index = t;
+        out.end = e;
+        out.gain = total;
+      }
     }
-    for (const auto& row : check)
-      for (std::size_t s = t; s < n && s < row.size(); ++s)
-        if (row[s] < -tolerance) ok = false;
-    if (!ok) {
-      ++vetoed;
-      continue;
-    }
-    if (total >= best) {
-      best = total;
-      out.index = t;
-      out.gain = total;
-    }
-  }
   if (out.index == kNoThreshold)
     std::snprintf(b, sizeof b,
-                  "never: no size from which the variant wins every use pattern without losing more than %.1f%% "
-                  "at any size (%zu of %zu starts vetoed) and gains %.1f%% in total",
-                  100 * (std::exp(tolerance) - 1), vetoed, n, 100 * (std::exp(min_gain) - 1));
+                  "never: no %s where the variant wins every use pattern without losing more than %.1f%% "
+                  "at any size (%zu of %zu vetoed) and gains %.1f%% in total",
+                  band ? "range of sizes" : "size from which", 100 * (std::exp(tolerance) - 1), vetoed, tried,
+                  100 * (std::exp(min_gain) - 1));
   else
-    std::snprintf(b, sizeof b, "from ladder size %zu of %zu: %.1f%% summed gain, mean over the use patterns", out.index + 1,
-                  n, 100 * (std::exp(out.gain) - 1));
+    std::snprintf(b, sizeof b, "ladder sizes %zu..%zu of %zu: %.1f%% summed gain, mean over the use patterns",
+                  out.index + 1, out.end, n, 100 * (std::exp(out.gain) - 1));
   out.why = b;
   return out;
 }

@@ -358,6 +358,7 @@ class Search {
       Candidate c = plain;
       c.params.vector_width = std::min(32u, vmax_);
       c.params.rep_threshold = 2112ull * std::max(1u, c.params.vector_width.value / 16);
+      c.params.rep_stop = opt_.cpu.caches().l2 ? opt_.cpu.caches().l2 : kNever;  // rep_movsb_stop_threshold on AMD
       c.params.rep_unit = 1;
       c.params.nt_threshold = l3 / 4 * 3;
       out.emplace_back("glibc", c);
@@ -377,7 +378,14 @@ class Search {
     std::vector<Candidate> cands;
     for (auto& [name, c] : seeds(def)) cands.push_back(c);
     Blend b(*this, true);
-    return stage("seeds", def, cands, below_1m_, false);
+    Candidate out = stage("seeds", def, cands, below_1m_, false);
+    // The points below 1 MiB judge the kernel; the thresholds are the threshold stages' to
+    // decide on used copies (and a seed's edges above 1 MiB would slow every candidate's
+    // verification). The floor stage tries the seeds again whole.
+    out.params.rep_threshold = kNever;
+    out.params.rep_stop = kNever;
+    out.params.nt_threshold = kNever;
+    return out;
   }
 
   /// Size classes of the floor check (bytes): each workload point falls in the first class
@@ -405,10 +413,24 @@ class Search {
     if (ps.empty() || w_.points.empty()) return winner;
     std::vector<Candidate> rows{winner};
     std::vector<std::string> names{"winner"};
-    for (auto& [name, c] : seeds(winner)) {
-      if (key(c) == key(winner)) continue;
+    // The winner without each of its thresholds, then the peers' strategies on its kernel.
+    std::vector<std::pair<std::string, Candidate>> alt;
+    if (winner.params.rep_threshold.value != kNever) {
+      Candidate c = winner;
+      c.params.rep_threshold = kNever;
+      c.params.rep_stop = kNever;
+      alt.emplace_back("the winner without rep", c);
+    }
+    if (winner.params.nt_threshold.value != kNever) {
+      Candidate c = winner;
+      c.params.nt_threshold = kNever;
+      alt.emplace_back("the winner without non-temporal stores", c);
+    }
+    for (auto& [name, c] : seeds(winner)) alt.emplace_back("seed " + name, c);
+    for (auto& [name, c] : alt) {
+      if (std::any_of(rows.begin(), rows.end(), [&](const Candidate& r) { return key(r) == key(c); })) continue;
       rows.push_back(c);
-      names.push_back("seed " + name);
+      names.push_back(name);
     }
     std::vector<const void*> fns;
     std::vector<Candidate> live;
@@ -426,7 +448,7 @@ class Search {
       peer_rows.push_back(fns.size());
       fns.push_back(p.entry);
     }
-    say("floor: the winner, " + std::to_string(first_peer - 1) + " seed configurations and " +
+    say("floor: the winner, " + std::to_string(first_peer - 1) + " other configurations and " +
         std::to_string(ps.size()) + " peers on " + std::to_string(w_.points.size()) +
         " points (from 64 KiB on: warm, the copy read back)");
     TimingOptions t = timing_;
@@ -713,12 +735,21 @@ class Search {
       return s;
     }
     // Blended stages: the geometric mean of the points' score and the production mix's
-    // speedup (ns per call), so each counts half.
+    // speedup (ns per call), so each counts half; for copies the mix's speedup is itself the
+    // geometric mean of its throughput and its copy-then-read latency (each call's source
+    // waiting on the previous copy: timing.hpp, replay()), as a program that reads its copies
+    // sees it.
     std::vector<double> mix(rs.size(), 1.0);
     const bool blend = blend_ && mix_buf_;
     if (blend) {
-      const auto m = replay(op_, fns, mix_calls_, *mix_buf_, t);
-      for (std::size_t i = 0; i < rs.size(); ++i) mix[i] = m[0].ticks_per_call / m[i + 1].ticks_per_call;
+      const bool copy = op_ == Operation::kMemcpy || op_ == Operation::kMemmove;
+      for (const Use use : copy ? std::vector<Use>{Use::kCopy, Use::kThenRead} : std::vector<Use>{Use::kCopy}) {
+        TimingOptions tu = t;
+        tu.use = use;
+        const auto m = replay(op_, fns, mix_calls_, *mix_buf_, tu);
+        for (std::size_t i = 0; i < rs.size(); ++i)
+          mix[i] *= std::pow(m[0].ticks_per_call / m[i + 1].ticks_per_call, copy ? 0.5 : 1.0);
+      }
     }
     const decide::CostTable table = cost_table(fns, pts, t);
     std::vector<double> s(rs.size());
@@ -848,9 +879,10 @@ class Search {
     // The variant is measured against the loop alone: a threshold the incumbent brought along
     // (a seed's) is decided again here, by the same rule.
     Candidate base = incumbent;
-    if (rep)
+    if (rep) {
       base.params.rep_threshold = kNever;
-    else
+      base.params.rep_stop = kNever;
+    } else
       base.params.nt_threshold = kNever;
     if (!get(base)) base = incumbent;
     const std::uint64_t loop_lo = loop_start(base.params);
@@ -871,6 +903,7 @@ class Search {
           if (opt_.quick && (unit == 8 || mode == 2)) continue;
           Candidate c = base;
           c.params.rep_threshold = 0;
+          c.params.rep_stop = kNever;
           c.params.rep_unit = unit;
           c.params.rep_align_dst = mode == 1;
           c.params.rep_aligned_only = mode == 2;
@@ -905,8 +938,22 @@ class Search {
     say(std::string(name) + ": comparing the loop with " + (rep ? "rep string instructions" : "non-temporal stores") +
         " at " + std::to_string(sizes.size()) + " sizes x " + std::to_string(dst_aligns.size()) +
         " dst offsets, warm, " + std::to_string(pats.size()) + " use patterns, and cold as a check");
-    // gain[v][p][s] = mean over offsets of log(t_base / t_variant), pattern p (the last: cold).
-    const std::size_t np = pats.size() + 1;
+    // gain[v][r][s] = log(t_base / t_variant) for row r at ladder size s. Rows: the copy alone
+    // at each dst offset, then each other use pattern at offset 0 (all warm: the objective),
+    // then the cold copy (a check). Every row is judged on its own, so a variant that collapses
+    // at one misalignment cannot hide behind its mean.
+    struct Row {
+      Use use;
+      CacheState state;
+      std::uint32_t dst;
+      std::string name;
+    };
+    std::vector<Row> rows;
+    for (std::uint32_t d : dst_aligns) rows.push_back({Use::kCopy, CacheState::kWarm, d, "copy, dst+" + std::to_string(d)});
+    for (std::size_t p = 1; p < pats.size(); ++p)
+      rows.push_back({pats[p], CacheState::kWarm, 0, std::string(use_name(pats[p]))});
+    rows.push_back({Use::kCopy, CacheState::kCold, 0, "copy, cold (check)"});
+    const std::size_t np = rows.size();
     std::vector<std::vector<std::vector<double>>> gain(
         live.size(), std::vector<std::vector<double>>(np, std::vector<double>(sizes.size(), 0.0)));
     TimingOptions t = timing_;
@@ -927,16 +974,11 @@ class Search {
       }
       for (std::size_t p = 0; p < np; ++p) {
         TimingOptions tp = t;
-        tp.use = p < pats.size() ? pats[p] : Use::kCopy;
-        tp.state = p < pats.size() ? CacheState::kWarm : CacheState::kCold;
-        // Offsets other than 0 are timed for the plain copy only (where alignment matters most).
-        const std::size_t offsets = p == 0 ? dst_aligns.size() : 1;
-        for (std::size_t oi = 0; oi < offsets; ++oi) {
-          const std::uint32_t d = dst_aligns[oi];
-          const auto m = compare(op_, fns, buf, sizes[si], rep ? 0 : d, d, tp);
-          for (std::size_t v = 0; v < live.size(); ++v)
-            gain[v][p][si] += std::log(m[0].ticks_per_call / m[v + 1].ticks_per_call) / double(offsets);
-        }
+        tp.use = rows[p].use;
+        tp.state = rows[p].state;
+        const std::uint32_t d = rows[p].dst;
+        const auto m = compare(op_, fns, buf, sizes[si], rep ? 0 : d, d, tp);
+        for (std::size_t v = 0; v < live.size(); ++v) gain[v][p][si] = std::log(m[0].ticks_per_call / m[v + 1].ticks_per_call);
       }
     }
     sizes.resize(measured);
@@ -958,18 +1000,24 @@ class Search {
         o << " (" << live[v].params.nt_pages.value << (live[v].params.nt_pages.value == 1 ? " stream)" : " page streams)");
       o << ", loop time / variant time:";
       for (std::size_t p = 0; p < np; ++p) {
-        o << "\n    " << (p < pats.size() ? std::string(use_name(pats[p])) + ", warm" : std::string("copy, cold")) << ":";
+        o << "\n    " << rows[p].name << ":";
         for (std::size_t si = 0; si < measured; ++si)
           o << ' ' << size_label(sizes[si]) << '=' << fmt("%.2f", std::exp(gain[v][p][si]));
       }
       // Handing aliasing copies to the loop is one more branch on every rep call: it must win
       // by 2% more in total than the plain variant, or the simpler routine is kept.
       const double extra = rep && live[v].params.rep_alias_window.value ? std::log(1.02) : 0;
-      const std::vector<std::vector<double>> objective(gain[v].begin(), gain[v].begin() + pats.size());
-      const std::vector<std::vector<double>> check(gain[v].begin() + pats.size(), gain[v].end());
+      const std::vector<std::vector<double>> objective(gain[v].begin(), gain[v].end() - 1);
+      const std::vector<std::vector<double>> check(gain[v].end() - 1, gain[v].end());
+      // rep may win a band of lengths only (the loop above it again: rep_stop); non-temporal
+      // stores take every length from their threshold on.
       const decide::ThresholdChoice c =
-          decide::choose_threshold(objective, check, std::log(1.03), std::log(1.03) + extra);
-      o << "\n    -> " << (c.index == decide::kNoThreshold ? c.why : "from " + size_label(sizes[c.index]) + " " + c.why);
+          decide::choose_threshold(objective, check, std::log(1.03), std::log(1.03) + extra, rep);
+      const std::uint64_t stop = c.index != decide::kNoThreshold && c.end < measured ? sizes[c.end] : kNever;
+      o << "\n    -> "
+        << (c.index == decide::kNoThreshold
+                ? c.why
+                : "from " + size_label(sizes[c.index]) + (stop == kNever ? "" : " to below " + size_label(stop)) + ": " + c.why);
       say(o.str());
       if (c.index != decide::kNoThreshold && c.gain - extra > best_gain) {
         best_gain = c.gain - extra;
@@ -978,6 +1026,7 @@ class Search {
         out = base;
         if (rep) {
           out.params.rep_threshold = best_thr;
+          out.params.rep_stop = stop;
           out.params.rep_unit = live[v].params.rep_unit;
           out.params.rep_align_dst = live[v].params.rep_align_dst;
           out.params.rep_aligned_only = live[v].params.rep_aligned_only;
@@ -991,7 +1040,10 @@ class Search {
     const std::string line =
         std::string(name) + " threshold: " +
         (best_thr == kNever ? std::string("never (no size range where it wins every use pattern by 3% in total without a 3% loss)")
-                            : std::to_string(best_thr) + " bytes");
+                            : std::to_string(best_thr) + " bytes" +
+                                  (rep && out.params.rep_stop.value != kNever
+                                       ? ", the loop again from " + std::to_string(out.params.rep_stop.value) + " bytes"
+                                       : std::string()));
     say(line);
     log_.push_back(line);
     const Routine* chosen = get(out);
@@ -1005,7 +1057,8 @@ class Search {
       tc.max_seconds = 2.0;
       double l = 0, worst = 0;
       int k = 0;
-      for (std::uint64_t sz : {best_thr, sizes.back()})
+      const std::uint64_t last = rep && out.params.rep_stop.value != kNever ? out.params.rep_stop.value / 2 : sizes.back();
+      for (std::uint64_t sz : {best_thr, last})
         for (Use u : pats) {
           tc.use = u;
           tc.state = CacheState::kWarm;

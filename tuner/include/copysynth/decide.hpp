@@ -65,12 +65,16 @@ std::size_t pick(const std::vector<double>& scores, double margin = 0.01);
 inline constexpr std::size_t kNoThreshold = std::numeric_limits<std::size_t>::max();
 struct ThresholdChoice {
   std::size_t index = kNoThreshold;  ///< first ladder size that takes the variant
+  std::size_t end = 0;               ///< one past the last ladder size that takes it (the
+                                     ///< ladder's length: every size from `index` on)
   double gain = 0;                   ///< its mean-over-patterns summed log gain
   std::string why;                   ///< one line: what decided it (for the tuning log)
 };
+/// `band` = false: only suffixes [t, n) of the ladder (a threshold); true: also bands [t, e)
+/// that hand the sizes from e on back to the base (rep_stop), under the same rules.
 ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
                                  const std::vector<std::vector<double>>& check, double tolerance,
-                                 double min_gain);
+                                 double min_gain, bool band = false);
 
 /// The noise of comparing rows a and b at case j, as a relative figure: the larger of their
 /// spread/cost, and at least min_noise.

@@ -483,6 +483,22 @@ class Search {
       log_.push_back(line);
       if (chosen != 0) losses = decide::losses_to_peers(table, chosen, peer_rows, group, groups);
     }
+    {
+      // Which configuration each size class would pick on its own (decide::per_group_pick, against
+      // the best peer): where it is not the one kept, the ladder cannot yet give that class its
+      // own kernel, and the log says so.
+      std::vector<std::size_t> cand_rows(live.size());
+      for (std::size_t i = 0; i < live.size(); ++i) cand_rows[i] = i;
+      std::swap(cand_rows[0], cand_rows[chosen]);
+      const auto want = decide::per_group_pick(table, cand_rows, peer_rows, group, groups);
+      for (std::size_t g = 0; g < groups; ++g)
+        if (want[g] != chosen && std::find(group.begin(), group.end(), g) != group.end()) {
+          const std::string line = "floor: " + floor_class_name(g) + " alone would pick " + live_names[want[g]] + " (" +
+                                   label(live[want[g]]) + ")";
+          say(line);
+          log_.push_back(line);
+        }
+    }
     for (const auto& l : losses) {
       const std::string line = "floor: " + floor_class_name(l.group) + ": " + ps[l.peer - first_peer].name + " is " +
                                fmt("%.2f", 1 / l.ratio) + "x faster than the tuned routine (noise " +

@@ -4,13 +4,18 @@
 # does not carry AOCL-LibMem's code: this script only builds what you point it at, in a temporary
 # copy (your tree is not modified).
 #
-# Usage: tools/build-aocl-peer.sh --from TREE_OR_ARCHIVE [--zen zenN] [OUT_DIR]
+# Usage: tools/build-aocl-peer.sh --from TREE_OR_ARCHIVE [--zen zenN] [--cache-sizes L1D,L2,L3] [OUT_DIR]
 #   --from PATH   an AOCL-LibMem source tree (the folder with its top CMakeLists.txt) or a release
 #                 archive of one (.tar.gz, .tgz, .tar.xz, .tar.bz2, .tar), e.g. aocl-libmem-5.3.tar.gz
 #                 from https://github.com/amd/aocl-libmem/releases (tested with 5.3)
 #   --zen zenN    the Zen generation to build for, zen1..zen5 (default: the one AOCL-LibMem's own
 #                 configure-time detection picks for this CPU; it needs an AMD Zen CPU). zen1-3 use
 #                 AVX2, zen4-5 AVX-512: a variant runs only on CPUs with its instructions
+#   --cache-sizes L1D,L2,L3   bytes (suffix K or M allowed), e.g. 48K,1M,32M: the cache sizes
+#                 AOCL's thresholds are computed from, instead of what its constructor reads with
+#                 CPUID leaf 0x8000001D. For hosts that do not provide that leaf (TOPOEXT clear,
+#                 as in some VMs), where AOCL reads every cache as 1 byte and uses non-temporal
+#                 stores from 2 KiB on; patches AOCL-LibMem 5.3's src/cache_info.c in the copy
 #   OUT_DIR       where the results go (default: build-aocl, which cmake picks up by itself)
 #
 # Writes:
@@ -38,13 +43,15 @@ me=build-aocl-peer
 die() { echo "$me: $*" >&2; exit 1; }
 usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit "$1"; }
 
-from='' zen='' out=''
+from='' zen='' out='' caches=''
 while [ $# -gt 0 ]; do
   case $1 in
     --from) [ $# -ge 2 ] || die "--from needs a path: an AOCL-LibMem source tree or release archive"; from=$2; shift 2 ;;
     --from=*) from=${1#--from=}; shift ;;
     --zen) [ $# -ge 2 ] || die "--zen needs a value: zen1, zen2, zen3, zen4 or zen5"; zen=$2; shift 2 ;;
     --zen=*) zen=${1#--zen=}; shift ;;
+    --cache-sizes) [ $# -ge 2 ] || die "--cache-sizes needs L1D,L2,L3 in bytes, e.g. 48K,1M,32M"; caches=$2; shift 2 ;;
+    --cache-sizes=*) caches=${1#--cache-sizes=}; shift ;;
     -h | --help) usage 0 ;;
     -*) echo "$me: unknown option '$1'" >&2; usage 2 >&2 ;;
     *) [ -z "$out" ] || die "one OUT_DIR only (got '$out' and '$1')"; out=$1; shift ;;
@@ -54,6 +61,21 @@ case $zen in
   '' | zen[1-5]) ;;
   *) die "--zen $zen: not a Zen generation AOCL-LibMem builds for; use zen1, zen2, zen3, zen4 or zen5" ;;
 esac
+# bytes KIND VALUE: VALUE (N, NK or NM) in bytes, or an error naming KIND
+bytes() {
+  case $2 in
+    *[!0-9KM]* | '' | [KM]* | *[KM]?*) die "--cache-sizes: $1 '$2' is not a size in bytes (N, NK or NM)" ;;
+    *K) echo $((${2%K} * 1024)) ;;
+    *M) echo $((${2%M} * 1024 * 1024)) ;;
+    *) echo "$2" ;;
+  esac
+}
+cache_l1d='' cache_l2='' cache_l3=''
+if [ -n "$caches" ]; then
+  IFS=, read -r c1 c2 c3 extra <<<"$caches"
+  if [ -z "${c3:-}" ] || [ -n "${extra:-}" ]; then die "--cache-sizes $caches: give three sizes, L1D,L2,L3 (per core, per core, per CCX), e.g. 48K,1M,32M"; fi
+  cache_l1d=$(bytes L1D "$c1") && cache_l2=$(bytes L2 "$c2") && cache_l3=$(bytes L3 "$c3") || exit 1
+fi
 [ -n "$from" ] || { echo "$me: say where AOCL-LibMem's source is: --from TREE_OR_ARCHIVE" >&2; usage 2 >&2; }
 [ -e "$from" ] || die "--from $from: no such file or folder"
 for tool in cmake make gcc nm objcopy ar; do
@@ -88,6 +110,16 @@ version=$(sed -n 's/^set(LIBMEM_VERSION_STRING \([0-9.]*\)).*/\1/p' "$src/CMakeL
 # No LTO (objects must be editable by objcopy) and no tools/ (the validators and benchmarks triple
 # the configure time and are not needed here).
 sed -i 's/ -flto=auto//' "$src/src/CMakeLists.txt"
+if [ -n "$caches" ]; then
+  # After each CPUID-derived size in get_cache_info(), the given one.
+  ci=$src/src/cache_info.c
+  for c in "l1d_per_core:$cache_l1d" "l2_per_core:$cache_l2" "l3_per_ccx:$cache_l3"; do
+    field=${c%%:*}
+    [ "$(grep -c "^ *zen_cache->$field *= " "$ci" 2>/dev/null)" = 1 ] ||
+      die "--cache-sizes: $ci has no single 'zen_cache->$field = ' line to follow (written for AOCL-LibMem 5.3); build without --cache-sizes"
+    sed -i "s/^\( *\)zen_cache->$field *= .*/&\n\1zen_cache->$field = ${c#*:}; \/* build-aocl-peer.sh --cache-sizes *\//" "$ci"
+  done
+fi
 # shellcheck disable=SC2016  # ${...} here is CMake's, not the shell's
 sed -i 's|^add_subdirectory(${CMAKE_CURRENT_SOURCE_DIR}/tools)|# (tools/ left out by build-aocl-peer.sh)|' "$src/CMakeLists.txt"
 
@@ -141,7 +173,7 @@ for o in "$work/o"/*.o; do
   while read -r s; do weak+=(-L "$s"); done < <(nm "$o" | awk '$2 == "W" {print $3}')
   objcopy "${weak[@]}" "${renames[@]}" "$o"
 done
-build_line="AOCL-LibMem ${version:-?} $zen variant (__memcpy_$zen, __memmove_$zen, __memset_$zen, picked by $picked_by), gcc $(gcc -dumpfullversion) -O3 $flags, no LTO"
+build_line="AOCL-LibMem ${version:-?} $zen variant (__memcpy_$zen, __memmove_$zen, __memset_$zen, picked by $picked_by), gcc $(gcc -dumpfullversion) -O3 $flags, no LTO${caches:+, cache sizes $caches (--cache-sizes) instead of those CPUID gives}"
 # What copysynth reads about the build (tuner/src/peers.cpp, by weak references): the Zen
 # generation, the line above, and the thresholds AOCL's constructor computed on this CPU (the
 # globals of its src/threshold.c; a stub returning 0 where a version has other names).

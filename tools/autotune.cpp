@@ -465,7 +465,7 @@ int main(int argc, char** argv) {
   app.add_flag("--show-plan", show_plan, "Print the winner's size ladder (stderr)");
   app.add_flag("--report", report,
                "With --from: compare the routine with every peer (glibc, rep movsb, plain AVX2 loops, DPDK "
-               "rte_memcpy where built) on the seeds' matrix, the misaligned-destination matrix "
+               "rte_memcpy and AMD AOCL-LibMem where built) on the seeds' matrix, the misaligned-destination matrix "
                "(4 KiB-512 KiB, dst offsets 1, 4, 15, 33) and the eight production distributions, all in "
                "this process, interleaved; print the tables, the read bandwidth and which performance "
                "targets are met");

@@ -340,6 +340,7 @@ class Search {
     const std::uint64_t l3 = opt_.cpu.caches().l3 ? opt_.cpu.caches().l3 : (32ull << 20);
     Candidate plain = def;
     plain.params.rep_threshold = kNever;
+    plain.params.rep_stop = kNever;
     plain.params.nt_threshold = kNever;
     plain.params.prefetch_distance = 0;
     plain.params.unroll = 4;
@@ -390,7 +391,8 @@ class Search {
 
   /// Size classes of the floor check (bytes): each workload point falls in the first class
   /// whose upper bound is >= its length.
-  static constexpr std::uint64_t kFloorClassHi[] = {16, 64, 256, 1024, 4096, 16384, 65535, 262143, 2097151, kNever};
+  static constexpr std::uint64_t kFloorClassHi[] = {16,     64,      256,     1024,     4096,    16384,
+                                                    65535, 262143, 2097151, 16777215, kNever};
   static std::size_t floor_class(std::uint64_t n) {
     std::size_t g = 0;
     while (kFloorClassHi[g] < n) ++g;
@@ -402,12 +404,14 @@ class Search {
            (kFloorClassHi[g] == kNever ? std::string("max") : std::to_string(kFloorClassHi[g]));
   }
 
-  /// The floor: the winner, the seeds and every peer of the operation (peers.hpp) timed in the
-  /// same rounds at every point of the workload (from 64 KiB on, warm and with the copy read
-  /// back). Where a peer beats the winner in a size class by more than the measured noise
-  /// (decide::losses_to_peers), the configurations that reproduce the peers' strategies are
-  /// scored against the best peer at each point, and one that beats the winner there by 1%
-  /// (decide::pick) replaces it; every class still lost is printed with the peer and the figure.
+  /// The floor: the winner, the winner without each threshold, the seeds and every peer of the
+  /// operation (peers.hpp) timed in the same rounds at every point of the workload (from 64 KiB
+  /// on, warm and with the copy read back), plus a composite of what each size class from 4 KiB
+  /// on picks for itself (decide::per_group_pick: a rep band, a non-temporal threshold). Where a
+  /// peer beats the winner in a size class by more than the measured noise
+  /// (decide::losses_to_peers), every configuration is scored against the best peer at each
+  /// point, and one that beats the winner there by 1% (decide::pick) replaces it; every class
+  /// still lost is printed with the peer and the figure.
   Candidate floor_stage(const Candidate& winner) {
     const std::vector<Peer> ps = peers(op_, opt_.cpu.features());
     if (ps.empty() || w_.points.empty()) return winner;
@@ -432,43 +436,104 @@ class Search {
       rows.push_back(c);
       names.push_back(name);
     }
-    std::vector<const void*> fns;
     std::vector<Candidate> live;
     std::vector<std::string> live_names;
     for (std::size_t i = 0; i < rows.size(); ++i)
-      if (const Routine* r = get(rows[i])) {
-        fns.push_back(r->entry());
+      if (get(rows[i])) {
         live.push_back(rows[i]);
         live_names.push_back(names[i]);
       }
     if (live.empty() || key(live[0]) != key(winner)) return winner;
-    const std::size_t first_peer = fns.size();
-    std::vector<std::size_t> peer_rows;
-    for (const Peer& p : ps) {
-      peer_rows.push_back(fns.size());
-      fns.push_back(p.entry);
-    }
-    say("floor: the winner, " + std::to_string(first_peer - 1) + " other configurations and " +
-        std::to_string(ps.size()) + " peers on " + std::to_string(w_.points.size()) +
-        " points (from 64 KiB on: warm, the copy read back)");
-    TimingOptions t = timing_;
-    t.rounds = opt_.quick ? 5 : 9;
-    decide::CostTable table;
-    table.cost.assign(fns.size(), std::vector<double>(w_.points.size(), 0.0));
-    table.spread = table.cost;
-    BenchBuffers& buf = bench_buffers();
-    std::vector<std::size_t> group;
-    for (std::size_t j = 0; j < w_.points.size(); ++j) {
-      const Point& p = w_.points[j];
-      const TimingOptions tj = timing_for(t, p.size, p.size >= kLargeCopy ? Use::kThenRead : Use::kCopy);
-      const auto m = compare(op_, fns, buf, p.size, p.src_align, p.dst_align, tj);
-      for (std::size_t f = 0; f < fns.size(); ++f) {
-        table.cost[f][j] = m[f].ticks_per_call;
-        table.spread[f][j] = m[f].mad_ticks;
-      }
-      group.push_back(floor_class(p.size));
-    }
+    say("floor: the winner, " + std::to_string(live.size() - 1) + " other configurations and " +
+        std::to_string(ps.size()) + " peers (from 64 KiB on: warm, the copy read back)");
     const std::size_t groups = std::size(kFloorClassHi);
+    // The workload's points, plus 1, 4 and 16 MiB when it reaches 1 MiB or more (a point
+    // workload's large lengths are few: the seeds have 256 KiB and 64 MiB only, and a rep band
+    // or a non-temporal threshold between them would otherwise go unjudged).
+    std::vector<Point> pts = w_.points;
+    if (max_size(pts) >= (1u << 20))
+      for (std::uint64_t n : {1ull << 20, 4ull << 20, 16ull << 20})
+        if (std::none_of(pts.begin(), pts.end(), [&](const Point& p) { return p.size == n; })) pts.push_back({n, 0, 0});
+    std::vector<std::size_t> group;
+    for (const Point& p : pts) group.push_back(floor_class(p.size));
+    // Rows 0..live-1 the configurations, then the peers.
+    std::vector<std::size_t> peer_rows;
+    auto time_all = [&] {
+      std::vector<const void*> fns;
+      for (const Candidate& c : live) fns.push_back(get(c)->entry());
+      peer_rows.clear();
+      for (const Peer& p : ps) {
+        peer_rows.push_back(fns.size());
+        fns.push_back(p.entry);
+      }
+      TimingOptions t = timing_;
+      t.rounds = opt_.quick ? 3 : 7;
+      t.max_seconds = opt_.quick ? 0.25 : 1.0;
+      decide::CostTable table;
+      table.cost.assign(fns.size(), std::vector<double>(pts.size(), 0.0));
+      table.spread = table.cost;
+      BenchBuffers& buf = bench_buffers();
+      for (std::size_t j = 0; j < pts.size(); ++j) {
+        const Point& p = pts[j];
+        const TimingOptions tj = timing_for(t, p.size, p.size >= kLargeCopy ? Use::kThenRead : Use::kCopy);
+        const auto m = compare(op_, fns, buf, p.size, p.src_align, p.dst_align, tj);
+        for (std::size_t f = 0; f < fns.size(); ++f) {
+          table.cost[f][j] = m[f].ticks_per_call;
+          table.spread[f][j] = m[f].mad_ticks;
+        }
+      }
+      return table;
+    };
+    decide::CostTable table = time_all();
+    std::size_t first_peer = live.size();
+    auto want_of = [&](std::size_t incumbent) {
+      std::vector<std::size_t> cand_rows(live.size());
+      for (std::size_t i = 0; i < live.size(); ++i) cand_rows[i] = i;
+      std::swap(cand_rows[0], cand_rows[incumbent]);
+      return decide::per_group_pick(table, cand_rows, peer_rows, group, groups);
+    };
+    // Per-class choices for the large classes (from 4 KiB on): where a class would pick a
+    // configuration that runs it with rep string instructions, the winner gets a rep band over
+    // those classes (rep_threshold .. rep_stop); where the last class would pick non-temporal
+    // stores, the winner takes that threshold. The composite is timed with the rest (not in
+    // --quick, which keeps the first table).
+    if (!opt_.quick) {
+      const auto want = want_of(0);
+      Candidate comp = winner;
+      std::uint64_t rep_lo = kNever, rep_hi = kNever;
+      const Candidate* rep_src = nullptr;
+      for (std::size_t g = 5; g < groups; ++g) {
+        const std::uint64_t lo = kFloorClassHi[g - 1] + 1;
+        const bool present = std::find(group.begin(), group.end(), g) != group.end();
+        const bool wants_rep = present && strategy_at(live[want[g]], lo) == Strategy::kRepString;
+        if (wants_rep && rep_lo == kNever) {
+          rep_lo = lo;
+          rep_src = &live[want[g]];
+        } else if (present && !wants_rep && rep_lo != kNever && rep_hi == kNever) {
+          rep_hi = lo;
+        }
+      }
+      if (rep_src) {
+        comp.params.rep_threshold = rep_lo;
+        comp.params.rep_stop = rep_hi;
+        comp.params.rep_unit = rep_src->params.rep_unit;
+        comp.params.rep_align_dst = rep_src->params.rep_align_dst;
+        comp.params.rep_aligned_only = rep_src->params.rep_aligned_only;
+        comp.params.rep_alias_window = rep_src->params.rep_alias_window;
+      }
+      const Candidate& last = live[want[groups - 1]];
+      if (last.params.nt_threshold.value != kNever && strategy_at(last, 64ull << 20) == Strategy::kNonTemporalLoop) {
+        comp.params.nt_threshold = last.params.nt_threshold;
+        comp.params.nt_pages = last.params.nt_pages;
+      }
+      if (std::none_of(live.begin(), live.end(), [&](const Candidate& c) { return key(c) == key(comp); }) && get(comp)) {
+        live.push_back(comp);
+        live_names.push_back("per-class composite");
+        say("floor: the size classes' own picks combined: " + label(comp) + "; timing again with it");
+        table = time_all();
+        first_peer = live.size();
+      }
+    }
     std::size_t chosen = 0;
     auto losses = decide::losses_to_peers(table, 0, peer_rows, group, groups);
     if (!losses.empty() && live.size() > 1) {
@@ -487,10 +552,7 @@ class Search {
       // Which configuration each size class would pick on its own (decide::per_group_pick, against
       // the best peer): where it is not the one kept, the ladder cannot yet give that class its
       // own kernel, and the log says so.
-      std::vector<std::size_t> cand_rows(live.size());
-      for (std::size_t i = 0; i < live.size(); ++i) cand_rows[i] = i;
-      std::swap(cand_rows[0], cand_rows[chosen]);
-      const auto want = decide::per_group_pick(table, cand_rows, peer_rows, group, groups);
+      const auto want = want_of(chosen);
       for (std::size_t g = 0; g < groups; ++g)
         if (want[g] != chosen && std::find(group.begin(), group.end(), g) != group.end()) {
           const std::string line = "floor: " + floor_class_name(g) + " alone would pick " + live_names[want[g]] + " (" +
@@ -661,6 +723,13 @@ class Search {
           c.strategy == Strategy::kNonTemporalLoop)
         return c.lo;
     return 256;
+  }
+
+  /// The strategy a candidate's ladder gives length n (bytes).
+  static Strategy strategy_at(const Candidate& c, std::uint64_t n) {
+    for (const auto& k : vector_ladder(c.params).classes)
+      if (k.lo <= n && n <= k.hi) return k.strategy;
+    return Strategy::kNone;
   }
 
   /// The plan of a candidate, with its dispatch weights.
@@ -907,7 +976,8 @@ class Search {
     // powers of two; the non-temporal ladder starts at 256 KiB.
     const std::uint64_t hi = rep ? (8ull << 20) : (64ull << 20);
     if (rep) sizes.push_back(loop_lo);
-    for (std::uint64_t s = rep ? 1024 : 256 * 1024; s <= hi; s *= 2)
+    // (--quick: every other power of two.)
+    for (std::uint64_t s = rep ? 1024 : 256 * 1024; s <= hi; s *= opt_.quick ? 4 : 2)
       if (s > loop_lo) sizes.push_back(s);
     const std::vector<std::uint32_t> dst_aligns =
         rep ? std::vector<std::uint32_t>{0, 1, 4, 15, 33} : std::vector<std::uint32_t>{0, 4};
@@ -994,7 +1064,13 @@ class Search {
         tp.state = rows[p].state;
         const std::uint32_t d = rows[p].dst;
         const auto m = compare(op_, fns, buf, sizes[si], rep ? 0 : d, d, tp);
-        for (std::size_t v = 0; v < live.size(); ++v) gain[v][p][si] = std::log(m[0].ticks_per_call / m[v + 1].ticks_per_call);
+        // Each gain shrunk toward 0 by the two medians' relative spread (MAD): on a shared
+        // machine a single batch's luck must neither veto a variant nor win it a threshold.
+        for (std::size_t v = 0; v < live.size(); ++v) {
+          const double g = std::log(m[0].ticks_per_call / m[v + 1].ticks_per_call);
+          const double noise = m[0].mad_ticks / m[0].ticks_per_call + m[v + 1].mad_ticks / m[v + 1].ticks_per_call;
+          gain[v][p][si] = g > 0 ? std::max(g - noise, 0.0) : std::min(g + noise, 0.0);
+        }
       }
     }
     sizes.resize(measured);
@@ -1069,8 +1145,8 @@ class Search {
       // complete routines, at the threshold and the largest ladder size, every use pattern.
       TimingOptions tc = t;
       tc.solo = true;
-      tc.rounds = 2 * t.rounds + 1;
-      tc.max_seconds = 2.0;
+      tc.rounds = 3 * t.rounds;
+      tc.max_seconds = opt_.quick ? 0.5 : 2.0;
       double l = 0, worst = 0;
       int k = 0;
       const std::uint64_t last = rep && out.params.rep_stop.value != kNever ? out.params.rep_stop.value / 2 : sizes.back();
@@ -1085,7 +1161,7 @@ class Search {
           ++k;
         }
       const double gain_c = std::exp(l / k);
-      if (gain_c < 1.01 || worst < -std::log(1.05)) {
+      if (gain_c < 1.01 || worst < -std::log(1.06)) {
         const std::string why = std::string(name) + " threshold " + std::to_string(best_thr) +
                                 " did not confirm in solo runs (" + fmt("%.3f", gain_c) + "x on average, worst pattern " +
                                 fmt("%.3f", std::exp(worst)) + "x); keeping " +

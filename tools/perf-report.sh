@@ -64,11 +64,11 @@ timed() {  # timed LABEL COMMAND...: runs it, appends its wall time to timing.tx
   t=$(((t1 - t0) / 100000000))
   echo "$label: $((t / 10)).$((t % 10)) s" >>"$out/timing.txt"
 }
-echo "perf-report: tuning ($at --emit $out/best.json)" >&2
+echo "perf-report: tuning ($at --op memcpy,memmove,fill --emit $out/best.json)" >&2
 ops=memcpy,memmove,fill
 timed "autotune --op $ops --emit best.json" "$at" --op "$ops" --emit "$out/best.json" >"$out/tune.txt" 2>"$out/tune.log"
 grep -E '^(cpu|features|caches|signature):' "$out/tune.log" >>"$out/host.txt" || true
-echo "perf-report: tuning again, for the reproducibility check ($at --emit $out/best2.json)" >&2
+echo "perf-report: tuning again, for the reproducibility check ($at --op memcpy,memmove,fill --emit $out/best2.json)" >&2
 timed "autotune --op $ops --emit best2.json" "$at" --op "$ops" --emit "$out/best2.json" >"$out/tune2.txt" 2>"$out/tune2.log"
 timed "autotune --emit (memcpy only, the default)" "$at" -q --emit "$out/best-memcpy.json" >/dev/null
 timed "autotune --quick" "$at" --quick -q >/dev/null

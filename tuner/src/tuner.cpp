@@ -537,13 +537,31 @@ class Search {
     std::size_t chosen = 0;
     auto losses = decide::losses_to_peers(table, 0, peer_rows, group, groups);
     if (!losses.empty() && live.size() > 1) {
+      // Two decisions: the kernel (the winner or a seed) on every point; then, on the winner's
+      // kernel, its large lengths (the winner without a threshold, the composite) on the points
+      // of 64 KiB and more only — where those rows differ, so that the small lengths' noise,
+      // counted four times when it falls on the losing side, does not decide them.
       const std::vector<double> ref = decide::best_of(table, peer_rows);
-      std::vector<double> sc;
-      for (std::size_t i = 0; i < live.size(); ++i) sc.push_back(decide::score(table.cost[i], ref));
-      chosen = decide::pick(sc, 0.01);
+      std::vector<double> large(pts.size(), 0.0);
+      for (std::size_t j = 0; j < pts.size(); ++j) large[j] = pts[j].size >= kLargeCopy ? 1.0 : 0.0;
+      std::vector<std::size_t> kernels{0}, tails{0};
+      for (std::size_t i = 1; i < live.size(); ++i)
+        (live_names[i].rfind("seed ", 0) == 0 ? kernels : tails).push_back(i);
+      std::vector<double> sk, st;
+      for (std::size_t i : kernels) sk.push_back(decide::score(table.cost[i], ref));
+      chosen = kernels[decide::pick(sk, 0.01)];
       std::string line = "floor: against the best peer at each point, " + live_names[0] + " scores " +
-                         fmt("%.3f", sc[0]) + "x";
-      if (chosen != 0) line += "; adopting " + live_names[chosen] + " (" + label(live[chosen]) + ") at " + fmt("%.3f", sc[chosen]) + "x";
+                         fmt("%.3f", sk[0]) + "x";
+      if (chosen != 0) line += "; adopting " + live_names[chosen] + " (" + label(live[chosen]) + ") at " +
+                               fmt("%.3f", sk[std::find(kernels.begin(), kernels.end(), chosen) - kernels.begin()]) + "x";
+      if (chosen == 0 && tails.size() > 1) {
+        for (std::size_t i : tails) st.push_back(decide::score(table.cost[i], ref, large));
+        chosen = tails[decide::pick(st, 0.01)];
+        line += "; from 64 KiB on it scores " + fmt("%.3f", st[0]) + "x";
+        if (chosen != 0)
+          line += ", " + live_names[chosen] + " (" + label(live[chosen]) + ") " +
+                  fmt("%.3f", st[std::find(tails.begin(), tails.end(), chosen) - tails.begin()]) + "x: adopted";
+      }
       say(line);
       log_.push_back(line);
       if (chosen != 0) losses = decide::losses_to_peers(table, chosen, peer_rows, group, groups);

@@ -1095,7 +1095,6 @@ class Search {
     Candidate out = base;
     std::uint64_t best_thr = kNever;
     double best_gain = -1;
-    std::string best_why;
     for (std::size_t v = 0; v < live.size(); ++v) {
       for (auto& row : gain[v]) row.resize(measured);
       std::ostringstream o;
@@ -1132,7 +1131,6 @@ class Search {
       if (c.index != decide::kNoThreshold && c.gain - extra > best_gain) {
         best_gain = c.gain - extra;
         best_thr = sizes[c.index];
-        best_why = c.why;
         out = base;
         if (rep) {
           out.params.rep_threshold = best_thr;

@@ -65,7 +65,7 @@ namespace copysynth {
 
 struct TuneOptions {
   Operation operation = Operation::kMemcpy;  ///< what to tune
-  double budget_seconds = 40;   ///< wall-clock budget of the search (stages 0-6 and the second
+  double budget_seconds = 30;   ///< wall-clock budget of the search (stages 0-6 and the second
                                 ///< pass; the floor and the final measurement come after), seconds: 1..86400
   std::uint64_t seed = 1;       ///< orders candidates and seeds verification; same seed, same order
   bool quick = false;           ///< fewer rounds and candidates (about 10 s)

@@ -72,6 +72,10 @@ check "the shim exports exactly the six routines (got: $exports)" \
   test "$exports" = "__memcpy_chk __memmove_chk __memset_chk memcpy memmove memset "
 check "... unversioned, so that they bind memcpy@GLIBC_2.14 and the like" \
   bash -c "! nm -D --defined-only '$shim' | grep -q '@'"
+for f in memcpy memmove memset __memcpy_chk __memmove_chk __memset_chk; do
+  check "the shim's $f starts with endbr64 (Intel CET: programs jump to it through their GOT)" \
+    bash -c "objdump -d --no-show-raw-insn '$shim' | grep -A1 '^[0-9a-f]* <$f>:' | tail -1 | grep -q endbr64"
+done
 expect=--expect-shim
 [ -n "$first" ] && expect=  # with ASan first, ASan's interceptors are what the program binds
 check "probe without the shim" "$probe" --expect-libc

@@ -4,7 +4,7 @@
 //
 // Exports memcpy, memmove, memset and their _FORTIFY_SOURCE forms __memcpy_chk, __memmove_chk,
 // __memset_chk (what Debian's programs and libraries import: `nm -D --undefined-only`). Each is a
-// one-instruction trampoline, `jmp *slot(%rip)`, through a hidden pointer of this library. At
+// trampoline, `endbr64; jmp *slot(%rip)`, through a hidden pointer of this library. At
 // start-up the library loads the wisdom named by COPYSYNTH_WISDOM, takes the entries of the
 // running CPU (its host in a fleet file), rebuilds them, checks their code is byte-identical to the
 // code tuned, verifies them (VerifyOptions::startup(); COPYSYNTH_PRELOAD_VERIFY=full for the whole
@@ -108,7 +108,9 @@ void copysynth_preload_memset_entry();
 
 // The exported routines. __*_chk(dst, src|c, n, dstlen) is what _FORTIFY_SOURCE calls when the
 // compiler knows the destination's size: dstlen < n means an overflow, reported by glibc's
-// __chk_fail ("*** buffer overflow detected ***: terminated"), which does not return.
+// __chk_fail ("*** buffer overflow detected ***: terminated"), which does not return. Each starts
+// with endbr64 (Intel CET/IBT: programs reach them by an indirect jump through their GOT/PLT; a
+// NOP on CPUs without CET).
 asm(R"(
     .pushsection .text
     .macro copysynth_trampoline name, slot
@@ -118,6 +120,7 @@ asm(R"(
 \name:
 copysynth_preload_\name\()_entry:
     .cfi_startproc
+    endbr64
     jmp *\slot(%rip)
     .cfi_endproc
     .size \name, .-\name
@@ -128,6 +131,7 @@ copysynth_preload_\name\()_entry:
     .p2align 4
 \name:
     .cfi_startproc
+    endbr64
     cmpq %rdx, %rcx
     jb 1f
     jmp *\slot(%rip)

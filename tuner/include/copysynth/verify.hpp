@@ -81,6 +81,32 @@ struct VerifyOptions {
     o.overlap_stride = 29;
     return o;
   }
+
+  /// The check at start-up for a routine whose code passed the full suite on this very CPU: the
+  /// wisdom host's signature is this CPU's (vendor, family, model and features) and the rebuilt
+  /// code is byte-identical to the code tuned (code_fnv1a64), which autotune wrote only after the
+  /// full suite passed (invariant 9). It only confirms that the installed copy of that code runs
+  /// here: n = 0..16, every size-class edge up to 64 KiB ±1, every src offset 0..63 with a
+  /// rotating dst offset up to 256 bytes, guard pages on both sides, n = 0 with invalid pointers,
+  /// memmove overlap distances within ±(2V+64) for n <= 4 and every 61st above; no random
+  /// lengths, no static checks (the bytes are those the static checks passed). Lengths above
+  /// 64 KiB (the rep-string and non-temporal classes) are left to the full check at tuning time.
+  /// About 0.1-0.2 ms per routine on a 2-core AMD EPYC (family 26) VM (docs/performance.md).
+  static VerifyOptions quick() {
+    VerifyOptions o;
+    o.max_size = 64 * 1024;
+    o.dense_max = 16;
+    o.edge_radius = 1;
+    o.random_sizes = 0;
+    o.large_edge = 4096;
+    o.large_edge_stride = 1;
+    o.large_n = 256;
+    o.large_pairs = 1;
+    o.overlap_dense = 4;
+    o.overlap_stride = 61;
+    o.static_check = false;
+    return o;
+  }
 };
 
 /// Where a failing case placed its buffers.

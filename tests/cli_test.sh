@@ -125,7 +125,7 @@ check "--emit into a fleet file adds this CPU's entry and keeps the other CPU" \
 # The tuned routine as a .S file (--emit-asm): every flavour assembles with GNU as (linux and
 # glibc preprocessed with the stub headers of tests/asm-stubs) to the same .text; errors.
 stubs=$(cd "$(dirname "$0")" && pwd)/asm-stubs
-for opt in --emit-asm --flavor --name --target --patch-table; do
+for opt in --emit-asm --flavor --name --target --patch-table --emit-lib --lib-guard; do
   check "--help mentions $opt" grep -q -- "$opt" "$tmp/help"
 done
 "$at" --from "$tmp/best.json" --emit-asm "$tmp/plain.S" >/dev/null 2>"$tmp/asm_err"

@@ -106,7 +106,7 @@ struct WisdomOptions {
   /// The check when that host's signature is opt.cpu's own (vendor, family, model, features):
   /// the code, byte-identical to the code tuned, passed the full suite on this CPU when autotune
   /// wrote the file, so a quick check that the installed copy runs is enough (about 1 ms for
-  /// memcpy, memmove and fill together instead of about 10 ms). Set it to `verify` (or to
+  /// memcpy, memmove and fill together instead of 5-12 ms; docs/performance.md). Set it to `verify` (or to
   /// VerifyOptions{} for the full suite) to check more.
   VerifyOptions verify_same_cpu = VerifyOptions::quick();
   CpuInfo cpu = CpuInfo::host();                     ///< whose entries to use (select_host: its signature,

@@ -469,7 +469,7 @@ int main(int argc, char** argv) {
   app.add_flag("--show-plan", show_plan, "Print the winner's size ladder (stderr)");
   app.add_flag("--report", report,
                "With --from: compare the routine with every peer (glibc, rep movsb, plain AVX2 loops, DPDK "
-               "rte_memcpy where built) on the seeds' matrix, the misaligned-destination matrix "
+               "rte_memcpy and AMD AOCL-LibMem where built) on the seeds' matrix, the misaligned-destination matrix "
                "(4 KiB-512 KiB, dst offsets 1, 4, 15, 33) and the eight production distributions, all in "
                "this process, interleaved; print the tables, the read bandwidth and which performance "
                "targets are met");
@@ -738,7 +738,7 @@ int main(int argc, char** argv) {
           ro.others.push_back({std::filesystem::path(versus_path).filename().string(), &*other});
           progress("--versus: " + other->name() + " from " + versus_path + ", verified");
         }
-        std::optional<ReportTable> seeds_t, misaligned_t, dist_t;
+        std::optional<ReportTable> seeds_t, misaligned_t, dist_t, uses_t;
         double read_gbps = 0;
         if (!workload.is_distribution()) {
           ReportTable& t = seeds_t.emplace(report_points(*r, workload, ro));
@@ -766,6 +766,13 @@ int main(int argc, char** argv) {
                       << m.format() << std::flush;
           }
         }
+        if (e->operation != Operation::kClearPage && workload.name == "seeds") {
+          const ReportTable& u = uses_t.emplace(report_uses(*r, ro));
+          std::cout << "\nthe copy being used, 64 KiB-64 MiB, GB/s (higher is better; the use's time included: "
+                       "copy+read loads every line of dst afterwards, copy+write stores to every line of src; "
+                       "warm: src just written and dst just read, cold: both flushed):\n"
+                    << u.format() << std::flush;
+        }
         if (e->operation == Operation::kMemcpy || e->operation == Operation::kMemmove) {
           const ReportTable& d = dist_t.emplace(report_distributions(
               *r, workload.is_distribution() ? std::vector<std::string>{workload.distribution->name} : production_distributions(),
@@ -777,7 +784,7 @@ int main(int argc, char** argv) {
                                     misaligned_t                            ? &*misaligned_t
                                     : seeds_t && workload.name == "misaligned" ? &*seeds_t
                                                                                : nullptr,
-                                    dist_t ? &*dist_t : nullptr, read_gbps)
+                                    dist_t ? &*dist_t : nullptr, read_gbps, uses_t ? &*uses_t : nullptr)
                   << std::flush;
         out.entries.push_back(*e);
         continue;

@@ -125,7 +125,7 @@ check "--emit into a fleet file adds this CPU's entry and keeps the other CPU" \
 # The tuned routine as a .S file (--emit-asm): every flavour assembles with GNU as (linux and
 # glibc preprocessed with the stub headers of tests/asm-stubs) to the same .text; errors.
 stubs=$(cd "$(dirname "$0")" && pwd)/asm-stubs
-for opt in --emit-asm --flavor --name --target --patch-table; do
+for opt in --emit-asm --flavor --name --target --patch-table --emit-lib --lib-guard; do
   check "--help mentions $opt" grep -q -- "$opt" "$tmp/help"
 done
 "$at" --from "$tmp/best.json" --emit-asm "$tmp/plain.S" >/dev/null 2>"$tmp/asm_err"
@@ -135,11 +135,21 @@ check "--emit-asm says what it wrote" grep -q "wrote $tmp/plain.S: memcpy_copysy
 check "the header gives the command line" grep -qF "Command: autotune --from $tmp/best.json --emit-asm $tmp/plain.S" "$tmp/plain.S"
 check "the header gives the ladder, the parameters and the CPU" bash -c "grep -q 'memcpy plan (ladder' '$tmp/plain.S' && grep -q 'vector_width=' '$tmp/plain.S' && grep -q 'Tuned on: ' '$tmp/plain.S'"
 check "the plain file assembles with as" as --64 -o "$tmp/plain.o" "$tmp/plain.S"
+# Intel CET: the entry is endbr64, the object says IBT and SHSTK, and a CET link keeps them (GNU
+# ld ANDs the property notes: an object without it fails under -z cet-report=error). The link is
+# ld alone: Debian 12's crti.o/crtn.o lack the notes, so a gcc-driven CET link fails without them.
+check "the plain file's entry is endbr64" bash -c "objdump -d '$tmp/plain.o' | grep -A1 '<memcpy_copysynth>:' | grep -q endbr64"
+check "the plain object carries the IBT and SHSTK property (readelf -n)" bash -c "readelf -n '$tmp/plain.o' | grep -q 'x86 feature: IBT, SHSTK'"
+check "... and links under -z cet-report=error, keeping it" bash -c "ld -shared -z cet-report=error -o '$tmp/plain.so' '$tmp/plain.o' && readelf -n '$tmp/plain.so' | grep -q 'x86 feature: IBT, SHSTK'"
+# The routine's bytes start on the alignment boundary after the entry: plain's .text less the
+# int3 padding and endbr64 (its first `align` bytes) is the preprocessed flavours' .text.
+p2=$(sed -n 's/^\t\.p2align \([0-9]*\), 0xcc$/\1/p' "$tmp/plain.S" | head -1)
+align=$((1 << ${p2:-4}))
 for fl in linux glibc; do
   "$at" -q --from "$tmp/best.json" --emit-asm "$tmp/$fl.S" --flavor $fl --name "my_$fl" >/dev/null 2>&1
   check "--flavor $fl exits 0" test -s "$tmp/$fl.S"
   check "--flavor $fl assembles with its stub headers" bash -c "g++ -E -P -x assembler-with-cpp -I '$stubs' '$tmp/$fl.S' -o '$tmp/$fl.s' && as --64 -o '$tmp/$fl.o' '$tmp/$fl.s'"
-  check "--flavor $fl gives the same .text as plain" bash -c "objcopy -O binary --only-section=.text '$tmp/$fl.o' '$tmp/$fl.bin' && objcopy -O binary --only-section=.text '$tmp/plain.o' '$tmp/plain.bin' && cmp -s '$tmp/$fl.bin' '$tmp/plain.bin'"
+  check "--flavor $fl gives the same routine bytes as plain" bash -c "objcopy -O binary --only-section=.text '$tmp/$fl.o' '$tmp/$fl.bin' && objcopy -O binary --only-section=.text '$tmp/plain.o' '$tmp/plain.bin' && tail -c +$((align + 1)) '$tmp/plain.bin' | cmp -s '$tmp/$fl.bin' -"
 done
 check "--flavor linux uses the kernel's macros" bash -c "grep -q '^SYM_FUNC_START(my_linux)' '$tmp/linux.S' && grep -q '^SYM_FUNC_END(my_linux)' '$tmp/linux.S' && grep -q '	RET' '$tmp/linux.S'"
 check "--flavor glibc uses ENTRY/END and L()" bash -c "grep -q '^ENTRY_P2ALIGN (my_glibc, ' '$tmp/glibc.S' && grep -q '^END (my_glibc)' '$tmp/glibc.S' && grep -q '^L(' '$tmp/glibc.S'"

@@ -2,9 +2,14 @@
  * memcpy, memmove, memset and their _FORTIFY_SOURCE forms do in its process. tests/preload_test.sh
  * runs it with and without LD_PRELOAD=libcopysynth-preload.so.
  *
- * Usage: preload_probe [--expect-shim | --expect-libc]
- *   --expect-shim  the memcpy, memmove and memset this program binds must be the shim's
- *   --expect-libc  ... must not be
+ * Usage: preload_probe [--expect-shim | --expect-libc | --expect-lib NAME] [--expect-active 0|1]
+ *   --expect-shim      the memcpy, memmove and memset this program binds must be the shim's
+ *   --expect-libc      ... must not be
+ *   --expect-lib NAME  ... must come from a file whose name contains NAME (dladdr), e.g.
+ *                      libcopysynth-tuned (the ahead-of-time library)
+ *   --expect-active N  copysynth_tuned_active(), which the ahead-of-time library exports, must
+ *                      be defined and return N (1: its tuned routines serve the calls, 0: its
+ *                      built-in ones); works linked statically with libcopysynth-tuned.a too
  * Checks every length 0..1100 and lengths around 4 KiB, 32 KiB, 1 MiB and 4 MiB at several
  * misalignments with canaries around dst; memmove at every overlap distance up to 200 bytes and
  * a few large ones; memset with several byte values; __memcpy_chk / __memmove_chk / __memset_chk
@@ -121,6 +126,10 @@ static void* thread_body(void* arg) {
   return NULL;
 }
 
+/* The ahead-of-time library's export (weak: absent elsewhere; in a static link, defined by the
+ * archive member that memcpy pulls in). */
+extern int copysynth_tuned_active(void) __attribute__((weak));
+
 static const char* where(const void* f) {
   Dl_info info;
   if (!dladdr(f, &info) || !info.dli_fname) return "?";
@@ -131,6 +140,22 @@ int main(int argc, char** argv) {
   const int expect_shim = argc > 1 && strcmp(argv[1], "--expect-shim") == 0;
   const int expect_libc = argc > 1 && strcmp(argv[1], "--expect-libc") == 0;
   const int shim = strstr(where((const void*)p_memcpy), "copysynth-preload") != NULL;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (strcmp(argv[i], "--expect-lib") == 0) {
+      const char* lib = argv[i + 1];
+      EXPECT(strstr(where((const void*)p_memcpy), lib) != NULL, "memcpy comes from %s, not %s", where((const void*)p_memcpy), lib);
+      EXPECT(strstr(where((const void*)p_memmove), lib) != NULL, "memmove comes from %s, not %s", where((const void*)p_memmove), lib);
+      EXPECT(strstr(where((const void*)p_memset), lib) != NULL, "memset comes from %s, not %s", where((const void*)p_memset), lib);
+      EXPECT(strstr(where((const void*)p_memcpy_chk), lib) != NULL, "__memcpy_chk comes from %s, not %s",
+             where((const void*)p_memcpy_chk), lib);
+    }
+    if (strcmp(argv[i], "--expect-active") == 0) {
+      EXPECT(copysynth_tuned_active != NULL, "copysynth_tuned_active is not defined (the ahead-of-time library is not loaded)");
+      if (copysynth_tuned_active)
+        EXPECT(copysynth_tuned_active() == atoi(argv[i + 1]), "copysynth_tuned_active() returns %d, not %s",
+               copysynth_tuned_active(), argv[i + 1]);
+    }
+  }
   if (expect_shim || expect_libc) {
     EXPECT(shim == expect_shim, "memcpy comes from %s", where((const void*)p_memcpy));
     EXPECT((strstr(where((const void*)p_memmove), "copysynth-preload") != NULL) == expect_shim, "memmove comes from %s",

@@ -72,6 +72,10 @@ check "the shim exports exactly the six routines (got: $exports)" \
   test "$exports" = "__memcpy_chk __memmove_chk __memset_chk memcpy memmove memset "
 check "... unversioned, so that they bind memcpy@GLIBC_2.14 and the like" \
   bash -c "! nm -D --defined-only '$shim' | grep -q '@'"
+for f in memcpy memmove memset __memcpy_chk __memmove_chk __memset_chk; do
+  check "the shim's $f starts with endbr64 (Intel CET: programs jump to it through their GOT)" \
+    bash -c "objdump -d --no-show-raw-insn '$shim' | grep -A1 '^[0-9a-f]* <$f>:' | tail -1 | grep -q endbr64"
+done
 expect=--expect-shim
 [ -n "$first" ] && expect=  # with ASan first, ASan's interceptors are what the program binds
 check "probe without the shim" "$probe" --expect-libc
@@ -178,10 +182,14 @@ COPYSYNTH_PRELOAD_VERIFY=bogus under verify-bogus "$probe" $expect >/dev/null 2>
 rc=$?
 check "COPYSYNTH_PRELOAD_VERIFY=bogus: probe exits 0 (rc=$rc)" test $rc -eq 0
 check "... one line on stderr" test "$(wc -l <"$tmp/verify-bogus.err")" -eq 1
-check "... saying the value is unknown and the start-up check is used" \
-  grep -q 'unknown value "bogus" of COPYSYNTH_PRELOAD_VERIFY (it takes "full"); using the start-up check' "$tmp/verify-bogus.err"
-check "... and the routines were installed after the start-up check" \
-  bash -c "grep -q 'installed from ' '$tmp/stats.verify-bogus' && ! grep -q 'with the full suite' '$tmp/stats.verify-bogus'"
+check "... saying the value is unknown and the default check is used" \
+  grep -q 'unknown value "bogus" of COPYSYNTH_PRELOAD_VERIFY (it takes "full" or "startup"); using the default check' "$tmp/verify-bogus.err"
+check "... and the routines were installed after the quick check (this host's own wisdom)" \
+  grep -q 'installed from .* with the quick check: tuned on this CPU in ' "$tmp/stats.verify-bogus"
+sed 's/^/       /' "$tmp/stats.verify-bogus" | grep 'installed from'
+COPYSYNTH_PRELOAD_VERIFY=startup under verify-startup "$probe" $expect >/dev/null 2>"$tmp/verify-startup.err"
+check "COPYSYNTH_PRELOAD_VERIFY=startup: the start-up check instead of the quick one" \
+  bash -c "test ! -s '$tmp/verify-startup.err' && grep -q 'installed from .* with the start-up check in ' '$tmp/stats.verify-startup'"
 sed 's/^/       /' "$tmp/verify-bogus.err"
 
 # sort closes stderr before it exits (gnulib close_stdout): with =FILE the at-exit counts still
@@ -203,6 +211,8 @@ if [ -n "$cap" ]; then
   check "capped-ISA wisdom of this host: nothing on stderr" test ! -s "$tmp/capped.err"
   check "capped-ISA wisdom of this host: xz -d output is the input" cmp "$tmp/xin" "$tmp/capped.unxz"
   check "capped-ISA wisdom of this host: its routines are installed and serve calls" served capped 5000000
+  check "capped-ISA wisdom (another signature than this CPU's): the start-up check, not the quick one" \
+    grep -q 'installed from .* with the start-up check in ' "$tmp/stats.capped"
   sed 's/"signature": "\([^"]*\)-\([0-9]*\):/"signature": "\1-1\2:/' "$tmp/capped.json" >"$tmp/capped-other-model.json"
   fallback capped-other-model "$tmp/capped-other-model.json" "(another CPU model)"
 else

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -119,6 +120,22 @@ Bytes assemble_text(TempDir& dir, const std::string& stem, const std::string& te
   return read_file(bin);
 }
 
+/// The routine's bytes in the `.text` of an assembled file of `flavor`: after the entry that the
+/// flavour puts before the alignment boundary (plain: `align` - 4 bytes of int3, then endbr64),
+/// which must be exactly that; "" in *error, else what is wrong.
+Bytes routine_bytes(const Bytes& text, const AsmFlavor& flavor, unsigned loop_align, std::string* error) {
+  if (flavor.entry_bytes == 0) return text;
+  const std::size_t align = std::max(16u, loop_align);
+  Bytes want(align - 4, 0xCC);
+  for (std::uint8_t b : {0xF3, 0x0F, 0x1E, 0xFA}) want.push_back(b);  // endbr64
+  if (text.size() < align || !std::equal(want.begin(), want.end(), text.begin())) {
+    *error = "the " + flavor.name + " flavour's .text does not start with " + std::to_string(align - 4) +
+             " int3 and endbr64";
+    return {};
+  }
+  return Bytes(text.begin() + static_cast<std::ptrdiff_t>(align), text.end());
+}
+
 /// Where two byte strings first differ, with both sides.
 std::string first_difference(const Bytes& a, const Bytes& b) {
   std::size_t i = 0;
@@ -210,7 +227,8 @@ TEST_CASE("every flavour of every grid plan assembles with GNU as to exactly the
       REQUIRE_MESSAGE(t.ok(), g.label << ": " << (t.ok() ? "" : t.error().message));
       CHECK(t->code_bytes == jit->size());
       std::string error;
-      const Bytes got = assemble_text(dir, fl + "_" + std::to_string(i), t->text, fl != "plain", &error);
+      const Bytes text = assemble_text(dir, fl + "_" + std::to_string(i), t->text, fl != "plain", &error);
+      const Bytes got = error.empty() ? routine_bytes(text, flavor(fl), g.plan.params.loop_align.value, &error) : text;
       INFO(fl << " flavour, plan " << i << ": " << g.label);
       if (!error.empty() || got != *jit) dir.keep = true;
       REQUIRE_MESSAGE(error.empty(), error);
@@ -243,7 +261,8 @@ TEST_CASE("the pseudo-prefixes are what keeps the bytes: without them GNU as enc
     const std::string bare = std::regex_replace(text, pin, "");
     if (bare == text) continue;
     std::string error;
-    const Bytes got = assemble_text(dir, "bare_" + std::to_string(i), bare, false, &error);
+    const Bytes got = routine_bytes(assemble_text(dir, "bare_" + std::to_string(i), bare, false, &error),
+                                    flavor("plain"), grid[i].plan.params.loop_align.value, &error);
     REQUIRE_MESSAGE(error.empty(), error);
     auto jit = assemble(grid[i].plan);
     REQUIRE(jit.ok());
@@ -282,7 +301,9 @@ TEST_CASE("the text reads like a hand-written file: header, labels, comments, fl
   CHECK(plain.find("\t.globl memcpy_test\n") != std::string::npos);
   CHECK(plain.find("\t.type memcpy_test, @function\n") != std::string::npos);
   CHECK(plain.find("\t.size memcpy_test, .-memcpy_test\n") != std::string::npos);
-  CHECK(plain.find("\t.p2align 6\n") != std::string::npos);  // loop_align 64
+  CHECK(plain.find("\t.p2align 6, 0xcc\n\t.skip 60, 0xcc\n") != std::string::npos);  // loop_align 64, endbr64 before it
+  CHECK(plain.find("\nmemcpy_test:\n\tendbr64\n") != std::string::npos);
+  CHECK(plain.find("\t.section .note.gnu.property, \"a\"\n") != std::string::npos);
   // Every branch goes to a label that is defined, named by emit().
   const std::regex branch(R"(\tj[a-z]+\t(\.L[A-Za-z0-9_]+)\n)");
   std::set<std::string> used;
@@ -341,12 +362,12 @@ TEST_CASE("label prefixes keep several routines apart in one file") {
   CHECK(text.find(".Lmemcpy_sse2_loop:") != std::string::npos);
   CHECK(text.find(".Lmemmove_sse2_loop:") != std::string::npos);
   std::string error;
-  const Bytes got = assemble_text(dir, "two", text, false, &error);
+  const Bytes got = routine_bytes(assemble_text(dir, "two", text, false, &error), flavor("plain"), pa->params.loop_align.value, &error);
   CHECK_MESSAGE(error.empty(), error);
   auto ja = assemble(*pa), jb = assemble(*pb);
   REQUIRE(ja.ok());
   REQUIRE(jb.ok());
-  // The second routine starts at the next 64-byte boundary (its .p2align).
+  // The second routine starts at the next boundary (its .p2align, then its endbr64 entry).
   REQUIRE(got.size() >= jb->size());
   CHECK(Bytes(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(ja->size())) == *ja);
   CHECK(Bytes(got.end() - static_cast<std::ptrdiff_t>(jb->size()), got.end()) == *jb);

@@ -1,11 +1,13 @@
 // copysynth — the `.S` writer's output as a linked object: the build writes every plan of the grid
 // (asm_grid.hpp) as a plain-flavour file (asm_gen), assembles it with GNU as and links the object
-// into this program. Each linked function must hold exactly the bytes of the JIT routine for its
+// into this program. Each linked function must be an endbr64 entry followed by exactly the bytes of the JIT routine for its
 // plan (assemble() and, where the host can run it, Routine::build()), pass the static code
 // checks for its target, and — where the host can run it — pass the same conformance suite as a
 // JIT routine (tuner/verify.hpp), called at its linked address.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <span>
 #include <string>
@@ -30,7 +32,12 @@ TEST_CASE("the linked .S routines are the JIT routines and pass the conformance 
     INFO("grid plan " << i << ": " << g.label);
     auto jit = assemble(g.plan);
     REQUIRE(jit.ok());
-    const auto* linked = static_cast<const std::uint8_t*>(kGridRoutines[i]);
+    // The entry (the symbol) is an endbr64 (Intel CET); the routine's bytes follow it, starting
+    // on the alignment boundary its loop-head padding assumes.
+    const auto* entry = static_cast<const std::uint8_t*>(kGridRoutines[i]);
+    CHECK(std::vector<std::uint8_t>(entry, entry + 4) == std::vector<std::uint8_t>{0xF3, 0x0F, 0x1E, 0xFA});
+    const auto* linked = entry + 4;
+    CHECK(reinterpret_cast<std::uintptr_t>(linked) % std::max(16u, g.plan.params.loop_align.value) == 0);
     const std::vector<std::uint8_t> bytes(linked, linked + jit->size());
     CHECK(bytes == *jit);
     identical += bytes == *jit;

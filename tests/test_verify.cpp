@@ -308,6 +308,44 @@ TEST_CASE("the start-up check (VerifyOptions::startup) still catches every injec
   }
 }
 
+TEST_CASE("the quick check (VerifyOptions::quick) for code tuned on this CPU still runs the routine for real") {
+  // Wisdom tuned on this very CPU is checked with this preset at start-up: the bytes passed the
+  // full suite at tuning time, but the check must still catch a routine that does not copy right
+  // at small lengths, breaks a guard page or memmove's overlap order, or leaves YMM state dirty.
+  const VerifyOptions o = VerifyOptions::quick();
+  CHECK_FALSE(o.static_check);
+  for (unsigned w : host_widths()) {
+    CAPTURE(w);
+    CopyParams p;
+    p.vector_width = w;
+    EmitFaults over;
+    over.over_read = true;
+    CHECK_FALSE(verify_routine(build(p, over), o).ok());
+    CopyParams mv = p;
+    mv.operation = Operation::kMemmove;
+    EmitFaults order;
+    order.wrong_overlap_order = true;
+    const VerifyReport rep = verify_routine(build(mv, order), o);
+    REQUIRE_FALSE(rep.ok());
+    CHECK(rep.failure->placement == Placement::kOverlap);
+    if (w >= 32) {
+      EmitFaults vz;
+      vz.skip_vzeroupper = true;
+      CHECK_FALSE(verify_routine(build(p, vz), o).ok());
+    }
+    for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill}) {
+      CopyParams q = p;
+      q.operation = op;
+      q.rep_threshold = 4096;
+      const Routine r = build(q);
+      const VerifyReport ok = verify_routine(r, o);
+      CHECK_MESSAGE(ok.ok(), name_of(op) << ": " << ok.summary());
+      CHECK(ok.cases > 100);                                                 // it does run the routine
+      CHECK(ok.cases * 2 < verify_routine(r, VerifyOptions::startup()).cases);  // at a fraction of the start-up cost
+    }
+  }
+}
+
 TEST_CASE("lengths >= 2^32 are copied, moved and filled whole (or skipped with a reason)") {
   for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill}) {
     CopyParams p;

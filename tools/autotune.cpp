@@ -6,6 +6,8 @@
 //   autotune --show best.json          print what a wisdom file holds (ld.so --list-diagnostics)
 //   autotune --from best.json --emit-asm memcpy_64.S --flavor linux
 //                                      write the tuned routine as a GNU as file (no timing)
+//   autotune --from best.json --emit-lib DIR
+//                                      the tuned memcpy, memmove and fill as libcopysynth-tuned.so/.a
 //   autotune --from best.json --patch-table
 //                                      the commit-message table, measured against the system routine
 //
@@ -35,6 +37,7 @@
 
 #include "copysynth/asm_flavors.hpp"
 #include "copysynth/ladders.hpp"
+#include "copysynth/library_writer.hpp"
 #include "copysynth/static_check.hpp"
 #include "copysynth/report.hpp"
 #include "copysynth/tuner.hpp"
@@ -404,6 +407,7 @@ int main(int argc, char** argv) {
   bool quick = false, quiet = false, show_plan = false, list_params = false, cold = false, report = false;
   std::string svg_path, versus_path, show_path;
   std::string asm_path, flavor = "plain", asm_symbol, target;
+  std::string lib_dir, lib_guard;
   bool patch_table = false;
   std::vector<std::string> merge_paths;
 
@@ -485,6 +489,19 @@ int main(int argc, char** argv) {
                  "on and this command line. Needs no matching host; the routine is verified (the "
                  "conformance suite where this host can run it, static checks always) before it is written")
       ->type_name("FILE");
+  app.add_option("--emit-lib", lib_dir,
+                 "With --from: write this CPU's tuned memcpy, memmove and fill as an ahead-of-time library "
+                 "into DIR: libcopysynth-tuned.so (LD_PRELOAD, /etc/ld.so.preload or -lcopysynth-tuned), "
+                 "libcopysynth-tuned.a (static linking), README and src/. No work at process start: the "
+                 "first call checks the CPU (CPUID) and picks the tuned routines on the CPU tuned for, else "
+                 "built-in SSE2 ones. Every routine passes the full conformance suite here first; the linked code is read "
+                 "back and compared with the verified bytes. Needs GNU binutils (as, ld, ar)")
+      ->type_name("DIR");
+  app.add_option("--lib-guard", lib_guard,
+                 "With --emit-lib: the CPU signature (VENDOR-FAMILY-MODEL:features) the library's guard "
+                 "accepts instead of the wisdom's: a library that falls back to the built-in routines on "
+                 "this host, to test the fallback")
+      ->type_name("SIGNATURE");
   app.add_option("--flavor", flavor,
                  "With --emit-asm: linux (linux/linkage.h, SYM_FUNC_START/SYM_FUNC_END, .L labels, RET, "
                  "ASM_NOPn), glibc (sysdep.h, ENTRY_P2ALIGN/END, L() labels) or plain (.globl, .type, .size; "
@@ -531,11 +548,14 @@ int main(int argc, char** argv) {
       "                                       the tuned memcpy as a kernel-style .S file\n"
       "  autotune --from best.json --emit-asm memcpy.S --target avx512\n"
       "                                       for an AVX-512 CPU, written on any host\n"
+      "  autotune --from best.json --emit-lib lib/   libcopysynth-tuned.so and .a for this CPU\n"
       "  autotune --from best.json --patch-table   the table for a commit message\n"
       "  autotune --merge a.json b.json --emit fleet.json   one file for several CPUs\n"
       "  autotune --show best.json            what a wisdom file holds, key=value lines\n"
       "Programs use wisdom with copysynth_load_wisdom()/install_wisdom() or, unmodified, with\n"
       "  COPYSYNTH_WISDOM=best.json LD_PRELOAD=libcopysynth-preload.so PROGRAM\n"
+      "or, with no start-up work, the library --emit-lib writes:\n"
+      "  LD_PRELOAD=lib/libcopysynth-tuned.so PROGRAM\n"
       "Exit status: 0 success, 1 bad command line, 2 failure (message on stderr).");
   app.get_option("--from")->excludes("--quick")->excludes("--budget");
   app.get_option("--report")->needs("--from");
@@ -543,10 +563,13 @@ int main(int argc, char** argv) {
   app.get_option("--versus")->needs("--report");
   for (const char* o : {"--flavor", "--name", "--target"}) app.get_option(o)->needs("--emit-asm");
   app.get_option("--emit-asm")->excludes("--report")->excludes("--patch-table")->excludes("--emit");
+  app.get_option("--lib-guard")->needs("--emit-lib");
+  app.get_option("--emit-lib")->excludes("--report")->excludes("--patch-table")->excludes("--emit")
+      ->excludes("--emit-asm")->excludes("--isa");
   app.get_option("--patch-table")->excludes("--report");
   app.get_option("--merge")->needs("--emit")->excludes("--from")->excludes("--quick")->excludes("--budget")
       ->excludes("--op")->excludes("--workload")->excludes("--isa")
-      ->excludes("--emit-asm")->excludes("--patch-table")->excludes("--report");
+      ->excludes("--emit-asm")->excludes("--patch-table")->excludes("--report")->excludes("--emit-lib");
   app.get_option("--show")->excludes("--from")->excludes("--emit")->excludes("--merge")->excludes("--quick")
       ->excludes("--budget")->excludes("--op")
       ->excludes("--emit-asm")->excludes("--patch-table")->excludes("--report");
@@ -577,8 +600,8 @@ int main(int argc, char** argv) {
       if (auto st = check_output(option, *path); !st) return fail(st.error());
   if (!asm_path.empty() && !from_path.empty())
     if (auto st = check_asm_output(asm_path, from_path); !st) return fail(st.error());
-  if ((!asm_path.empty() || patch_table) && from_path.empty()) {
-    std::cerr << "autotune: " << (patch_table ? "--patch-table" : "--emit-asm")
+  if ((!asm_path.empty() || patch_table || !lib_dir.empty()) && from_path.empty()) {
+    std::cerr << "autotune: " << (patch_table ? "--patch-table" : !lib_dir.empty() ? "--emit-lib" : "--emit-asm")
               << " works on a tuned routine: give its wisdom file with --from best.json (autotune --emit "
                  "best.json makes one)\n";
     return 1;
@@ -626,6 +649,27 @@ int main(int argc, char** argv) {
     if (!e) return e.error().code == ErrorCode::kInvalidArgument ? usage_error(e.error().message) : fail(e.error());
     return emit_asm_file(*w, **e, {from_path, asm_path, flavor, asm_symbol, target, shell_line(argc, argv)}, cpu,
                          progress);
+  }
+  if (!lib_dir.empty()) {  // the ahead-of-time library: this CPU's wisdom, verified here
+    auto w = load_wisdom_for(from_path, cpu);
+    if (!w) return fail(w.error());
+    if (ops_given)
+      std::erase_if(w->entries, [&](const WisdomEntry& e) {
+        return std::find(ops.begin(), ops.end(), e.operation) == ops.end();
+      });
+    LibraryOptions lo;
+    lo.dir = lib_dir;
+    lo.wisdom_path = from_path;
+    lo.command = shell_line(argc, argv);
+    lo.guard_signature = lib_guard;
+    lo.progress = progress;
+    auto r = write_tuned_library(*w, lo, cpu);
+    if (!r) return fail(r.error());
+    std::string what;
+    for (const auto& x : r->routines) what += " " + x;
+    progress("wrote " + r->files[0] + " and " + r->files[1] + " (" + r->files[2] + " says how to deploy them):" + what +
+             "; the guard accepts " + r->guard_signature);
+    return 0;
   }
   const auto heading = [&](Operation op, std::size_t count) {
     if (count > 1) std::cout << (op == ops.front() ? "" : "\n") << "== " << name_of(op) << " ==\n";

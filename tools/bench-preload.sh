@@ -1,31 +1,42 @@
 #!/usr/bin/env bash
-# Times unmodified Debian programs with and without the LD_PRELOAD shim (a benchmark, not a test;
-# the numbers go into docs/performance.md, "Real programs under the shim").
+# Times unmodified Debian programs under four configurations (a benchmark, not a test; the numbers
+# go into docs/performance.md, "Real programs under the shim and the library"):
+#   glibc  no preload: glibc's own memcpy, memmove and memset
+#   shim   LD_PRELOAD=libcopysynth-preload.so with the wisdom (JIT, verified at start-up)
+#   lib    LD_PRELOAD=libcopysynth-tuned.so, the ahead-of-time library `autotune --from WISDOM
+#          --emit-lib` writes from the same wisdom (no work at start-up)
+#   aocl   LD_PRELOAD=AMD AOCL-LibMem's shared library, when one is given or found (-a); left out,
+#          and said so, otherwise
 #
-# Usage: tools/bench-preload.sh [-n RUNS] [-w WISDOM] [BUILD_DIR]
+# Usage: tools/bench-preload.sh [-n RUNS] [-w WISDOM] [-a AOCL_SO] [BUILD_DIR]
 #   BUILD_DIR  a Release build (default build/) with api/libcopysynth-preload.so and tools/autotune
 #   -w WISDOM  the wisdom to use (default: tune memcpy, memmove and fill now, about 2 minutes)
-#   -n RUNS    runs of each program with and without the shim (default 11)
+#   -a AOCL_SO AOCL-LibMem as a shared library replacing memcpy, memmove and memset (default:
+#              $COPYSYNTH_AOCL_SO, else build-aocl/libaocl-libmem.so when it exists)
+#   -n RUNS    rounds (default 11); each round runs every configuration once, in a rotating order
 #
-# Workloads (each also run once before timing, as a warm-up):
+# Workloads (each also run once per configuration before timing, as a warm-up):
 #   sqlite3  tests/preload_sqlite.sql on an in-memory database (no disk I/O): 60000 rows built,
 #            indexed, aggregated, updated, vacuumed and queried (~6 M memcpy calls)
 #   xz -d    decompressing 6 MB (text and machine code) to /dev/null (~300 k memcpy calls)
 #   zstd -d  decompressing 10 MB to /dev/null (few, large copies)
-#   true     /bin/true: the shim's start-up cost alone (read, build and verify the wisdom)
-# Runs alternate (without, with, without, ...) so that drift on a shared machine hits both alike.
-# Prints per workload the median wall time of each and two ratios, shim / glibc: of the medians,
-# and the median of the per-pair ratios. Needs zstd, xz-utils, sqlite3 (tools/install-deps.sh --test).
+#   true     /bin/true: start-up cost alone
+# Prints per workload the median wall time of each configuration (ms) and, for each other
+# configuration, the median over the rounds of its time / glibc's time in the same round (and
+# lib / aocl); < 1 is faster. Needs zstd, xz-utils, sqlite3 (tools/install-deps.sh --test) and
+# binutils (the library is assembled and linked here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 runs=11
 wisdom=
-while getopts "n:w:h" opt; do
+aocl=${COPYSYNTH_AOCL_SO:-}
+while getopts "n:w:a:h" opt; do
   case $opt in
     n) runs=$OPTARG ;;
     w) wisdom=$OPTARG ;;
-    *) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    a) aocl=$OPTARG ;;
+    *) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -38,6 +49,12 @@ done
 for p in sqlite3 xz zstd; do
   command -v "$p" >/dev/null || { echo "bench-preload: $p not installed (tools/install-deps.sh --test)" >&2; exit 2; }
 done
+if [ -z "$aocl" ] && [ -e build-aocl/libaocl-libmem.so ]; then aocl=build-aocl/libaocl-libmem.so; fi
+if [ -n "$aocl" ] && [ ! -e "$aocl" ]; then
+  echo "bench-preload: AOCL-LibMem library $aocl not found (-a or COPYSYNTH_AOCL_SO)" >&2
+  exit 2
+fi
+[ -n "$aocl" ] && aocl=$(realpath "$aocl")
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -46,55 +63,91 @@ if [ -z "$wisdom" ]; then
   "$at" --op memcpy,memmove,fill --quiet --emit "$tmp/best.json" >/dev/null
   wisdom=$tmp/best.json
 fi
-COPYSYNTH_WISDOM=$wisdom COPYSYNTH_PRELOAD_STATS=1 LD_PRELOAD=$shim /bin/true 2>"$tmp/installed"
+wisdom=$(realpath "$wisdom")
+COPYSYNTH_WISDOM=$wisdom COPYSYNTH_PRELOAD_STATS=1 LD_PRELOAD=$(realpath "$shim") /bin/true 2>"$tmp/installed"
 if ! grep -q "installed from" "$tmp/installed"; then
   echo "bench-preload: the shim did not install the wisdom:" >&2
   cat "$tmp/installed" >&2
   exit 1
 fi
 sed 's/^copysynth-preload\[[0-9]*\]: /shim: /' "$tmp/installed"
+if ! "$at" -q --from "$wisdom" --emit-lib "$tmp/lib" 2>"$tmp/lib.err"; then
+  echo "bench-preload: autotune --emit-lib failed:" >&2
+  cat "$tmp/lib.err" >&2
+  exit 1
+fi
+lib=$tmp/lib/libcopysynth-tuned.so
+sed -n 's/^Routines.*//; s/^  \(__copysynth_tuned_[a-z]*\)  \(.*\)/lib: \1 = \2/p' "$tmp/lib/README"
+
+configs=(glibc shim lib)
+declare -A pre=([glibc]="" [shim]="LD_PRELOAD=$(realpath "$shim") COPYSYNTH_WISDOM=$wisdom" [lib]="LD_PRELOAD=$lib")
+if [ -n "$aocl" ]; then
+  configs+=(aocl)
+  pre[aocl]="LD_PRELOAD=$aocl"
+  echo "aocl: $aocl"
+else
+  echo "aocl: no AOCL-LibMem shared library given (-a FILE, COPYSYNTH_AOCL_SO) or at build-aocl/libaocl-libmem.so; left out"
+fi
 
 seq 1 240000 | awk '{ printf "%d %d copysynth %s\n", $1, ($1 * $1) % 9973, substr("abcdefghijklmnopqrstuvwxyz", 1 + $1 % 26) }' >"$tmp/input"
 head -c 3000000 "$at" >>"$tmp/input"
 zstd -q -T1 -6 -c "$tmp/input" >"$tmp/input.zst"
 head -c 6000000 "$tmp/input" | xz -q -T1 -3 -c >"$tmp/input.xz"
 
-# run WORKLOAD [SHIM]: one run, with the shim when SHIM is given (both through env, alike).
+# run WORKLOAD CONFIG: one run (every configuration through env, alike); stderr into a file per
+# configuration, reported at the end (glibc's loader warns there about IFUNCs of a preloaded
+# library, as AOCL-LibMem's are).
 run() {
-  local pre=()
-  [ $# -gt 1 ] && pre=(LD_PRELOAD="$2" COPYSYNTH_WISDOM="$wisdom")
+  # shellcheck disable=SC2086
   case $1 in
-    sqlite) env "${pre[@]}" sqlite3 :memory: <tests/preload_sqlite.sql >/dev/null ;;
-    xz) env "${pre[@]}" xz -q -d -c "$tmp/input.xz" >/dev/null ;;
-    zstd) env "${pre[@]}" zstd -q -d -c "$tmp/input.zst" >/dev/null ;;
-    true) env "${pre[@]}" /bin/true ;;
-  esac
+    sqlite) env ${pre[$2]} sqlite3 :memory: <tests/preload_sqlite.sql >/dev/null ;;
+    xz) env ${pre[$2]} xz -q -d -c "$tmp/input.xz" >/dev/null ;;
+    zstd) env ${pre[$2]} zstd -q -d -c "$tmp/input.zst" >/dev/null ;;
+    true) env ${pre[$2]} /bin/true ;;
+  esac 2>>"$tmp/stderr.$2"
 }
 now_ns() { date +%s%N; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-printf '\n%-8s %6s %12s %12s %16s %20s\n' workload runs "glibc ms" "shim ms" "ratio (medians)" "ratio (pair median)"
+printf '\n%-7s %4s' workload runs
+for c in "${configs[@]}"; do printf ' %9s' "$c ms"; done
+for c in "${configs[@]:1}"; do printf ' %11s' "$c/glibc"; done
+[ -n "$aocl" ] && printf ' %9s' "lib/aocl"
+printf '\n'
+k=${#configs[@]}
 for w in sqlite xz zstd true; do
-  run "$w"
-  run "$w" "$shim"
-  : >"$tmp/a"
-  : >"$tmp/b"
-  : >"$tmp/r"
-  for ((i = 0; i < runs; i++)); do
-    t0=$(now_ns)
-    run "$w"
-    t1=$(now_ns)
-    run "$w" "$shim"
-    t2=$(now_ns)
-    echo $((t1 - t0)) >>"$tmp/a"
-    echo $((t2 - t1)) >>"$tmp/b"
-    awk -v a=$((t1 - t0)) -v b=$((t2 - t1)) 'BEGIN { printf "%.6f\n", b / a }' >>"$tmp/r"
+  for c in "${configs[@]}"; do
+    run "$w" "$c"
+    : >"$tmp/t.$c"
   done
-  ma=$(median <"$tmp/a")
-  mb=$(median <"$tmp/b")
-  mr=$(median <"$tmp/r")
-  awk -v w="$w" -v n="$runs" -v a="$ma" -v b="$mb" -v r="$mr" \
-    'BEGIN { printf "%-8s %6d %12.2f %12.2f %16.3f %20.3f\n", w, n, a / 1e6, b / 1e6, b / a, r }'
+  : >"$tmp/r.lib_aocl"
+  for ((i = 0; i < runs; i++)); do
+    declare -A t=()
+    for ((j = 0; j < k; j++)); do  # rotate the order each round against drift
+      c=${configs[$(((i + j) % k))]}
+      t0=$(now_ns)
+      run "$w" "$c"
+      t[$c]=$(($(now_ns) - t0))
+      echo "${t[$c]}" >>"$tmp/t.$c"
+    done
+    for c in "${configs[@]:1}"; do
+      awk -v a="${t[glibc]}" -v b="${t[$c]}" 'BEGIN { printf "%.6f\n", b / a }' >>"$tmp/r.$c"
+    done
+    [ -n "$aocl" ] && awk -v a="${t[aocl]}" -v b="${t[lib]}" 'BEGIN { printf "%.6f\n", b / a }' >>"$tmp/r.lib_aocl"
+    unset t
+  done
+  printf '%-8s %4d' "$w" "$runs"
+  for c in "${configs[@]}"; do awk -v v="$(median <"$tmp/t.$c")" 'BEGIN { printf " %9.2f", v / 1e6 }'; done
+  for c in "${configs[@]:1}"; do awk -v v="$(median <"$tmp/r.$c")" 'BEGIN { printf " %11.3f", v }'; done
+  [ -n "$aocl" ] && awk -v v="$(median <"$tmp/r.lib_aocl")" 'BEGIN { printf " %9.3f", v }'
+  printf '\n'
+  rm -f "$tmp"/r.*
 done
 echo
-echo "ratio < 1: faster with the shim. The shim's start-up cost is in every run (see 'true')."
+for c in "${configs[@]}"; do
+  if [ -s "$tmp/stderr.$c" ]; then
+    echo "$c: $(wc -l <"$tmp/stderr.$c") lines on stderr, e.g. $(sort "$tmp/stderr.$c" | uniq -c | sort -rn | head -1 | sed 's/^ *//')"
+  fi
+done
+echo "Ratios: the median over the rounds of each run's time / glibc's (lib/aocl: the library's / AOCL's)"
+echo "in the same round; < 1 is faster. The shim's start-up cost is in every one of its runs (see 'true')."

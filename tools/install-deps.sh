@@ -36,7 +36,9 @@ fi
 packages=(
   ca-certificates  # apt over https mirrors
   cmake make g++   # build
-  binutils         # GNU as and objcopy: the .S writer's tests assemble its output (g++ pulls it in too)
+  binutils         # GNU as, ld, ar: autotune --emit-lib builds the library with them; the .S writer's tests
+                   # assemble its output (g++ pulls it in too)
+  libc6-dev        # libc.a: the ahead-of-time library's test links a static program (g++ pulls it in too)
   libasmjit-dev    # machine-code emission
   libboost-dev     # Boost.Hana (reflection of CopyParams)
   nlohmann-json3-dev

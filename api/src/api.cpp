@@ -50,7 +50,8 @@ Result<WisdomInstall> install_wisdom(const std::string& path, const WisdomOption
                           " on CPU \"" + w->cpu_signature + "\"; tune them with `autotune --op " +
                           (wanted.empty() ? std::string("all") : wanted) + " --emit " + path + "`");
   }
-  if (auto st = install_all(std::move(routines), opt.verify); !st)
+  out.same_cpu = w->cpu_signature == opt.cpu.signature();
+  if (auto st = install_all(std::move(routines), out.same_cpu ? opt.verify_same_cpu : opt.verify); !st)
     return make_error(st.error().code, path + ": " + st.error().message);
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;

@@ -4,17 +4,19 @@
 //
 // Exports memcpy, memmove, memset and their _FORTIFY_SOURCE forms __memcpy_chk, __memmove_chk,
 // __memset_chk (what Debian's programs and libraries import: `nm -D --undefined-only`). Each is a
-// one-instruction trampoline, `jmp *slot(%rip)`, through a hidden pointer of this library. At
+// trampoline, `endbr64; jmp *slot(%rip)`, through a hidden pointer of this library. At
 // start-up the library loads the wisdom named by COPYSYNTH_WISDOM, takes the entries of the
 // running CPU (its host in a fleet file), rebuilds them, checks their code is byte-identical to the
-// code tuned, verifies them (VerifyOptions::startup(); COPYSYNTH_PRELOAD_VERIFY=full for the whole
-// suite) and only then points the slots at them. When the variable is unset, the file is missing,
+// code tuned, verifies them (VerifyOptions::quick() when the wisdom was tuned on this very CPU
+// signature — that code passed the full suite here at tuning time —, VerifyOptions::startup()
+// otherwise; COPYSYNTH_PRELOAD_VERIFY=startup or =full for more) and only then points the slots at
+// them. When the variable is unset, the file is missing,
 // malformed or for another CPU, a routine's rebuilt code differs from the code tuned (that check,
 // not the copysynth version that wrote the file, decides) or fails verification, it prints one
 // line on stderr and the slots keep the C library's routines. COPYSYNTH_PRELOAD_STATS=1 (stderr)
 // or =FILE (appended) reports what was installed and, at exit, how many calls and bytes each
 // installed routine served (a FILE that cannot be opened: one line on stderr, and no report); a
-// COPYSYNTH_PRELOAD_VERIFY other than "full" is said in one line and means the start-up check.
+// COPYSYNTH_PRELOAD_VERIFY other than "full" or "startup" is said in one line and means the default.
 //
 // Never calling itself while it initialises (memcpy is called before main by other libraries'
 // constructors, and by asmjit, the JSON parser and the verifier while this library loads wisdom):
@@ -35,8 +37,9 @@
 // loads the slot once. Fork: slots and code are inherited (the code pages stay mapped in both
 // processes; the child builds no code). Exit: routines are never unmapped, so destructors and
 // atexit handlers that copy after this library's destructor still run correct code.
-// Start-up cost: reading and checking the JSON, building and verifying memcpy, memmove and fill:
-// about 10 ms on a 2-core VM (docs/performance.md, "Real programs under the shim").
+// Start-up cost: reading and checking the JSON, building and quick-checking memcpy, memmove and
+// fill tuned on this CPU: about 3.5 ms on a 2-core VM (docs/performance.md, "Real programs under
+// the shim and the library"); with the start-up check 8-13 ms.
 //
 // The copysynth libraries linked in here have no namespace-scope dynamic initialisers (process-wide
 // state is constant-initialised or a function-local static), so it does not matter that this
@@ -108,7 +111,9 @@ void copysynth_preload_memset_entry();
 
 // The exported routines. __*_chk(dst, src|c, n, dstlen) is what _FORTIFY_SOURCE calls when the
 // compiler knows the destination's size: dstlen < n means an overflow, reported by glibc's
-// __chk_fail ("*** buffer overflow detected ***: terminated"), which does not return.
+// __chk_fail ("*** buffer overflow detected ***: terminated"), which does not return. Each starts
+// with endbr64 (Intel CET/IBT: programs reach them by an indirect jump through their PLT/GOT; a
+// NOP on CPUs without CET).
 asm(R"(
     .pushsection .text
     .macro copysynth_trampoline name, slot
@@ -118,6 +123,7 @@ asm(R"(
 \name:
 copysynth_preload_\name\()_entry:
     .cfi_startproc
+    endbr64
     jmp *\slot(%rip)
     .cfi_endproc
     .size \name, .-\name
@@ -128,6 +134,7 @@ copysynth_preload_\name\()_entry:
     .p2align 4
 \name:
     .cfi_startproc
+    endbr64
     cmpq %rdx, %rcx
     jb 1f
     jmp *\slot(%rip)
@@ -307,15 +314,19 @@ void use_c_library_routines() {
 /// nullptr (secure_getenv), so such a program never reads a file the invoking user names.
 const char* env(const char* name) { return secure_getenv(name); }
 
-/// COPYSYNTH_PRELOAD_VERIFY: true for "full"; unset or empty: the start-up check; any other value
-/// is reported in one line on stderr and means the start-up check.
-bool full_verification() {
+/// COPYSYNTH_PRELOAD_VERIFY: "full" (the whole suite), "startup" (VerifyOptions::startup() even
+/// for wisdom tuned on this very CPU); unset or empty: the default (WisdomOptions: the quick check
+/// for wisdom tuned on this CPU, the start-up check otherwise); any other value is reported in one
+/// line on stderr and means the default.
+enum class Check { kDefault, kStartup, kFull };
+Check verification() {
   const char* v = env("COPYSYNTH_PRELOAD_VERIFY");
-  if (!v || !*v) return false;
-  if (std::string(v) == "full") return true;
+  if (!v || !*v) return Check::kDefault;
+  if (std::string(v) == "full") return Check::kFull;
+  if (std::string(v) == "startup") return Check::kStartup;
   write_line(2, "copysynth-preload: unknown value " + copysynth::quoted_bytes(v) +
-                    " of COPYSYNTH_PRELOAD_VERIFY (it takes \"full\"); using the start-up check");
-  return false;
+                    " of COPYSYNTH_PRELOAD_VERIFY (it takes \"full\" or \"startup\"); using the default check");
+  return Check::kDefault;
 }
 
 /// COPYSYNTH_PRELOAD_STATS: the stats target, and for a file, the file opened now (see StatsFile).
@@ -336,7 +347,7 @@ void set_up_stats() {
 
 /// Step 3: wisdom, verification, the switch.
 void install_from_wisdom() {
-  const bool full = full_verification();  // said even when there is no wisdom to verify
+  const Check check = verification();  // said even when there is no wisdom to verify
   const char* path = env("COPYSYNTH_WISDOM");
   if (!path || !*path) {
     fall_back(getauxval(AT_SECURE) ? "COPYSYNTH_WISDOM is ignored in a set-user-ID or set-group-ID program"
@@ -345,7 +356,8 @@ void install_from_wisdom() {
   }
   copysynth::WisdomOptions opt;
   opt.operations = {Operation::kMemcpy, Operation::kMemmove, Operation::kFill};
-  if (full) opt.verify = copysynth::VerifyOptions{};
+  if (check == Check::kFull) opt.verify = opt.verify_same_cpu = copysynth::VerifyOptions{};
+  if (check == Check::kStartup) opt.verify_same_cpu = opt.verify;
   auto r = copysynth::install_wisdom(path, opt);
   if (!r) {
     fall_back(r.error().message);
@@ -376,7 +388,11 @@ void install_from_wisdom() {
   char ms[32];
   std::snprintf(ms, sizeof ms, "%.1f", r->seconds * 1e3);
   report("installed from " + r->path + " for CPU " + r->signature + " (read, built and verified" +
-         (full ? " with the full suite" : "") + " in " + ms + " ms):" + what);
+         (check == Check::kFull      ? " with the full suite"
+          : check == Check::kStartup ? " with the start-up check"
+          : r->same_cpu              ? " with the quick check: tuned on this CPU"
+                                     : " with the start-up check") +
+         " in " + ms + " ms):" + what);
 }
 
 [[gnu::constructor]] void copysynth_preload_init() {

@@ -167,7 +167,10 @@ class Writer {
     unsigned align = std::max<unsigned>(16, plan_ ? plan_->params.loop_align.value : 16);
     unsigned log2 = 0;
     while ((1u << log2) < align) ++log2;
-    return {{"name", opt_.symbol}, {"p2align", std::to_string(log2)}, {"align", std::to_string(align)}};
+    return {{"name", opt_.symbol},
+            {"p2align", std::to_string(log2)},
+            {"align", std::to_string(align)},
+            {"entry_skip", std::to_string(align - fl_.entry_bytes)}};
   }
 
   // ----- decoding ---------------------------------------------------------------------------

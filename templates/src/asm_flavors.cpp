@@ -45,18 +45,38 @@ Result<AsmFlavor> asm_flavor(const std::string& name) {
         "move 4 bytes off the alignment the padding gives (check with objdump -d).",
     };
   } else if (name == "plain") {
+    // Intel CET: the entry is an `endbr64` (IBT: the one instruction an indirect call or jump may
+    // land on; a NOP on CPUs without CET), placed in the 4 bytes before the alignment boundary so
+    // that the routine's own bytes start on it, as the JIT routine does; the padding before it is
+    // int3. The property note marks the object IBT- and shadow-stack-compatible (the routine
+    // makes no indirect branch and no call), so linking it into a library built with
+    // -fcf-protection keeps CET on (GNU ld ANDs the notes of all inputs; without this one it
+    // would turn CET off silently, or fail under -z cet-report=error). The note is written out
+    // rather than taken from gcc's <cet.h>, so that `as FILE` alone gives the same object.
     f.prologue =
         "\t.text\n"
-        "\t.p2align {p2align}\n"
+        "\t.p2align {p2align}, 0xcc\n"
+        "\t.skip {entry_skip}, 0xcc\n"
         "\t.globl {name}\n"
         "\t.type {name}, @function\n"
-        "{name}:\n";
+        "{name}:\n"
+        "\tendbr64\n";
     f.epilogue =
         "\t.size {name}, .-{name}\n"
-        "\t.section .note.GNU-stack, \"\", @progbits\n";
+        "\t.section .note.GNU-stack, \"\", @progbits\n"
+        "\t.section .note.gnu.property, \"a\"\n"
+        "\t.p2align 3\n"
+        "\t.long 4, 16, 5\t/* n_namesz, n_descsz, NT_GNU_PROPERTY_TYPE_0 */\n"
+        "\t.asciz \"GNU\"\n"
+        "\t.long 0xc0000002, 4, 3\t/* GNU_PROPERTY_X86_FEATURE_1_AND, 4 bytes: IBT | SHSTK */\n"
+        "\t.p2align 3\n";
     f.label = ".L{label}";
     f.ret = "ret";
-    f.notes = {"Plain GNU as: `as FILE` or `gcc -c FILE` makes an object; link it with any program."};
+    f.entry_bytes = 4;
+    f.notes = {"Plain GNU as: `as FILE` or `gcc -c FILE` makes an object; link it with any program.",
+               "Intel CET: {name} is an endbr64 in the 4 bytes before a {align}-byte boundary; the routine",
+               "(exactly the JIT routine's bytes) starts on the boundary; the .note.gnu.property marks",
+               "the object IBT and SHSTK compatible (readelf -n), so -fcf-protection links keep CET."};
   } else {
     return make_error(ErrorCode::kInvalidArgument,
                       "unknown .S flavour \"" + name + "\": use linux, glibc or plain");

@@ -526,7 +526,7 @@ bool overlap_checks(CopyFn fn, const std::vector<std::uint64_t>& edges, unsigned
   for (std::uint64_t n = 0; n <= opt.overlap_dense; ++n) sizes.insert(n);
   for (std::uint64_t e : edges)
     for (std::uint64_t n = e > 8 ? e - 8 : 0; n <= e + 8; ++n)
-      if (n <= std::min<std::uint64_t>(opt.max_size, 1 << 20)) sizes.insert(n);
+      if (n <= std::min<std::uint64_t>(opt.max_size, opt.overlap_max)) sizes.insert(n);
   const std::int64_t span = 2 * static_cast<std::int64_t>(vec) + 64;
   const std::uint64_t max_n = *sizes.rbegin();
   // Distances reach ±span and ±(n+1); src sits `reach` bytes into the window.

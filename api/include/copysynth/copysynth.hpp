@@ -100,7 +100,15 @@ struct WisdomOptions {
   /// The operations to install: those of them the file has an entry for. Empty: every entry of
   /// this CPU's host in the file.
   std::vector<Operation> operations;
-  VerifyOptions verify = VerifyOptions::startup();  ///< checks each routine passes first
+  /// The check each routine passes first when the host it is taken from has another signature
+  /// than opt.cpu (a fleet's or file's host of this CPU model tuned with a capped ISA).
+  VerifyOptions verify = VerifyOptions::startup();
+  /// The check when that host's signature is opt.cpu's own (vendor, family, model, features):
+  /// the code, byte-identical to the code tuned, passed the full suite on this CPU when autotune
+  /// wrote the file, so a quick check that the installed copy runs is enough (about 1 ms for
+  /// memcpy, memmove and fill together instead of 5-12 ms; docs/performance.md). Set it to `verify` (or to
+  /// VerifyOptions{} for the full suite) to check more.
+  VerifyOptions verify_same_cpu = VerifyOptions::quick();
   CpuInfo cpu = CpuInfo::host();                     ///< whose entries to use (select_host: its signature,
                                                      ///< else its model's capped-ISA host)
 };
@@ -112,11 +120,13 @@ struct WisdomInstall {
   std::vector<Operation> operations;   ///< what was installed, in the file's order
   std::vector<std::string> routines;   ///< Routine::name() of each, same order
   double seconds = 0;                  ///< wall time: read, select, build, verify, install
+  bool same_cpu = false;               ///< the host's signature was opt.cpu's: verify_same_cpu ran
 };
 
 /// Wisdom at start-up: reads `path` (a single-host file or a fleet; load_wisdom_for), takes the
 /// entries of opt.cpu's signature for opt.operations, rebuilds each (code identical to what was
-/// tuned), verifies them all with opt.verify and installs them all (install_all). All or
+/// tuned), verifies them all with opt.verify_same_cpu when the host in the file has exactly
+/// opt.cpu's signature, else with opt.verify, and installs them all (install_all). All or
 /// nothing: on any error the routines installed before keep serving. Errors: kInvalidArgument
 /// (an empty path), kWisdomIo (cannot read; not a regular file, or above kMaxWisdomBytes),
 /// kWisdomMalformed (names the JSON path), kWisdomMismatch (another CPU model or a feature this

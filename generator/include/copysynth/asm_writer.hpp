@@ -39,7 +39,7 @@ namespace copysynth {
 /// The frame of a `.S` file for one toolchain. Placeholders in the strings: `{name}` the symbol,
 /// `{p2align}` log2 of the function's alignment in bytes (>= 4, and >= log2(loop_align) so that
 /// the loop heads the padding aligns are aligned in the object too), `{align}` that alignment in
-/// bytes, `{label}` a local label's name.
+/// bytes, `{entry_skip}` that alignment less `entry_bytes`, `{label}` a local label's name.
 struct AsmFlavor {
   std::string name;       ///< "linux", "glibc", "plain"
   std::string prologue;   ///< text from the first line after the header comment to the function's
@@ -52,6 +52,12 @@ struct AsmFlavor {
   /// other padding is written as `.byte` runs.
   std::string nop_macro;
   std::vector<std::string> notes;  ///< lines for the header comment: what the flavour assumes
+  /// Bytes the prologue puts between the symbol and the routine's first byte: 4 for the plain
+  /// flavour's `endbr64` (Intel CET), which it places at `{align}` - 4 (placeholder
+  /// `{entry_skip}`: the int3 padding before it) so that the routine itself starts on the
+  /// alignment boundary; 0 where the symbol is the routine's first byte. The `.text` of an
+  /// assembled file is then `{entry_skip}` int3, the entry bytes, and exactly the JIT routine.
+  unsigned entry_bytes = 0;
 };
 
 /// What goes into a file besides the code.

@@ -51,6 +51,7 @@ struct VerifyOptions {
   bool all_pairs = false;               ///< all 64x64 offset pairs for every n <= large_n (slow)
   std::uint64_t overlap_dense = 300;    ///< memmove: every n up to this with every distance
   unsigned overlap_stride = 5;          ///< memmove: above overlap_dense, every k-th distance
+  std::uint64_t overlap_max = 1 << 20;  ///< memmove: overlap checks for n up to this (and max_size)
   bool huge = false;                    ///< also run verify_huge (2^32 + 4097 bytes; seconds)
   bool static_check = true;             ///< verify_routine also runs the static code checks
   std::uint64_t seed = 1;               ///< seeds the random sizes and pair order
@@ -66,7 +67,7 @@ struct VerifyOptions {
   /// tuning time: at 16 MiB they alone would cost ~40 ms per start. About 0.7 ms for memcpy,
   /// 1.7 ms for memmove, about 1 ms for fill with a 1 MiB rep threshold (more with a higher one,
   /// as it sets the largest length checked) on a 2-core AMD
-  /// EPYC (family 26) VM (docs/performance.md, "Real programs under the shim").
+  /// EPYC (family 26) VM (docs/performance.md, "Real programs under the shim and the library").
   static VerifyOptions startup() {
     VerifyOptions o;
     o.max_size = 4ull << 20;
@@ -79,6 +80,36 @@ struct VerifyOptions {
     o.large_pairs = 1;
     o.overlap_dense = 16;
     o.overlap_stride = 29;
+    return o;
+  }
+
+  /// The check at start-up for a routine whose code passed the full suite on this very CPU: the
+  /// wisdom host's signature is this CPU's (vendor, family, model and features) and the rebuilt
+  /// code is byte-identical to the code tuned (code_fnv1a64), which autotune wrote only after the
+  /// full suite passed (invariant 9). It only confirms that the installed copy of that code runs
+  /// here: n = 0..16, every size-class edge up to 4 KiB ±1, every src offset 0..63 with a
+  /// rotating dst offset up to 256 bytes, guard pages on both sides, n = 0 with invalid pointers,
+  /// memmove overlap distances within ±(2V+64) for n <= 4 and every 61st above, for edges up to
+  /// 1 KiB; no random lengths, no static checks (the bytes are those the static checks passed).
+  /// Lengths above 4 KiB (the rep-string and non-temporal classes of most tunes) are left to the
+  /// full check at tuning time: the test buffers are as long as the longest length, and each case
+  /// prepares and compares them whole, so 64 KiB cost 3x the time. About 0.1-0.5 ms per routine
+  /// on a 2-core AMD EPYC (family 26) VM (docs/performance.md, "Real programs under the shim and
+  /// the library").
+  static VerifyOptions quick() {
+    VerifyOptions o;
+    o.max_size = 4096;
+    o.dense_max = 16;
+    o.edge_radius = 1;
+    o.random_sizes = 0;
+    o.large_edge = 4096;
+    o.large_edge_stride = 1;
+    o.large_n = 256;
+    o.large_pairs = 1;
+    o.overlap_dense = 4;
+    o.overlap_stride = 61;
+    o.overlap_max = 1024;  // the 17 lengths around a 32 KiB rep edge alone took about 10 ms
+    o.static_check = false;
     return o;
   }
 };

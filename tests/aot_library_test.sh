@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# The ahead-of-time library (autotune --from WISDOM --emit-lib DIR) with this host's wisdom:
+#
+#   1. what it is: libcopysynth-tuned.so exports exactly memcpy, memmove, memset, their __*_chk
+#      forms and copysynth_tuned_active, unversioned, as plain functions; the IBT/SHSTK property note,
+#      a non-executable stack, BIND_NOW, no text relocation; every object of the .a has the note;
+#      the code of the library is the verified routines' (the same bytes as --emit-asm's file);
+#   2. preload_probe (built here without sanitizers) under LD_PRELOAD, linked with
+#      -lcopysynth-tuned, and linked statically with libcopysynth-tuned.a: the routines bind to
+#      the library, copysynth_tuned_active() is 1, every check passes (the _FORTIFY_SOURCE abort
+#      included);
+#   3. zstd, xz and sqlite3 under LD_PRELOAD give bit for bit what they give without it, print
+#      nothing on stderr (glibc's loader warns about IFUNCs of a preloaded library there), and bind
+#      memcpy to the library (LD_DEBUG=bindings);
+#   4. libraries whose guard names another CPU (--lib-guard: another vendor, another model of
+#      this family, a feature this host lacks) fall back to the built-in routines on this host:
+#      copysynth_tuned_active() is 0, the probe and xz stay correct;
+#   5. errors: --emit-lib without --from, a bad --lib-guard.
+#
+# Usage: aot_library_test.sh AUTOTUNE PROBE_SOURCE HOST_WISDOM CC
+# Needs binutils, zstd, xz and sqlite3 (tools/install-deps.sh --test) and a static libc (libc6-dev).
+set -u
+at=$1 probe_src=$2 wisdom=$3 cc=$4
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=tests/check.sh
+. "$(dirname "$0")/check.sh"
+
+lib=$tmp/lib
+"$at" --from "$wisdom" --emit-lib "$lib" >"$tmp/emit.out" 2>"$tmp/emit.err"
+rc=$?
+check "--emit-lib exits 0 (rc=$rc)" test $rc -eq 0
+sed 's/^/       /' "$tmp/emit.err" | grep -v '^       \(cpu\|features\|caches\|signature\):'
+check "--emit-lib ran the full conformance suite on the six routines" \
+  test "$(grep -c 'with the full conformance suite' "$tmp/emit.err")" -eq 6
+check "--emit-lib read the code back" grep -q 'read back 6 routines from libcopysynth-tuned.so and libcopysynth-tuned.a: byte for byte' "$tmp/emit.err"
+so=$lib/libcopysynth-tuned.so
+for f in libcopysynth-tuned.so libcopysynth-tuned.a README src/guard.S src/libcopysynth-tuned.map; do
+  check "--emit-lib wrote $f" test -s "$lib/$f"
+done
+check "the README names the CPU and how to deploy and remove it" \
+  bash -c "grep -q 'AuthenticAMD\|GenuineIntel' '$lib/README' && grep -q 'LD_PRELOAD=' '$lib/README' && grep -q '/etc/ld.so.preload' '$lib/README' && grep -q '^Remove:' '$lib/README'"
+
+# ---- 1. the objects ---------------------------------------------------------------------------------
+exports=$(nm -D --defined-only "$so" | awk '{ print $3 }' | sort | tr '\n' ' ')
+check "exports exactly the six routines and copysynth_tuned_active (got: $exports)" \
+  test "$exports" = "__memcpy_chk __memmove_chk __memset_chk copysynth_tuned_active memcpy memmove memset "
+check "... as functions (nm type T)" test "$(nm -D --defined-only "$so" | awk '$2 == "T"' | wc -l)" -eq 7
+check "... unversioned, so that they bind memcpy@GLIBC_2.14 and the like" bash -c "! nm -D --defined-only '$so' | grep -q '@'"
+check "IBT and SHSTK property note (readelf -n)" bash -c "readelf -n '$so' | grep -q 'x86 feature: IBT, SHSTK'"
+check "non-executable stack (GNU_STACK RW)" bash -c "readelf -lW '$so' | grep GNU_STACK | grep -q ' RW  '"
+check "RELRO and BIND_NOW" bash -c "readelf -lW '$so' | grep -q GNU_RELRO && readelf -dW '$so' | grep -q BIND_NOW"
+check "no text relocations" bash -c "! readelf -dW '$so' | grep -q TEXTREL"
+check "the only relocation is __chk_fail's" \
+  bash -c "test \"\$(readelf -rW '$so' | grep -c R_X86_64)\" -eq 1 && readelf -rW '$so' | grep -q __chk_fail"
+mkdir "$tmp/ar" && (cd "$tmp/ar" && ar x "$lib/libcopysynth-tuned.a")
+for o in "$tmp"/ar/*.o; do
+  check "$(basename "$o") in the .a has the IBT and SHSTK note" bash -c "readelf -n '$o' | grep -q 'x86 feature: IBT, SHSTK'"
+done
+# Every entry starts with endbr64: the exports and the routines they jump to.
+objdump -d --no-show-raw-insn "$so" >"$tmp/so.dis"
+for f in memcpy memmove memset __memcpy_chk __memmove_chk __memset_chk copysynth_tuned_active \
+  __copysynth_tuned_memcpy __copysynth_baseline_memcpy __copysynth_tuned_memset __copysynth_baseline_memmove; do
+  check "$f starts with endbr64" bash -c "grep -A1 '^[0-9a-f]* <$f>:' '$tmp/so.dis' | tail -1 | grep -q endbr64"
+done
+# The library's code is the verified routine's: its bytes equal those of --emit-asm's file (the
+# writer compares with the JIT bytes itself; this checks the same through binutils alone).
+bytes_of() {  # bytes_of FILE SYMBOL: the bytes of SYMBOL (nm -S: value, size; .text's address and offset)
+  local f=$1 t v
+  t=$(readelf -SW "$1" | awk '{ for (i = 1; i < NF; ++i) if ($i == ".text") print $(i + 2), $(i + 3) }')
+  v=$(nm -S "$1" | awk -v s="$2" '$4 == s { print $1, $2 }')
+  set -- $t $v
+  [ $# -eq 4 ] || return 1
+  od -An -tx1 -v -j $((0x$2 + 0x$3 - 0x$1)) -N $((0x$4)) "$f" 2>/dev/null
+}
+for op in memcpy memmove memset; do
+  o=$op
+  [ $op = memset ] && o=fill
+  "$at" -q --from "$wisdom" --op $o --emit-asm "$tmp/$op.S" --name "__copysynth_tuned_$op" >/dev/null 2>&1 &&
+    as --64 -o "$tmp/$op.o" "$tmp/$op.S"
+  bytes_of "$so" "__copysynth_tuned_$op" >"$tmp/$op.lib.hex"
+  bytes_of "$tmp/$op.o" "__copysynth_tuned_$op" >"$tmp/$op.asm.hex"
+  check "the library's $op is byte for byte --emit-asm's ($(wc -w <"$tmp/$op.lib.hex") bytes)" \
+    bash -c "test -s '$tmp/$op.lib.hex' && cmp -s '$tmp/$op.lib.hex' '$tmp/$op.asm.hex'"
+done
+
+# ---- 2. the probe: preloaded, linked, static --------------------------------------------------------
+"$cc" -O2 -o "$tmp/probe" "$probe_src" -lpthread
+check "probe built" test -x "$tmp/probe"
+LD_PRELOAD=$so "$tmp/probe" --expect-lib libcopysynth-tuned --expect-active 1 >"$tmp/probe.out" 2>"$tmp/probe.err"
+rc=$?
+check "probe under LD_PRELOAD: every check passes, the routines are the library's, tuned (rc=$rc)" test $rc -eq 0
+cat "$tmp/probe.out" "$tmp/probe.err"
+check "probe without it: copysynth_tuned_active is not there" bash -c "! '$tmp/probe' --expect-active 1 >/dev/null 2>&1"
+"$cc" -O2 -o "$tmp/probe-linked" "$probe_src" -L"$lib" -lcopysynth-tuned -Wl,-rpath,"$lib" -lpthread
+"$tmp/probe-linked" --expect-lib libcopysynth-tuned --expect-active 1 >"$tmp/linked.out" 2>&1
+rc=$?
+check "probe linked with -lcopysynth-tuned (rc=$rc)" test $rc -eq 0
+cat "$tmp/linked.out"
+"$cc" -O2 -static -o "$tmp/probe-static" "$probe_src" "$lib/libcopysynth-tuned.a" -lpthread 2>"$tmp/static.err"
+check "probe links statically with libcopysynth-tuned.a" test -x "$tmp/probe-static"
+check "... its memcpy is the library's (nm)" bash -c "nm '$tmp/probe-static' | grep -q ' __copysynth_tuned_memcpy$'"
+check "... and dynamic section: none (a static program)" bash -c "! readelf -dW '$tmp/probe-static' | grep -q NEEDED"
+"$tmp/probe-static" --expect-active 1 >"$tmp/static.out" 2>&1
+rc=$?
+check "the static probe: every check passes with the tuned routines (rc=$rc)" test $rc -eq 0
+cat "$tmp/static.out"
+
+# ---- 3. real programs -------------------------------------------------------------------------------
+seq 1 200000 | awk '{ printf "%d %d copysynth %s\n", $1, ($1 * $1) % 9973, substr("abcdefghijklmnopqrstuvwxyz", 1 + $1 % 26) }' >"$tmp/input"
+head -c 3000000 "$at" >>"$tmp/input"
+for p in "zstd -q -T2 -6" "xz -q -T1 -3"; do
+  set -- $p
+  name=$1
+  "$@" -c "$tmp/input" >"$tmp/ref.$name"
+  LD_PRELOAD=$so "$@" -c "$tmp/input" >"$tmp/lib.$name" 2>"$tmp/lib.$name.err"
+  check "$name: compressed output identical under the library" cmp "$tmp/ref.$name" "$tmp/lib.$name"
+  check "$name: nothing on stderr under the library" test ! -s "$tmp/lib.$name.err"
+  cat "$tmp/lib.$name.err"
+  LD_PRELOAD=$so "$name" -q -d -c "$tmp/lib.$name" >"$tmp/lib.un$name"
+  check "$name -d under the library gives the input" cmp "$tmp/input" "$tmp/lib.un$name"
+  LD_DEBUG=bindings LD_PRELOAD=$so "$name" -q -d -c "$tmp/lib.$name" 2>&1 >/dev/null | grep -F 'libcopysynth-tuned.so' >"$tmp/bind.$name"
+  check "$name binds memcpy to the library (LD_DEBUG=bindings)" grep -q "symbol \`memcpy'" "$tmp/bind.$name"
+done
+sql=$(dirname "$0")/preload_sqlite.sql
+sqlite3 "$tmp/ref.db" <"$sql" >"$tmp/ref.sqlout" 2>&1
+LD_PRELOAD=$so sqlite3 "$tmp/lib.db" <"$sql" >"$tmp/lib.sqlout" 2>&1
+check "sqlite3: query output identical under the library (stderr included)" cmp "$tmp/ref.sqlout" "$tmp/lib.sqlout"
+check "sqlite3: the query output is real (integrity ok)" grep -qx ok "$tmp/lib.sqlout"
+check "sqlite3: database file identical under the library" cmp "$tmp/ref.db" "$tmp/lib.db"
+
+# ---- 4. another CPU's guard: the built-in routines ---------------------------------------------------
+host_sig=$("$at" --show "$wisdom" | sed -n 's/^host\[0\]\.cpu\.signature="\(.*\)"$/\1/p')
+head=${host_sig%%:*} feats=${host_sig#*:}
+vendor=${head%%-*} rest=${head#*-}
+family=${rest%%-*} model=${rest#*-}
+other_vendor=GenuineIntel
+[ "$vendor" = GenuineIntel ] && other_vendor=AuthenticAMD
+missing=
+for f in avx avx2 avx512f avx512bw avx512vl bmi2 erms fsrm prefetchw; do
+  case ",$feats," in *",$f,"*) ;; *) missing=$f; break ;; esac
+done
+guards=("$other_vendor-$family-$model:$feats" "$vendor-$family-$((model + 1)):$feats")
+[ -n "$missing" ] && guards+=("$host_sig,$missing")
+[ -z "$missing" ] && echo "NOTE - this host has every feature copysynth knows: the 'a feature this host lacks' guard is not tried"
+i=0
+for g in "${guards[@]}"; do
+  i=$((i + 1))
+  "$at" -q --from "$wisdom" --emit-lib "$tmp/foreign$i" --lib-guard "$g" >/dev/null 2>"$tmp/foreign$i.err"
+  check "--lib-guard $g: written" test -s "$tmp/foreign$i/libcopysynth-tuned.so"
+  LD_PRELOAD=$tmp/foreign$i/libcopysynth-tuned.so "$tmp/probe" --expect-lib libcopysynth-tuned --expect-active 0 >"$tmp/f$i.out" 2>&1
+  rc=$?
+  check "... on this host it falls back to the built-in routines, and every probe check passes (rc=$rc)" test $rc -eq 0
+  cat "$tmp/f$i.out"
+done
+LD_PRELOAD=$tmp/foreign1/libcopysynth-tuned.so xz -q -d -c "$tmp/ref.xz" >"$tmp/foreign.unxz"
+check "xz -d under the fallback library gives the input" cmp "$tmp/input" "$tmp/foreign.unxz"
+"$cc" -O2 -static -o "$tmp/probe-static-foreign" "$probe_src" "$tmp/foreign1/libcopysynth-tuned.a" -lpthread 2>/dev/null
+"$tmp/probe-static-foreign" --expect-active 0 >"$tmp/sf.out" 2>&1
+rc=$?
+check "a static program with the fallback .a: the built-in routines, every check passes (rc=$rc)" test $rc -eq 0
+
+# ---- 5. errors -------------------------------------------------------------------------------------
+"$at" -q --emit-lib "$tmp/x" >/dev/null 2>"$tmp/e1"
+rc=$?
+check "--emit-lib without --from: exit 1 and what to do (rc=$rc)" bash -c "test $rc -eq 1 && grep -q 'give its wisdom file with --from' '$tmp/e1'"
+"$at" -q --from "$wisdom" --emit-lib "$tmp/x" --lib-guard nonsense >/dev/null 2>"$tmp/e2"
+rc=$?
+check "--lib-guard nonsense: exit 2, says what a signature is (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'is not a CPU signature' '$tmp/e2'"
+check "... and writes nothing" test ! -e "$tmp/x/libcopysynth-tuned.so"
+
+echo "$fails failure(s)"
+test $fails -eq 0

@@ -1,0 +1,81 @@
+// copysynth — the tuned routines as an ahead-of-time library: `libcopysynth-tuned.so` and
+// `libcopysynth-tuned.a` (autotune --from best.json --emit-lib DIR).
+//
+// A production user deploys an ordinary library, not a JIT: no JSON, no code generation and no
+// verification at process start. write_tuned_library() takes this CPU's wisdom, rebuilds each
+// routine (the code hash must match the one tuned), runs the full conformance suite on it here,
+// writes it as a GNU as file (write_asm(), plain flavour: an endbr64 entry before exactly the JIT
+// routine's bytes), adds a CPU guard, assembles with `as`, links with `ld` and archives with `ar`
+// (binutils), then reads the code back out of the linked library and the objects and compares it
+// with the verified routines' bytes; only then are the files put in DIR.
+//
+// What the library holds (one library per CPU model: a fleet file gives one library per host,
+// written on that host; see README, "An ahead-of-time library"):
+//   - exported, unversioned (so that they bind programs' memcpy@GLIBC_2.14 and the like, as the
+//     LD_PRELOAD shim's do): memcpy, memmove, memset and __memcpy_chk, __memmove_chk, __memset_chk
+//     for the operations the wisdom holds (fill serves memset), and copysynth_tuned_active() (1
+//     when the tuned routines serve the calls, 0 when the built-in ones do);
+//   - each export checks at its first call whether this CPU is the one the wisdom was tuned on —
+//     CPUID vendor, family and model, and every feature of the wisdom's signature, AVX and
+//     AVX-512 only where XCR0 says the OS saves their state — keeps the answer in a .bss word,
+//     and jumps to the tuned routine, or on any other CPU to a safe built-in: copysynth's SSE2
+//     routine of the same operation (the baseline x86-64 level), verified here like the tuned
+//     one. Every later call is a load, a compare and a direct jump. The check calls nothing (inline
+//     cpuid/xgetbv), touches no TLS and needs no relocation, so it is correct whatever the program
+//     does first. (Not GNU IFUNC: glibc's loader prints a "Relink ... for IFUNC symbol" warning on
+//     stderr for every BIND_NOW library that binds an IFUNC of a preloaded library; the .cpp says
+//     more.)
+//   - __*_chk(dst, src|c, n, dstlen) call __chk_fail (glibc: "*** buffer overflow detected ***")
+//     when dstlen < n, as glibc's do;
+//   - Intel CET: endbr64 at every entry, the IBT/SHSTK property note (linked with
+//     -z cet-report=error), .note.GNU-stack, -z now and RELRO, no text relocations.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "copysynth/cpu.hpp"
+#include "copysynth/result.hpp"
+#include "copysynth/verify.hpp"
+#include "copysynth/wisdom.hpp"
+
+namespace copysynth {
+
+/// File names written into the output directory.
+inline constexpr const char* kTunedLibraryShared = "libcopysynth-tuned.so";
+inline constexpr const char* kTunedLibraryStatic = "libcopysynth-tuned.a";
+
+struct LibraryOptions {
+  std::string dir;           ///< output directory (created when missing; its parent must exist)
+  std::string wisdom_path;   ///< for the README and the .S headers
+  std::string command;       ///< the command line, for the README and the .S headers
+  /// The CPU the guard accepts, as a CpuInfo::signature() ("AuthenticAMD-26-2:sse2,avx,...");
+  /// empty: the wisdom's own cpu_signature. Another value makes a library whose guard never
+  /// matches this host: how the tests check the fallback on any machine.
+  std::string guard_signature;
+  VerifyOptions verify;      ///< the conformance suite run on every routine (default: the full one)
+  std::function<void(const std::string&)> progress;  ///< progress lines (may be empty)
+};
+
+struct LibraryResult {
+  std::vector<std::string> files;     ///< paths written, the libraries first
+  std::vector<std::string> exported;  ///< the dynamic symbols the .so exports
+  std::vector<std::string> routines;  ///< "memcpy=<routine name>" per tuned operation
+  std::string guard_signature;        ///< the CPU signature the guard accepts
+};
+
+/// Writes libcopysynth-tuned.so, libcopysynth-tuned.a, README and the sources (src/: the .S files
+/// and the version script) into opt.dir. `w` is this CPU's wisdom (load_wisdom_for); its memcpy,
+/// memmove and fill entries are used (clear_page has no C library symbol and is left out).
+/// Errors: kWisdomMismatch (w is for another CPU than `host`, or holds none of the three
+/// operations, or a routine's rebuilt code differs from the one tuned); kVerifyFailed (a routine
+/// failed the conformance suite; nothing is written); kInvalidArgument (bad guard_signature, or
+/// the directory cannot be made or written); kSystem when `as`, `ld` or `ar` (binutils) is
+/// missing or fails (with its message and what to install); kEmitFailed when the code read back
+/// from the linked library or its objects differs from the verified bytes (a copysynth or
+/// toolchain bug: nothing is written).
+Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions& opt,
+                                          const CpuInfo& host = CpuInfo::host());
+
+}  // namespace copysynth

@@ -1,0 +1,585 @@
+// copysynth — the ahead-of-time library writer (see library_writer.hpp for what the library holds).
+//
+// Why not GNU IFUNC (as glibc's multiarch string functions and AMD AOCL-LibMem's
+// src/libmem_ifunc_dispatcher.c dispatch): a preloaded library is relocated after the libraries
+// loaded behind it, and glibc's dynamic loader prints "Relink `liblzma.so.5' with
+// `libcopysynth-tuned.so' for IFUNC symbol `memcpy'" on stderr for every BIND_NOW library that
+// binds an IFUNC of a library not yet relocated (sysdeps/x86_64/dl-machine.h), which changes the
+// output of programs such as xz and zstd on Debian. So each export is an ordinary function: one
+// load of a .bss word, a compare and a direct jump to the routine chosen at the first call, which
+// needs no relocation and is valid from the first instruction of the process.
+// CPUID and XCR0 rules: Intel SDM vol. 1, 13.3 and 15.2 (the OS must enable the AVX / AVX-512
+// state in XCR0 before those instructions may run), vol. 2, CPUID (leaf 1 family/model
+// encoding). The GNU property note: the x86-64 psABI, "Program Property"
+// (GNU_PROPERTY_X86_FEATURE_1_AND, IBT = bit 0, SHSTK = bit 1). ELF layout: <elf.h>.
+#include "copysynth/library_writer.hpp"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "copysynth/asm_flavors.hpp"
+#include "copysynth/asm_writer.hpp"
+#include "copysynth/ladders.hpp"
+#include "copysynth/routine.hpp"
+#include "copysynth/version.h"
+
+extern char** environ;
+
+namespace copysynth {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// One routine of the library: the tuned one or the built-in of an operation.
+struct LibRoutine {
+  Operation op;
+  bool tuned = false;
+  std::string symbol;               // __copysynth_tuned_memcpy, __copysynth_baseline_memcpy, ...
+  CopyPlan plan;
+  std::vector<std::uint8_t> bytes;  // the verified code
+};
+
+/// The C library's names for an operation (fill serves memset).
+const char* libc_name(Operation op) {
+  switch (op) {
+    case Operation::kMemcpy: return "memcpy";
+    case Operation::kMemmove: return "memmove";
+    case Operation::kFill: return "memset";
+    case Operation::kClearPage: break;
+  }
+  return "";
+}
+
+std::string hex32(std::uint32_t v) {
+  char b[16];
+  std::snprintf(b, sizeof b, "0x%08x", v);
+  return b;
+}
+
+// ----- the CPU guard ----------------------------------------------------------------------------
+
+/// What the guard compares: CPUID leaf 0 vendor, leaf 1 EAX family/model fields, and for each
+/// register of leaves 1, 7.0 and 0x80000001 the bits that must be set; XCR0 bits that must be set.
+struct GuardSpec {
+  std::uint32_t vendor[3] = {0, 0, 0};  // EBX, EDX, ECX of leaf 0
+  std::uint32_t fm_mask = 0, fm = 0;    // leaf 1 EAX & fm_mask == fm
+  std::uint32_t l1_ecx = 0, l1_edx = 0, l7_ebx = 0, l7_edx = 0, e1_ecx = 0;
+  std::uint32_t xcr0 = 0;
+};
+
+Result<GuardSpec> guard_spec(const std::string& signature) {
+  auto sig = parse_cpu_signature(signature);
+  if (!sig)
+    return make_error(ErrorCode::kInvalidArgument, quoted_bytes(signature) +
+                                                       " is not a CPU signature (VENDOR-FAMILY-MODEL:features, as "
+                                                       "autotune --show prints this_cpu.signature)");
+  GuardSpec g;
+  if (sig->vendor.size() != 12)
+    return make_error(ErrorCode::kInvalidArgument, "the CPU vendor " + quoted_bytes(sig->vendor) +
+                                                       " is not a 12-character CPUID vendor string "
+                                                       "(AuthenticAMD, GenuineIntel, ...)");
+  std::memcpy(&g.vendor[0], sig->vendor.data() + 0, 4);
+  std::memcpy(&g.vendor[1], sig->vendor.data() + 4, 4);
+  std::memcpy(&g.vendor[2], sig->vendor.data() + 8, 4);
+  // Leaf 1 EAX: stepping [3:0], model [7:4], family [11:8], extended model [19:16], extended
+  // family [27:20]. Family = base + extended when base is 0xF; model = extended << 4 | base when
+  // the base family is 6 or 0xF (as CpuInfo::detect decodes them).
+  const unsigned family = sig->family, model = sig->model;
+  if (family > 0xF + 0xFF || model > 0xFF)
+    return make_error(ErrorCode::kInvalidArgument, "CPU family " + std::to_string(family) + " model " +
+                                                       std::to_string(model) + " cannot be encoded in CPUID");
+  const unsigned base_family = family >= 0xF ? 0xF : family;
+  const unsigned ext_family = family >= 0xF ? family - 0xF : 0;
+  const bool ext_model = base_family == 0x6 || base_family == 0xF;
+  if (!ext_model && model > 0xF)
+    return make_error(ErrorCode::kInvalidArgument, "CPU family " + std::to_string(family) + " has no model " +
+                                                       std::to_string(model) + " (4-bit models)");
+  g.fm_mask = 0x0FF00FF0u | (ext_model ? 0x000F0000u : 0u);
+  g.fm = (ext_family << 20) | (base_family << 8) | ((model & 0xF) << 4) | (ext_model ? (model >> 4) << 16 : 0);
+  for (const std::string& f : sig->features) {
+    if (f == "sse2") g.l1_edx |= 1u << 26;
+    else if (f == "avx") g.l1_ecx |= (1u << 28) | (1u << 27), g.xcr0 |= 0x6;  // AVX, OSXSAVE; XMM|YMM
+    else if (f == "avx2") g.l7_ebx |= 1u << 5;
+    else if (f == "avx512f") g.l7_ebx |= 1u << 16, g.l1_ecx |= 1u << 27, g.xcr0 |= 0xE6;  // opmask, ZMM
+    else if (f == "avx512bw") g.l7_ebx |= 1u << 30;
+    else if (f == "avx512vl") g.l7_ebx |= 1u << 31;
+    else if (f == "bmi2") g.l7_ebx |= 1u << 8;
+    else if (f == "erms") g.l7_ebx |= 1u << 9;
+    else if (f == "fsrm") g.l7_edx |= 1u << 4;
+    else if (f == "prefetchw") g.e1_ecx |= 1u << 8;
+    else
+      return make_error(ErrorCode::kInvalidArgument, "the CPU signature " + quoted_bytes(signature) +
+                                                         " names a feature this copysynth does not know: " +
+                                                         quoted_bytes(f));
+  }
+  return g;
+}
+
+/// `and $mask, %reg; cmp $mask, %reg; jne <no>` for a non-zero mask.
+void require_bits(std::ostringstream& o, std::uint32_t mask, const char* reg, const char* what) {
+  if (!mask) return;
+  o << "\tandl $" << hex32(mask) << ", %" << reg << "\t/* " << what << " */\n"
+    << "\tcmpl $" << hex32(mask) << ", %" << reg << "\n"
+    << "\tjne .Lforeign\n";
+}
+
+/// The guard, the exported routines and the _FORTIFY_SOURCE forms, as one GNU as file.
+std::string guard_asm(const GuardSpec& g, const std::string& signature, const std::vector<Operation>& ops,
+                      const std::string& header) {
+  std::ostringstream o;
+  o << "/* copysynth-tuned: the CPU guard, the exported routines and the _FORTIFY_SOURCE entries.\n"
+    << "   The guard accepts " << signature << ".\n"
+    << header << "*/\n\n";
+  o << "\t.text\n"
+       "\t.p2align 4\n"
+       "/* int copysynth_tuned_active(void): 1 when this CPU is the one the routines were tuned for\n"
+       "   (the tuned routines serve the calls), 0 otherwise (the built-in SSE2 routines do). The\n"
+       "   first call checks and keeps the answer in its own .bss word (0 unknown, 1 another CPU,\n"
+       "   2 the CPU tuned for); it calls nothing and needs no relocation, so any code may reach it\n"
+       "   at any time, even while the dynamic loader is still relocating. */\n"
+       "\t.globl copysynth_tuned_active\n"
+       "\t.type copysynth_tuned_active, @function\n"
+       "copysynth_tuned_active:\n"
+       "\tendbr64\n"
+       ".Lactive:\n"
+       "\tmovl __copysynth_cpu_state(%rip), %eax\n"
+       "\ttestl %eax, %eax\n"
+       "\tjz .Lcheck\n"
+       "\tdecl %eax\n"
+       "\tret\n"
+       ".Lcheck:\n"
+       "\tpushq %rbx\n"
+       "\txorl %r8d, %r8d\t/* the answer: 0 until every check passed */\n"
+       "\txorl %eax, %eax\n"
+       "\txorl %ecx, %ecx\n"
+       "\tcpuid\t/* leaf 0: the highest basic leaf, the vendor in EBX, EDX, ECX */\n";
+  o << "\tcmpl $" << hex32(g.vendor[0]) << ", %ebx\n\tjne .Lforeign\n"
+    << "\tcmpl $" << hex32(g.vendor[1]) << ", %edx\n\tjne .Lforeign\n"
+    << "\tcmpl $" << hex32(g.vendor[2]) << ", %ecx\n\tjne .Lforeign\n"
+    << "\tmovl %eax, %r9d\n"
+    << "\tmovl $1, %eax\n\txorl %ecx, %ecx\n\tcpuid\t/* leaf 1: family and model, features */\n"
+    << "\tandl $" << hex32(g.fm_mask) << ", %eax\t/* family and model fields, not the stepping */\n"
+    << "\tcmpl $" << hex32(g.fm) << ", %eax\n\tjne .Lforeign\n";
+  require_bits(o, g.l1_ecx, "ecx", "leaf 1 ECX: AVX, OSXSAVE");
+  require_bits(o, g.l1_edx, "edx", "leaf 1 EDX: SSE2");
+  if (g.l7_ebx || g.l7_edx) {
+    o << "\tcmpl $7, %r9d\n\tjb .Lforeign\n"
+      << "\tmovl $7, %eax\n\txorl %ecx, %ecx\n\tcpuid\t/* leaf 7.0 */\n";
+    require_bits(o, g.l7_ebx, "ebx", "leaf 7 EBX: AVX2, BMI2, ERMS, AVX-512F/BW/VL");
+    require_bits(o, g.l7_edx, "edx", "leaf 7 EDX: FSRM");
+  }
+  if (g.e1_ecx) {
+    o << "\tmovl $0x80000000, %eax\n\txorl %ecx, %ecx\n\tcpuid\n"
+      << "\tcmpl $0x80000001, %eax\n\tjb .Lforeign\n"
+      << "\tmovl $0x80000001, %eax\n\txorl %ecx, %ecx\n\tcpuid\n";
+    require_bits(o, g.e1_ecx, "ecx", "leaf 0x80000001 ECX: PREFETCHW");
+  }
+  if (g.xcr0) {
+    o << "\txorl %ecx, %ecx\n\txgetbv\t/* XCR0 (OSXSAVE was checked): the state the OS saves */\n";
+    require_bits(o, g.xcr0, "eax", "XCR0: XMM, YMM (and opmask, ZMM) state");
+  }
+  o << "\tmovl $1, %r8d\n"
+       ".Lforeign:\n"
+       "\tpopq %rbx\n"
+       "\tleal 1(%r8), %eax\n"
+       "\tmovl %eax, __copysynth_cpu_state(%rip)\n"
+       "\tmovl %r8d, %eax\n"
+       "\tret\n"
+       "\t.size copysynth_tuned_active, .-copysynth_tuned_active\n\n";
+  // Keeps the arguments (rdi, rsi, rdx, rcx: dst, src or byte, n, dstlen) across the first
+  // CPU check; r8, r9 and rax are scratch at a function's entry (SysV ABI).
+  o << "\t.p2align 4\n"
+       ".Ldecide:\t/* the first call in the process: check the CPU, keep the arguments */\n"
+       "\tpushq %rdi\n\tpushq %rsi\n\tpushq %rdx\n\tpushq %rcx\n"
+       "\tcall .Lactive\n"
+       "\tpopq %rcx\n\tpopq %rdx\n\tpopq %rsi\n\tpopq %rdi\n"
+       "\tret\n\n";
+  for (Operation op : ops) {
+    const std::string c = libc_name(op);
+    const std::string tuned = "__copysynth_tuned_" + c, base = "__copysynth_baseline_" + c;
+    o << "\t.hidden " << tuned << ", " << base << "\n";
+    // The exported routine: a compare and a direct jump to the routine the CPU check chose.
+    o << "\t.p2align 4\n"
+      << "\t.globl " << c << "\n"
+      << "\t.type " << c << ", @function\n"
+      << c << ":\n"
+      << "\tendbr64\n"
+      << ".L" << c << ":\n"
+      << "\tmovl __copysynth_cpu_state(%rip), %eax\n"
+      << "\tcmpl $2, %eax\n"
+      << "\tje " << tuned << "\t/* the CPU tuned for */\n"
+      << "\tcmpl $1, %eax\n"
+      << "\tje " << base << "\t/* another CPU: the built-in routine */\n"
+      << "\tcall .Ldecide\n"
+      << "\tjmp .L" << c << "\n"
+      << "\t.size " << c << ", .-" << c << "\n";
+    // __*_chk(dst, src|c, n, dstlen): dstlen < n is an overflow (glibc's debug/memcpy_chk.c).
+    const std::string chk = "__" + c + "_chk";
+    o << "\t.p2align 4\n"
+      << "\t.globl " << chk << "\n"
+      << "\t.type " << chk << ", @function\n"
+      << chk << ":\n"
+      << "\tendbr64\n"
+      << "\tcmpq %rdx, %rcx\t/* dstlen < n: *** buffer overflow detected *** */\n"
+      << "\tjb 1f\n"
+      << "\tjmp .L" << c << "\n"
+      << "1:\tjmp __chk_fail@PLT\n"
+      << "\t.size " << chk << ", .-" << chk << "\n\n";
+  }
+  o << "\t.bss\n"
+       "\t.p2align 2\n"
+       "\t.type __copysynth_cpu_state, @object\n"
+       "\t.hidden __copysynth_cpu_state\n"
+       "\t.globl __copysynth_cpu_state\n"
+       "__copysynth_cpu_state:\n"
+       "\t.zero 4\n"
+       "\t.size __copysynth_cpu_state, 4\n"
+       "\t.section .note.GNU-stack, \"\", @progbits\n"
+       "\t.section .note.gnu.property, \"a\"\n"
+       "\t.p2align 3\n"
+       "\t.long 4, 16, 5\t/* n_namesz, n_descsz, NT_GNU_PROPERTY_TYPE_0 */\n"
+       "\t.asciz \"GNU\"\n"
+       "\t.long 0xc0000002, 4, 3\t/* GNU_PROPERTY_X86_FEATURE_1_AND, 4 bytes: IBT | SHSTK */\n"
+       "\t.p2align 3\n";
+  return o.str();
+}
+
+// ----- running binutils -----------------------------------------------------------------------
+
+/// Runs `argv` (found in PATH) with stdout and stderr into `log`; its exit status, or -1 when it
+/// could not be started (errno in *err).
+int run_tool(const std::vector<std::string>& argv, const std::string& log, int* err) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) {
+    *err = rc;
+    return -1;
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) {
+      *err = errno;
+      return -1;
+    }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string read_text(const std::string& path, std::size_t max = 4000) {
+  std::ifstream f(path, std::ios::binary);
+  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (s.size() > max) s = s.substr(0, max) + "...";
+  return s;
+}
+
+Status tool(const std::vector<std::string>& argv, const std::string& log) {
+  int err = 0;
+  const int rc = run_tool(argv, log, &err);
+  std::string line;
+  for (const auto& a : argv) line += (line.empty() ? "" : " ") + a;
+  if (rc < 0)
+    return make_error(ErrorCode::kSystem, "cannot run " + argv[0] + " (" + std::strerror(err) +
+                                              "): the library is built with GNU binutils (as, ld, ar); install "
+                                              "them (apt-get install binutils) and try again");
+  if (rc != 0)
+    return make_error(ErrorCode::kSystem, argv[0] + " failed (exit status " + std::to_string(rc) + "): " + line +
+                                              "\n" + read_text(log));
+  return {};
+}
+
+// ----- reading code back out of ELF files ---------------------------------------------------------
+
+/// The bytes of every defined symbol named in `names` of an ELF64 x86-64 file (relocatable or
+/// shared object), from its .symtab: symbol value, section and size. Missing ones are absent.
+Result<std::map<std::string, std::vector<std::uint8_t>>> read_symbols(const std::string& path,
+                                                                      const std::vector<std::string>& names) {
+  std::ifstream f(path, std::ios::binary);
+  const std::string data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  auto bad = [&](const std::string& why) {
+    return make_error(ErrorCode::kEmitFailed, path + ": " + why + " (reading the linked code back)");
+  };
+  if (data.size() < sizeof(Elf64_Ehdr) || std::memcmp(data.data(), ELFMAG, SELFMAG) != 0) return bad("not an ELF file");
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, data.data(), sizeof eh);
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64) return bad("not an ELF64 x86-64 file");
+  if (eh.e_shoff == 0 || eh.e_shentsize != sizeof(Elf64_Shdr) ||
+      eh.e_shoff + std::uint64_t{eh.e_shnum} * sizeof(Elf64_Shdr) > data.size())
+    return bad("bad section header table");
+  std::vector<Elf64_Shdr> sh(eh.e_shnum);
+  std::memcpy(sh.data(), data.data() + eh.e_shoff, eh.e_shnum * sizeof(Elf64_Shdr));
+  auto in_file = [&](std::uint64_t off, std::uint64_t len) { return off <= data.size() && len <= data.size() - off; };
+  std::map<std::string, std::vector<std::uint8_t>> out;
+  for (const Elf64_Shdr& s : sh) {
+    if (s.sh_type != SHT_SYMTAB) continue;
+    if (s.sh_link >= sh.size() || !in_file(s.sh_offset, s.sh_size)) return bad("bad .symtab");
+    const Elf64_Shdr& strtab = sh[s.sh_link];
+    if (!in_file(strtab.sh_offset, strtab.sh_size)) return bad("bad .strtab");
+    for (std::uint64_t off = 0; off + sizeof(Elf64_Sym) <= s.sh_size; off += sizeof(Elf64_Sym)) {
+      Elf64_Sym sym;
+      std::memcpy(&sym, data.data() + s.sh_offset + off, sizeof sym);
+      if (sym.st_name >= strtab.sh_size || sym.st_shndx == SHN_UNDEF || sym.st_shndx >= sh.size()) continue;
+      const char* nm = data.data() + strtab.sh_offset + sym.st_name;
+      const std::string name(nm, strnlen(nm, strtab.sh_size - sym.st_name));
+      if (std::find(names.begin(), names.end(), name) == names.end()) continue;
+      const Elf64_Shdr& sec = sh[sym.st_shndx];
+      // Relocatable files: the value is an offset in the section (sh_addr 0); shared objects: an
+      // address, which the section maps from sh_offset at sh_addr.
+      if (sym.st_value < sec.sh_addr || sym.st_value - sec.sh_addr + sym.st_size > sec.sh_size)
+        return bad("symbol " + name + " lies outside its section");
+      const std::uint64_t at = sec.sh_offset + (sym.st_value - sec.sh_addr);
+      if (!in_file(at, sym.st_size)) return bad("symbol " + name + " lies outside the file");
+      out[name] = std::vector<std::uint8_t>(data.begin() + static_cast<std::ptrdiff_t>(at),
+                                            data.begin() + static_cast<std::ptrdiff_t>(at + sym.st_size));
+    }
+  }
+  return out;
+}
+
+constexpr std::uint8_t kEndbr64[4] = {0xF3, 0x0F, 0x1E, 0xFA};
+
+/// Checks that `sym` in `file` is endbr64 followed by exactly `r.bytes`.
+Status check_readback(const std::map<std::string, std::vector<std::uint8_t>>& syms, const std::string& file,
+                      const LibRoutine& r) {
+  const auto it = syms.find(r.symbol);
+  if (it == syms.end())
+    return make_error(ErrorCode::kEmitFailed, file + " has no symbol " + r.symbol + " (reading the linked code back)");
+  const auto& got = it->second;
+  std::vector<std::uint8_t> want(kEndbr64, kEndbr64 + 4);
+  want.insert(want.end(), r.bytes.begin(), r.bytes.end());
+  if (got != want) {
+    std::size_t i = 0;
+    while (i < got.size() && i < want.size() && got[i] == want[i]) ++i;
+    return make_error(ErrorCode::kEmitFailed,
+                      "the code of " + r.symbol + " in " + file + " differs from the verified routine (" +
+                          std::to_string(got.size()) + " vs " + std::to_string(want.size()) +
+                          " bytes, first difference at +" + std::to_string(i) +
+                          "); nothing was written: a copysynth or binutils bug, please report it with the wisdom file");
+  }
+  return {};
+}
+
+// ----- the README ---------------------------------------------------------------------------------
+
+std::string readme(const Wisdom& w, const LibraryOptions& opt, const std::string& guard,
+                   const std::vector<LibRoutine>& routines, const std::vector<std::string>& exported) {
+  std::ostringstream o;
+  o << "libcopysynth-tuned: memcpy routines tuned by copysynth " << COPYSYNTH_VERSION << "\n\n"
+    << "Tuned on:  " << (w.cpu_brand.empty() ? w.cpu_vendor : w.cpu_brand) << "\n"
+    << "CPU:       " << w.cpu_signature << " (vendor-family-model:features)\n"
+    << "Runs them: " << guard << "\n"
+    << "Wisdom:    " << opt.wisdom_path << " (" << w.created << ")\n"
+    << "Command:   " << opt.command << "\n\n"
+    << "Routines (each passed copysynth's full conformance suite on the tuning host; the code in\n"
+    << "these files was read back after linking and is byte for byte the verified code):\n";
+  for (const auto& r : routines)
+    o << "  " << r.symbol << "  " << short_name(r.plan.params) << "  (" << r.bytes.size() << " bytes)\n";
+  o << "\nExported (unversioned, so that they bind programs' memcpy@GLIBC_2.14 and the like):\n ";
+  for (const auto& e : exported) o << " " << e;
+  o << "\n\n"
+    << "On a CPU other than the one above (vendor, family, model, or a missing feature, AVX and\n"
+    << "AVX-512 counted only when the OS enables their state), each function calls copysynth's\n"
+    << "built-in SSE2 routine instead: correct everywhere, never the tuned code.\n"
+    << "copysynth_tuned_active() returns 1 when the tuned routines serve the calls, 0 otherwise.\n"
+    << "Nothing runs at process start: the first call checks the CPU once (CPUID, XGETBV), every\n"
+    << "call after it is a compare and a direct jump (no JIT, no JSON, no verification).\n\n"
+    << "Deploy (any of):\n"
+    << "  LD_PRELOAD=$PWD/libcopysynth-tuned.so program ...        one program\n"
+    << "  echo /usr/local/lib/libcopysynth-tuned.so >> /etc/ld.so.preload   every dynamically linked\n"
+    << "      program (copy the .so there first; test with one program before)\n"
+    << "  cc app.c -L. -lcopysynth-tuned -Wl,-rpath,$PWD             link against it\n"
+    << "  cc -static app.c libcopysynth-tuned.a                      a static program\n"
+    << "Remove: unset LD_PRELOAD / delete the line from /etc/ld.so.preload / relink without it.\n"
+    << "Check: LD_DEBUG=bindings program 2>&1 | grep libcopysynth-tuned shows the bindings.\n\n"
+    << "Not replaced: copies glibc makes internally (they bind to its hidden aliases), mempcpy,\n"
+    << "bcopy, wmemcpy, compiler-inlined copies. Programs linked against glibc before 2.14 bind\n"
+    << "memcpy@GLIBC_2.2.5, which glibc makes overlap-safe; this memcpy is not.\n\n"
+    << "src/ holds the GNU as files and the version script the libraries were built from\n"
+    << "(as --64 FILE.S; ld -shared -z now -z relro -z noexecstack -z cet-report=error\n"
+    << "--version-script=src/libcopysynth-tuned.map ...; ar rcs).\n";
+  return o.str();
+}
+
+}  // namespace
+
+Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions& opt, const CpuInfo& host) {
+  auto say = [&](const std::string& s) {
+    if (opt.progress) opt.progress(s);
+  };
+  COPYSYNTH_TRY(check_cpu(w, host));
+  const std::string guard = opt.guard_signature.empty() ? w.cpu_signature : opt.guard_signature;
+  auto spec = guard_spec(guard);
+  if (!spec) return spec.error();
+  if (opt.dir.empty()) return make_error(ErrorCode::kInvalidArgument, "--emit-lib needs a directory name");
+
+  // 1. The routines: each tuned one rebuilt (code hash checked) and the SSE2 built-in of its
+  //    operation, all through the conformance suite here before anything is written.
+  std::vector<LibRoutine> routines;
+  std::vector<Operation> ops;
+  LibraryResult result;
+  result.guard_signature = guard;
+  for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill}) {
+    const WisdomEntry* e = w.find(op);
+    if (!e) continue;
+    ops.push_back(op);
+    auto tuned = build_entry(w, *e, host);
+    if (!tuned) return tuned.error();
+    CopyParams bp;
+    bp.operation = op;
+    bp.vector_width = 16;
+    auto bplan = make_plan(bp, IsaFeatures::for_level(IsaLevel::kSSE2));
+    if (!bplan) return bplan.error();
+    auto base = Routine::build(*bplan, host);
+    if (!base) return base.error();
+    for (const Routine* r : {&*tuned, &*base}) {
+      const bool is_tuned = r == &*tuned;
+      say("verifying the " + std::string(is_tuned ? "tuned " : "built-in ") + libc_name(op) + " routine (" +
+          r->name() + ") with the full conformance suite");
+      const VerifyReport rep = verify_routine(*r, opt.verify);
+      if (!rep.ok())
+        return make_error(ErrorCode::kVerifyFailed, "the " + std::string(is_tuned ? "tuned " : "built-in ") +
+                                                        libc_name(op) + " routine " + r->name() +
+                                                        " failed verification: " + rep.summary() +
+                                                        "; nothing was written");
+      routines.push_back({op, is_tuned,
+                          std::string(is_tuned ? "__copysynth_tuned_" : "__copysynth_baseline_") + libc_name(op),
+                          is_tuned ? e->plan : *bplan, r->bytes()});
+    }
+    result.routines.push_back(std::string(libc_name(op)) + "=" + tuned->name());
+  }
+  if (ops.empty())
+    return make_error(ErrorCode::kWisdomMismatch, opt.wisdom_path + " holds no memcpy, memmove or fill entry for this "
+                                                                    "CPU; tune one with autotune --op memcpy,memmove,fill --emit " +
+                                                                    opt.wisdom_path);
+
+  // 2. The sources, in a scratch directory beside the output one.
+  std::error_code ec;
+  fs::create_directory(opt.dir, ec);
+  if (!fs::is_directory(opt.dir, ec))
+    return make_error(ErrorCode::kInvalidArgument, "--emit-lib " + opt.dir + ": cannot create the directory (" +
+                                                       (ec ? ec.message() : std::string("exists and is not one")) +
+                                                       "); give a directory whose parent exists");
+  const fs::path out = fs::path(opt.dir);
+  fs::path scratch = out / (".copysynth-lib-" + std::to_string(getpid()));
+  fs::remove_all(scratch, ec);
+  if (!fs::create_directories(scratch / "src", ec))
+    return make_error(ErrorCode::kInvalidArgument, "cannot write in " + opt.dir + " (" + ec.message() + ")");
+  struct Cleanup {
+    fs::path p;
+    ~Cleanup() {
+      std::error_code e;
+      fs::remove_all(p, e);
+    }
+  } cleanup{scratch};
+  auto flavor = asm_flavor("plain");
+  if (!flavor) return flavor.error();
+  const std::string header_lines = "   Wisdom: " + opt.wisdom_path + ", tuned on " + w.cpu_signature + ".\n   Command: " +
+                                   opt.command + "\n";
+  std::vector<std::string> sources;
+  for (const auto& r : routines) {
+    AsmOptions ao;
+    ao.symbol = r.symbol;
+    ao.label_prefix = r.symbol.substr(2) + "_";
+    ao.header = {std::string(r.tuned ? "The tuned routine" : "The built-in (SSE2) routine, for CPUs other than the one tuned for") +
+                     " of libcopysynth-tuned; its entry is hidden, reached through the exported " +
+                     libc_name(r.op) + ".",
+                 "Wisdom: " + opt.wisdom_path + ", tuned on " + w.cpu_signature + ".", "Command: " + opt.command};
+    auto text = write_asm(r.plan, *flavor, ao);
+    if (!text) return text.error();
+    const std::string name = r.symbol.substr(2) + ".S";
+    std::ofstream(scratch / "src" / name, std::ios::binary) << text->text << "\t.hidden " << r.symbol << "\n";
+    sources.push_back(name);
+  }
+  std::ofstream(scratch / "src" / "guard.S", std::ios::binary) << guard_asm(*spec, guard, ops, header_lines);
+  sources.push_back("guard.S");
+  std::vector<std::string> exported;
+  for (Operation op : ops) {
+    exported.push_back(libc_name(op));
+    exported.push_back(std::string("__") + libc_name(op) + "_chk");
+  }
+  exported.push_back("copysynth_tuned_active");
+  {
+    std::ofstream map(scratch / "src" / "libcopysynth-tuned.map", std::ios::binary);
+    map << "/* libcopysynth-tuned.so exports these and nothing else, unversioned: a versioned definition\n"
+           "   would not bind a program's memcpy@GLIBC_2.14 (and the like), an unversioned one does. */\n{\n  global:\n";
+    for (const auto& e : exported) map << "    " << e << ";\n";
+    map << "  local:\n    *;\n};\n";
+  }
+  for (const auto& name : sources) {
+    if (!std::ofstream(scratch / "src" / name, std::ios::app))
+      return make_error(ErrorCode::kInvalidArgument, "cannot write " + (scratch / "src" / name).string());
+  }
+
+  // 3. Assemble, link, archive.
+  const std::string log = (scratch / "tool.log").string();
+  std::vector<std::string> objects;
+  for (const auto& name : sources) {
+    const std::string obj = (scratch / (name.substr(0, name.size() - 2) + ".o")).string();
+    COPYSYNTH_TRY(tool({"as", "--64", "-o", obj, (scratch / "src" / name).string()}, log));
+    objects.push_back(obj);
+  }
+  const std::string so = (scratch / kTunedLibraryShared).string(), ar = (scratch / kTunedLibraryStatic).string();
+  std::vector<std::string> ld = {"ld", "-shared", "-soname", kTunedLibraryShared, "-z", "now", "-z", "relro",
+                                 "-z", "noexecstack", "-z", "cet-report=error", "--hash-style=gnu", "--build-id",
+                                 "--no-undefined-version",
+                                 "--version-script=" + (scratch / "src" / "libcopysynth-tuned.map").string(),
+                                 "-o", so};
+  ld.insert(ld.end(), objects.begin(), objects.end());
+  ld.push_back("-lc");  // __chk_fail; DT_NEEDED libc.so.6
+  COPYSYNTH_TRY(tool(ld, log));
+  std::vector<std::string> arv = {"ar", "rcsD", ar};
+  arv.insert(arv.end(), objects.begin(), objects.end());
+  COPYSYNTH_TRY(tool(arv, log));
+
+  // 4. Read the code back: the linked library and every object (what the archive holds).
+  std::vector<std::string> names;
+  for (const auto& r : routines) names.push_back(r.symbol);
+  auto syms = read_symbols(so, names);
+  if (!syms) return syms.error();
+  for (const auto& r : routines) COPYSYNTH_TRY(check_readback(*syms, kTunedLibraryShared, r));
+  for (std::size_t i = 0; i < routines.size(); ++i) {
+    auto os = read_symbols(objects[i], {routines[i].symbol});
+    if (!os) return os.error();
+    COPYSYNTH_TRY(check_readback(*os, fs::path(objects[i]).filename().string() + " (in " + kTunedLibraryStatic + ")",
+                                 routines[i]));
+  }
+  say("read back " + std::to_string(routines.size()) + " routines from " + kTunedLibraryShared + " and " +
+      kTunedLibraryStatic + ": byte for byte the verified code");
+
+  // 5. Into place: README, sources, then the libraries (renamed over any earlier ones).
+  std::ofstream(scratch / "README", std::ios::binary) << readme(w, opt, guard, routines, exported);
+  fs::remove_all(out / "src", ec);
+  fs::rename(scratch / "src", out / "src", ec);
+  if (ec) return make_error(ErrorCode::kInvalidArgument, "cannot move the sources into " + opt.dir + ": " + ec.message());
+  for (const char* f : {kTunedLibraryShared, kTunedLibraryStatic, "README"}) {
+    fs::rename(scratch / f, out / f, ec);
+    if (ec) return make_error(ErrorCode::kInvalidArgument, "cannot write " + (out / f).string() + ": " + ec.message());
+  }
+  result.files = {(out / kTunedLibraryShared).string(), (out / kTunedLibraryStatic).string(), (out / "README").string(),
+                  (out / "src").string()};
+  result.exported = exported;
+  return result;
+}
+
+}  // namespace copysynth

@@ -848,6 +848,8 @@ Result<TuneResult> tune(const Workload& w, const TuneOptions& opt) {
   COPYSYNTH_TRY(check_budget(opt.budget_seconds));
   if (w.points.empty() && !w.is_distribution())
     return make_error(ErrorCode::kInvalidArgument, "workload \"" + w.name + "\" has no points");
+  // Executable memory denied is no candidate's fault: say so (kJitUnavailable) before searching.
+  COPYSYNTH_TRY(jit_available());
   Search s(w, opt);
   return s.run();
 }

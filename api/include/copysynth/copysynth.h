@@ -44,6 +44,8 @@ typedef enum copysynth_status {
   COPYSYNTH_WISDOM_MISMATCH = 8,   /* another CPU or schema, or code that does not rebuild identical */
   COPYSYNTH_INVALID_ARGUMENT = 9,  /* a bad argument to this API */
   COPYSYNTH_SYSTEM = 10,           /* an OS call failed, or out of memory */
+  COPYSYNTH_JIT_UNAVAILABLE = 11,  /* the system denies executable memory (SELinux deny_execmem, a
+                                    * seccomp filter, vm.memfd_noexec): no JIT here; glibc's stay */
   COPYSYNTH_STATUS_MAX_ENUM = 0x7FFFFFFF  /* not a status: makes the type as wide as int */
 } copysynth_status;
 

@@ -4,6 +4,9 @@
 #include <doctest/doctest.h>
 
 #include <limits>
+#include <clocale>
+#include <cmath>
+#include <map>
 
 #include <regex>
 #include <sstream>
@@ -16,11 +19,14 @@
 
 #include "copysynth/ladders.hpp"
 #include "copysynth/perf_counters.hpp"
+#include "copysynth/c_format.hpp"
 #include "copysynth/report.hpp"
 #include "copysynth/tuner.hpp"
 #include "copysynth/verify.hpp"
+#include "temp_dir.hpp"
 
 using namespace copysynth;
+using copysynth_test::TempDir;
 
 namespace {
 
@@ -543,4 +549,92 @@ TEST_CASE("the report compares the tuned routine with every peer and plots the s
   std::remove(svg.c_str());
   CHECK_FALSE(write_speedup_svg(t, "test", "/nonexistent-dir/x.svg", &err));
   CHECK(read_bandwidth_gbps(std::size_t{8} << 20) > 0);
+}
+
+// ================================================================================== locale ==
+
+namespace {
+
+/// Switches this program to a decimal-comma locale (de_DE.UTF-8), as a German user's program
+/// does with setlocale(LC_ALL, ""). When the system has not generated it, it is built with
+/// localedef (Debian `locales`, tools/install-deps.sh --test) into a temporary directory named by
+/// LOCPATH, which needs no root. Returns false with the reason when neither works.
+bool set_decimal_comma_locale(const std::string& dir, std::string& why) {
+  auto comma = [] { return std::strcmp(localeconv()->decimal_point, ",") == 0; };
+  if (std::setlocale(LC_ALL, "de_DE.UTF-8") && comma()) return true;
+  const std::string cmd = "localedef -i de_DE -f UTF-8 '" + dir + "/de_DE.UTF-8' >'" + dir + "/localedef.log' 2>&1";
+  const int rc = std::system(cmd.c_str());
+  // localedef exits 1 for warnings with a usable locale, 4 for errors.
+  setenv("LOCPATH", dir.c_str(), 1);
+  if (std::setlocale(LC_ALL, "de_DE.UTF-8") && comma()) return true;
+  unsetenv("LOCPATH");
+  std::setlocale(LC_ALL, "C");
+  why = "no de_DE.UTF-8 locale and `" + cmd + "` did not make one (status " + std::to_string(rc) +
+        "; install the Debian package `locales`: tools/install-deps.sh --test)";
+  return false;
+}
+
+/// Back to the "C" locale at scope exit, whatever the test did.
+struct RestoreCLocale {
+  ~RestoreCLocale() {
+    std::setlocale(LC_ALL, "C");
+    unsetenv("LOCPATH");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("locale: under setlocale(LC_ALL, \"de_DE.UTF-8\") numbers are read and written with '.'") {
+  TempDir dir;
+  RestoreCLocale restore;
+  std::string why;
+  if (!set_decimal_comma_locale(dir.path, why)) {
+    MESSAGE("skipped: " << why);
+    return;
+  }
+  char probe[32];
+  std::snprintf(probe, sizeof probe, "%.2f", 1.5);
+  REQUIRE(std::string(probe) == "1,50");  // the locale is in force: plain printf writes a comma
+
+  // Reading: a distribution file's probabilities, and a shipped distribution by name (what
+  // tune_and_install(opt, "MemcpyGoogleA") and the production-mix replay load).
+  auto d = parse_distribution("t", "0.25,0.5,0.00655738,0.24344262\n");
+  REQUIRE_MESSAGE(d.ok(), (d.ok() ? std::string() : d.error().message));
+  CHECK(d->p.size() == 4);
+  CHECK(d->p[1] == doctest::Approx(0.5));
+  CHECK(d->p[2] == doctest::Approx(0.00655738));
+  auto a = load_distribution("MemcpyGoogleA");
+  CHECK_MESSAGE(a.ok(), (a.ok() ? std::string() : a.error().message));
+  CHECK(production_mix().has_value());
+  auto w = make_workload("MemcpyGoogleA", Operation::kMemcpy);
+  CHECK_MESSAGE(w.ok(), (w.ok() ? std::string() : w.error().message));
+  // A comma is still no decimal point in a distribution file: "0,5" is two fields.
+  auto two = parse_distribution("t", "0,5");
+  REQUIRE(two.ok());
+  CHECK(two->p.size() == 2);
+
+  // Writing: the tables.
+  MeasuredPoint p;
+  p.size = 4096;
+  p.baseline_gbps = 12.5;
+  p.tuned_gbps = 25.25;
+  p.baseline_ns = 327.68;
+  p.tuned_ns = 162.22;
+  const std::string t = format_table({p});
+  INFO(t);
+  CHECK(t.find("12.50") != std::string::npos);
+  CHECK(t.find("25.25") != std::string::npos);
+  CHECK(t.find("2.02x") != std::string::npos);
+  CHECK(t.find("12,50") == std::string::npos);
+  const std::string pt = format_patch_table({p});
+  INFO(pt);
+  CHECK(pt.find("327.7") != std::string::npos);
+  CHECK(pt.find(',') == std::string::npos);
+  CHECK(format_c("%.3f|%g", 0.125, 2.5) == "0.125|2.5");
+  char b[16];
+  CHECK(snprintf_c(b, sizeof b, "%.1f", 3.25) == 3);
+  CHECK(std::string(b) == "3.2");
+  // The thread's locale is the program's again afterwards.
+  std::snprintf(probe, sizeof probe, "%.1f", 0.5);
+  CHECK(std::string(probe) == "0,5");
 }

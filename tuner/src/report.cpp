@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 
+#include "copysynth/c_format.hpp"
 #include "copysynth/peers.hpp"
 #include "copysynth/timing.hpp"
 #include "copysynth/tuner.hpp"
@@ -37,7 +38,7 @@ std::vector<std::string> columns_of(const std::vector<Peer>& ps, const ReportOpt
 
 std::string ratio(double r) {
   char b[32];
-  std::snprintf(b, sizeof b, "%.2fx", r);
+  snprintf_c(b, sizeof b, "%.2fx", r);
   return b;
 }
 
@@ -88,13 +89,13 @@ std::string ReportTable::format() const {
       o << b;
     }
     for (double v : r.value) {
-      std::snprintf(b, sizeof b, "%13.2f", v);
+      snprintf_c(b, sizeof b, "%13.2f", v);
       o << b;
     }
-    std::snprintf(b, sizeof b, "  %11.2fx  %7.2fx", vs_best(r), vs_glibc(r));
+    snprintf_c(b, sizeof b, "  %11.2fx  %7.2fx", vs_best(r), vs_glibc(r));
     o << b;
     if (aligned_ratio) {
-      std::snprintf(b, sizeof b, "  %10.2fx", vs_aligned(r));
+      snprintf_c(b, sizeof b, "  %10.2fx", vs_aligned(r));
       o << b;
     }
     o << "\n";
@@ -102,16 +103,16 @@ std::string ReportTable::format() const {
     lg += std::log(vs_glibc(r));
   }
   if (!rows.empty()) {
-    std::snprintf(b, sizeof b, "%.3fx", std::exp(lb / double(rows.size())));
+    snprintf_c(b, sizeof b, "%.3fx", std::exp(lb / double(rows.size())));
     o << "geometric mean over " << rows.size() << (per_call ? " workloads" : " points") << ": tuned vs best peer "
       << b;
-    std::snprintf(b, sizeof b, "%.3fx", std::exp(lg / double(rows.size())));
+    snprintf_c(b, sizeof b, "%.3fx", std::exp(lg / double(rows.size())));
     o << ", tuned vs glibc " << b;
     // Ratios to each peer, for the summary lines of docs/performance.md.
     for (std::size_t c = 1; c + 1 < columns.size(); ++c) {
       double l = 0;
       for (const auto& r : rows) l += std::log(per_call ? r.value[c] / r.value.back() : r.value.back() / r.value[c]);
-      std::snprintf(b, sizeof b, "%.3fx", std::exp(l / double(rows.size())));
+      snprintf_c(b, sizeof b, "%.3fx", std::exp(l / double(rows.size())));
       o << ", vs " << columns[c] << " " << b;
     }
     o << "\n";
@@ -219,10 +220,10 @@ std::string format_targets(const ReportTable* seeds, const ReportTable* misalign
         const double v = seeds->vs_best(r);
         char b[200];
         if (read_gbps > 0)
-          std::snprintf(b, sizeof b, "tuned %.2f GB/s, best peer %s %.2f GB/s; reads stream at %.2f GB/s here (the limit)",
+          snprintf_c(b, sizeof b, "tuned %.2f GB/s, best peer %s %.2f GB/s; reads stream at %.2f GB/s here (the limit)",
                         r.value.back(), seeds->best_peer(r).c_str(), r.value.back() / v, read_gbps);
         else
-          std::snprintf(b, sizeof b, "tuned %.2f GB/s, best peer %s %.2f GB/s", r.value.back(),
+          snprintf_c(b, sizeof b, "tuned %.2f GB/s, best peer %s %.2f GB/s", r.value.back(),
                         seeds->best_peer(r).c_str(), r.value.back() / v);
         line(v >= 1.0, "64 MiB " + std::to_string(r.point.src_align) + "/" + std::to_string(r.point.dst_align) +
                            " >= 1.0x the best peer (" + ratio(v) + ")", b);

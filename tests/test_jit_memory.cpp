@@ -2,9 +2,9 @@
 // fork() while the parent keeps building, programs spawned while code memory is being mapped,
 // executable memory denied by a seccomp filter, and the perf map (COPYSYNTH_PERF_MAP).
 //
-// Its own program: it interposes mmap() (a definition here wins over glibc's for this program and
-// the shared libraries it loads) to spawn a program at the very moment the JIT maps its
-// executable view, when the memory file's descriptor is open.
+// Its own program: it interposes mmap() and mprotect() (a definition here wins over glibc's for
+// this program and the shared libraries it loads) to spawn a program at the very moment the JIT
+// makes its executable view, when a memory file's descriptor, if the JIT used one, is open.
 #include <doctest/doctest.h>
 
 #include <errno.h>
@@ -37,7 +37,7 @@ using namespace copysynth;
 namespace {
 
 std::atomic<bool> g_watch{false};   // spawn a program at each executable shared mapping
-std::atomic<int> g_exec_views{0};   // executable shared mappings of a file seen while watching
+std::atomic<int> g_exec_views{0};   // executable mappings / mprotects seen while watching
 std::string g_spawned_fds;          // what the spawned programs listed (their /proc/self/fd)
 int g_not_cloexec = 0;              // descriptors mapped executable without FD_CLOEXEC
 
@@ -69,21 +69,38 @@ std::string spawn_and_list_fds() {
 
 }  // namespace
 
-// The interposed mmap: the real one (a system call), plus, while watching, a program spawned
-// right when a file is mapped shared and executable (the JIT's execute view: its memory file is
-// open now, in the window between memfd_create and close).
+namespace {
+
+/// At the moment executable memory appears (while watching): count it, note whether a file
+/// descriptor mapped executable lacks close-on-exec, and spawn a program that lists its fds.
+void on_exec_memory(int fd) {
+  g_watch = false;  // posix_spawn maps memory too
+  ++g_exec_views;
+  if (fd >= 0) {
+    const int fdflags = fcntl(fd, F_GETFD);
+    if (fdflags >= 0 && !(fdflags & FD_CLOEXEC)) ++g_not_cloexec;
+  }
+  g_spawned_fds += spawn_and_list_fds();
+  g_watch = true;
+}
+
+}  // namespace
+
+// The interposed mmap and mprotect: the real ones (system calls), plus, while watching, a program
+// spawned right when memory becomes executable: a file mapped shared and executable (a memfd's
+// execute view: the descriptor is open then, between memfd_create and close) or memory made
+// executable with mprotect (copysynth's execute view).
 extern "C" void* mmap(void* addr, std::size_t len, int prot, int flags, int fd, off_t off) {
   const long r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
   if (r == -1) return MAP_FAILED;
-  if (g_watch.load() && fd >= 0 && (prot & PROT_EXEC) && (flags & MAP_SHARED)) {
-    g_watch = false;  // posix_spawn maps memory too
-    ++g_exec_views;
-    const int fdflags = fcntl(fd, F_GETFD);
-    if (fdflags >= 0 && !(fdflags & FD_CLOEXEC)) ++g_not_cloexec;
-    g_spawned_fds += spawn_and_list_fds();
-    g_watch = true;
-  }
+  if (g_watch.load() && (prot & PROT_EXEC) && (flags & MAP_SHARED)) on_exec_memory(fd);
   return reinterpret_cast<void*>(r);
+}
+
+extern "C" int mprotect(void* addr, std::size_t len, int prot) {
+  const long r = syscall(SYS_mprotect, addr, len, prot);
+  if (r == 0 && g_watch.load() && (prot & PROT_EXEC)) on_exec_memory(-1);
+  return static_cast<int>(r);
 }
 
 namespace {
@@ -217,7 +234,7 @@ TEST_CASE("fd: a program spawned while the JIT maps code memory inherits no desc
   REQUIRE_MESSAGE(rc == 0, said);
   INFO(said);
   CHECK(said.rfind("views=", 0) == 0);
-  CHECK(said.find("views=0 ") == std::string::npos);  // the executable view was mapped while watching
+  CHECK(said.find("views=0 ") == std::string::npos);  // the executable view was made while watching
   CHECK(said.find("not_cloexec=0\n") != std::string::npos);
   CHECK(said.find("memfd:") == std::string::npos);  // the spawned ls saw no JIT memory file
   CHECK(said.find("total") != std::string::npos);  // ls ran

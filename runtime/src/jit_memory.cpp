@@ -15,20 +15,12 @@
 namespace copysynth::jit {
 namespace {
 
-// Linux 6.3 (uapi/linux/memfd.h); glibc 2.36's headers predate them.
-#ifndef MFD_CLOEXEC
-#define MFD_CLOEXEC 0x0001U
-#endif
-#ifndef MFD_EXEC
-#define MFD_EXEC 0x0010U
-#endif
-
 constexpr std::size_t kUnit = 64;                 // allocation granularity: every routine is 64-byte aligned
-constexpr std::size_t kChunkBytes = 256 * 1024;   // one memfd per chunk; larger requests get their own
+constexpr std::size_t kChunkBytes = 256 * 1024;   // one mapping pair per chunk; larger requests get their own
 
 struct Arena;
 
-/// One memfd mapped twice. `used` marks allocated 64-byte units (guarded by the arena's mutex);
+/// One piece of shared memory mapped twice. `used` marks allocated 64-byte units (guarded by the arena's mutex);
 /// `live` counts blocks not yet released.
 struct Chunk {
   std::uint8_t* rx = nullptr;
@@ -83,7 +75,7 @@ Error denied(const char* what, int e) {
   return make_error(ErrorCode::kJitUnavailable,
                     std::string("the system denies executable memory (") + what + ": " + errno_text(e) +
                         "), so copysynth cannot install JIT routines in this process: an SELinux policy "
-                        "(deny_execmem), a seccomp filter or vm.memfd_noexec = 2 forbids it. The system "
+                        "(deny_execmem), a seccomp filter or another security policy forbids it. The system "
                         "routines stay in place; to use tuned routines here, allow executable memory "
                         "for this program or link an ahead-of-time routine (autotune --emit-asm)");
 }
@@ -94,33 +86,24 @@ Error failed(const char* what, int e) {
                                                "): is the address space, RLIMIT_AS or memory exhausted?");
 }
 
-/// Maps a new chunk of at least `bytes` (a multiple of the page size).
+/// Maps a new chunk of at least `bytes` (a multiple of the page size): shared anonymous memory
+/// mapped read-write, then the same pages mapped a second time (mremap with old_size 0 duplicates
+/// a shared mapping) and made read-execute. No file descriptor exists at any moment.
 Result<Chunk*> map_chunk(std::size_t bytes, Arena* arena) {
-  int fd = static_cast<int>(memfd_create("copysynth-jit", MFD_CLOEXEC | MFD_EXEC));
-  if (fd < 0 && errno == EINVAL) fd = static_cast<int>(memfd_create("copysynth-jit", MFD_CLOEXEC));  // kernel < 6.3
-  if (fd < 0) {
-    const int e = errno;
-    if (e == EACCES || e == EPERM) return denied("memfd_create with MFD_EXEC", e);
-    return failed("memfd_create", e);
-  }
-  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-    const int e = errno;
-    close(fd);
-    return failed("ftruncate of the code memory file", e);
-  }
-  void* rw = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (rw == MAP_FAILED) {
-    const int e = errno;
-    close(fd);
-    return failed("mmap of the writable view", e);
-  }
-  void* rx = mmap(nullptr, bytes, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
-  const int e = errno;
-  close(fd);  // the two mappings keep the memory; no descriptor stays open
+  void* rw = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (rw == MAP_FAILED) return failed("mmap of the writable view", errno);
+  void* rx = mremap(rw, 0, bytes, MREMAP_MAYMOVE);
   if (rx == MAP_FAILED) {
+    const int e = errno;
     munmap(rw, bytes);
-    if (e == EACCES || e == EPERM) return denied("mmap with PROT_EXEC", e);
-    return failed("mmap of the executable view", e);
+    return failed("mremap duplicating it as the executable view", e);
+  }
+  if (mprotect(rx, bytes, PROT_READ | PROT_EXEC) != 0) {
+    const int e = errno;
+    munmap(rx, bytes);
+    munmap(rw, bytes);
+    if (e == EACCES || e == EPERM) return denied("mprotect with PROT_EXEC", e);
+    return failed("mprotect of the executable view", e);
   }
   auto* c = new Chunk;
   c->rx = static_cast<std::uint8_t*>(rx);

@@ -31,7 +31,7 @@ enum class ErrorCode : int {
   kInvalidArgument = 9,   ///< any other bad input (CLI value, workload file, ...)
   kSystem = 10,           ///< an OS call failed (mmap, sched_setaffinity, ...); message has errno text
   kJitUnavailable = 11,   ///< the system denies executable memory (EACCES/EPERM: SELinux deny_execmem,
-                          ///< seccomp, vm.memfd_noexec): no JIT in this process; the system routines stay
+                          ///< a seccomp filter): no JIT in this process; the system routines stay
 };
 
 /// Human-readable name of an error code ("invalid-params", ...).

@@ -1,8 +1,9 @@
 // copysynth — a generated routine living in executable memory.
 //
-// Code memory is a memfd mapped twice (runtime/src/jit_memory.hpp): the code is written through a
-// read-write view and executed through a separate read-execute view, so no page is ever writable
-// and executable at the same time. The descriptor is close-on-exec and closed once mapped.
+// Code memory is shared anonymous memory mapped twice (runtime/src/jit_memory.hpp): the code is
+// written through a read-write view and executed through a separate read-execute view, so no page
+// is ever writable and executable at the same time. No file descriptor refers to it, so programs
+// the process starts inherit nothing of it.
 // fork(): routines built before the fork keep their code in both processes, whatever either
 // process builds or destroys afterwards (memory that existed at the fork is never reused; each
 // process builds into new memory). Only fork() through glibc counts (pthread_atfork); a raw
@@ -85,7 +86,7 @@ class Routine {
 };
 
 /// Whether this process may map executable memory: empty, or kJitUnavailable when the system
-/// denies it (SELinux deny_execmem, a seccomp filter, vm.memfd_noexec = 2), kJitFailed when
+/// denies it (SELinux deny_execmem, a seccomp filter), kJitFailed when
 /// memory is short. Cheap after the first call (it maps the first chunk of code memory).
 Status jit_available();
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -329,13 +330,28 @@ TEST_CASE("perf map: COPYSYNTH_PERF_MAP=1 appends START SIZE name for each routi
     std::stringstream text;
     text << in.rdbuf();
     unlink(path.c_str());
-    s = std::string(want) + "\n--- map:\n" + text.str();
+    // perf uses the map only for executable memory it takes for anonymous ("//anon",
+    // "/dev/zero..."): the mapping that holds the routine, as /proc/self/maps names it.
+    std::string where = "(not found)";
+    std::ifstream maps("/proc/self/maps");
+    const auto at = reinterpret_cast<std::uintptr_t>(r->entry());
+    for (std::string line; std::getline(maps, line);) {
+      unsigned long lo = 0, hi = 0;
+      if (std::sscanf(line.c_str(), "%lx-%lx", &lo, &hi) == 2 && at >= lo && at < hi) {
+        const auto slash = line.find('/');
+        where = slash == std::string::npos ? "" : line.substr(slash);
+      }
+    }
+    s = std::string(want) + "\nmapping=" + where + "\n--- map:\n" + text.str();
     return 0;
   });
   REQUIRE(rc == 0);
   const std::string want = said.substr(0, said.find('\n'));
   const std::string map = said.substr(said.find("--- map:\n") + 9);
   INFO(said);
+  // Anonymous to perf: a memfd ("/memfd:NAME (deleted)") would be taken for a file.
+  CHECK((said.find("\nmapping=/dev/zero (deleted)\n") != std::string::npos ||
+         said.find("\nmapping=\n") != std::string::npos));
   CHECK(map.find(want + "\n") != std::string::npos);  // the routine returned, exactly
   // Every line is "HEX HEX copysynth:NAME".
   std::istringstream lines(map);

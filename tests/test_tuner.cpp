@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <limits>
+#include <locale>
 #include <clocale>
 #include <cmath>
 #include <map>
@@ -752,4 +753,39 @@ TEST_CASE("locale: under setlocale(LC_ALL, \"de_DE.UTF-8\") numbers are read and
   // The thread's locale is the program's again afterwards.
   std::snprintf(probe, sizeof probe, "%.1f", 0.5);
   CHECK(std::string(probe) == "0,5");
+}
+
+TEST_CASE("locale: under std::locale::global(de_DE.UTF-8) the texts copysynth writes are those of the C locale") {
+  // A C++ program may set the global C++ locale, which every new std::ostringstream takes:
+  // de_DE groups digits ("4.096") and writes a decimal comma.
+  CopyParams p;
+  p.rep_threshold = 32768;
+  auto plan = make_plan(p, CpuInfo::host().features());
+  REQUIRE(plan.ok());
+  MeasuredPoint m;
+  m.size = 65536;
+  m.baseline_gbps = 12.5;
+  m.tuned_gbps = 25.25;
+  VerifyReport rep;
+  rep.cases = 123456;
+  rep.sizes = 2800;
+  const auto texts = [&] {
+    return std::vector<std::string>{to_string(*plan), describe_params(), format_table({m}), rep.summary(),
+                                    CpuInfo::host().describe()};
+  };
+  const std::vector<std::string> in_c = texts();
+  TempDir dir;
+  RestoreCLocale restore;
+  std::string why;
+  if (!set_decimal_comma_locale(dir.path, why)) {
+    MESSAGE("skipped: " << why);
+    return;
+  }
+  const std::locale old = std::locale::global(std::locale("de_DE.UTF-8"));
+  std::ostringstream probe;
+  probe << 4096;
+  const std::vector<std::string> in_de = texts();
+  std::locale::global(old);
+  REQUIRE(probe.str() == "4.096");  // the locale is in force: a plain stream groups digits
+  for (std::size_t i = 0; i < in_c.size(); ++i) CHECK(in_de[i] == in_c[i]);
 }

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <locale>
 #include <sstream>
 
 #include "copysynth/c_format.hpp"
@@ -71,6 +72,7 @@ double ReportTable::vs_glibc(const ReportRow& r) const {
 
 std::string ReportTable::format() const {
   std::ostringstream o;
+  o.imbue(std::locale::classic());  // whatever std::locale::global() says
   char b[64];
   o << (per_call ? "Workload (ns/call)        " : "       Len  Src/Dst ");
   for (const auto& c : columns) {
@@ -189,6 +191,7 @@ ReportTable report_distributions(const Routine& tuned, const std::vector<std::st
 std::string format_targets(const ReportTable* seeds, const ReportTable* misaligned,
                            const ReportTable* distributions, double read_gbps) {
   std::ostringstream o;
+  o.imbue(std::locale::classic());  // whatever std::locale::global() says
   auto line = [&](bool met, const std::string& target, const std::string& figure) {
     o << (met ? "  met     " : "  MISSED  ") << target << ": " << figure << "\n";
   };

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <locale>
 #include <sstream>
 
 #include "copysynth/c_format.hpp"
@@ -66,6 +67,7 @@ double geomean_speedup(const std::vector<MeasuredPoint>& points) {
 
 std::string format_table(const std::vector<MeasuredPoint>& points, Operation op) {
   std::ostringstream o;
+  o.imbue(std::locale::classic());  // whatever std::locale::global() says
   char line[200];
   if (!points.empty() && !points.front().label.empty()) {
     // Distribution workloads: ns per call of the replayed sequence.
@@ -108,6 +110,7 @@ std::string format_table(const std::vector<MeasuredPoint>& points, Operation op)
 
 std::string format_patch_table(const std::vector<MeasuredPoint>& points, const std::string& caption) {
   std::ostringstream o;
+  o.imbue(std::locale::classic());  // whatever std::locale::global() says
   if (!caption.empty()) o << caption << (caption.back() == '\n' ? "" : "\n");
   // Three or four significant digits whatever the length: 1.67, 123.4, 5495631.
   const auto ns = [](double v) {
@@ -731,6 +734,7 @@ class Search {
     double best_gain = std::log(1.03);
     for (std::size_t v = 0; v < live.size(); ++v) {
       std::ostringstream o;
+      o.imbue(std::locale::classic());  // whatever std::locale::global() says
       o << name;
       if (rep)
         o << (live[v].params.rep_unit.value == 8 ? " (8-byte elements" : " (byte elements")

@@ -41,6 +41,7 @@ struct Arena {
   unsigned generation = 0;
   std::mutex mutex;  // locked only by threads of `pid` (a child never locks an inherited arena)
   std::vector<Chunk*> chunks;
+  Arena* previous = nullptr;  // the arena before the last fork: kept reachable, never freed
 };
 
 std::atomic<Arena*> g_arena{nullptr};
@@ -65,6 +66,7 @@ Arena* current_arena() {
     auto* mine = new Arena;  // never destroyed: inherited and pre-fork routines refer to it
     mine->pid = getpid();
     mine->generation = g_fork_generation.load(std::memory_order_acquire);
+    mine->previous = cur;
     if (g_arena.compare_exchange_strong(cur, mine, std::memory_order_acq_rel)) return mine;
     delete mine;  // another thread won the race; `cur` is now its arena (checked again)
   }

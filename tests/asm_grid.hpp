@@ -47,6 +47,8 @@ inline std::vector<GridPlan> asm_grid() {
           p.rep_unit = t % 2 ? 8 : 1;
           p.rep_align_dst = t % 3 != 0;
           p.rep_aligned_only = t % 4 == 1;
+          // A rep band with the loop again above it (rep_stop) in every fifth plan.
+          if (t % 5 == 1 && rep != kNever) p.rep_stop = std::max<std::uint64_t>(rep, 4096) * 4;
           if (copy && t % 4 != 3) {
             p.prefetch_distance = 64u << (t % 5);
             p.prefetch_hint = t % 2 ? PrefetchHint::kNTA : PrefetchHint::kT0;

@@ -90,7 +90,7 @@ const SizeClass* class_of(const CopyPlan& plan, std::uint64_t n) {
 TEST_CASE("param_field_names lists every CopyParams field in declaration order") {
   const std::vector<std::string> expected{"operation",     "vector_width",  "unroll",
                                           "prefetch_distance", "prefetch_hint", "nt_threshold",
-                                          "rep_threshold", "rep_unit", "rep_align_dst", "rep_aligned_only", "alias_window", "rep_alias_window", "nt_pages", "loop_pipeline", "shift_realign", "loop_align",
+                                          "rep_threshold", "rep_stop", "rep_unit", "rep_align_dst", "rep_aligned_only", "alias_window", "rep_alias_window", "nt_pages", "loop_pipeline", "shift_realign", "loop_align",
                                           "nop_form", "register_bank", "head_tail_width", "head_tail_max", "mask_max"};
   CHECK(param_field_names() == expected);
 }
@@ -1058,6 +1058,32 @@ TEST_CASE("vector_ladder: rep_threshold >= nt_threshold means no rep class") {
       CHECK(plan.classes.back().strategy == kNT);
       CHECK(plan.classes.back().lo == std::max(nt, loop_start(w)));
     }
+  }
+}
+
+TEST_CASE("vector_ladder: rep_stop ends the rep band and hands the lengths above back to the loop") {
+  for (auto w : kWidths) {
+    CAPTURE(w);
+    CopyParams p = params_w(w);
+    p.rep_threshold = 8192;
+    p.rep_stop = 1 << 20;
+    p.nt_threshold = 16 << 20;
+    const CopyPlan plan = plan_for(p);
+    REQUIRE(check_plan(plan).ok());
+    std::vector<std::tuple<std::uint64_t, std::uint64_t, Strategy>> big;
+    for (const auto& c : plan.classes)
+      if (c.lo >= loop_start(w)) big.emplace_back(c.lo, c.hi, c.strategy);
+    const std::vector<std::tuple<std::uint64_t, std::uint64_t, Strategy>> expect{
+        {loop_start(w), 8191, Strategy::kAlignedLoop}, {8192, (1 << 20) - 1, kR},
+        {1 << 20, (16 << 20) - 1, Strategy::kAlignedLoop}, {16 << 20, kNever, kNT}};
+    CHECK(big == expect);
+    // A stop at or below the band's start removes the band; one above nt_threshold changes nothing.
+    p.rep_stop = 8192;
+    for (const auto& c : plan_for(p).classes) CHECK(c.strategy != kR);
+    p.rep_stop = 64 << 20;
+    const CopyPlan wide = plan_for(p);
+    CHECK(std::count_if(wide.classes.begin(), wide.classes.end(),
+                        [](const SizeClass& c) { return c.strategy == Strategy::kAlignedLoop; }) == 1);
   }
 }
 

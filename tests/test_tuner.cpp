@@ -333,6 +333,44 @@ TEST_CASE("the misaligned workload: 4 KiB..512 KiB at dst offsets 0, 1, 4, 15, 3
   CHECK_FALSE(make_workload("misaligned", Operation::kClearPage).ok());
 }
 
+TEST_CASE("compare: every use pattern, cache state and solo run gives a measurement per routine") {
+  BenchBuffers buf(1 << 20);
+  for (Use use : {Use::kCopy, Use::kThenRead, Use::kThenWrite})
+    for (CacheState st : {CacheState::kAsLeft, CacheState::kWarm, CacheState::kCold})
+      for (bool solo : {false, true}) {
+        CAPTURE(use_name(use));
+        CAPTURE(cache_state_name(st));
+        CAPTURE(solo);
+        TimingOptions t;
+        t.rounds = 3;
+        t.warmup_rounds = 1;
+        t.min_calls = 3;
+        t.use = use;
+        t.state = st;
+        t.solo = solo;
+        const auto m = compare({system_memcpy(), system_memcpy()}, buf, 65536, 0, 1, t);
+        REQUIRE(m.size() == 2);
+        for (const auto& x : m) {
+          CHECK(x.ticks_per_call > 0);
+          CHECK(x.samples == 3);
+        }
+      }
+  // copy+write really stores to the source: its first line no longer holds the fill pattern.
+  // (The fill pattern's first 8 bytes are 7, 138, 13, ...: no call count stored there equals them.)
+  BenchBuffers fresh(8192);
+  std::uint64_t before, after;
+  std::memcpy(&before, fresh.src(), 8);
+  TimingOptions t;
+  t.rounds = 3;
+  t.use = Use::kThenWrite;
+  compare({system_memcpy()}, fresh, 4096, 0, 0, t);
+  std::memcpy(&after, fresh.src(), 8);
+  CHECK(after != before);
+  CHECK(after < (std::uint64_t{1} << 40));  // a call count, not the pattern
+  CHECK(use_name(Use::kThenRead) == "copy+read");
+  CHECK(cache_state_name(CacheState::kCold) == "cold");
+}
+
 TEST_CASE("report tables: other routines are columns but not peers; vs aligned; the targets") {
   // Hand-made tables (no timing): columns glibc, dpdk (peers), other.json (not a peer), tuned.
   ReportTable t;
@@ -373,7 +411,8 @@ TEST_CASE("report tables: other routines are columns but not peers; vs aligned; 
   CHECK(targets.find("MISSED  every seeds' point >= 0.97x the best peer: 1 of 3 points below: 80 0/0 0.95x (best peer glibc)") !=
         std::string::npos);
   // 64 MiB: 9.8 vs dpdk 10 = 0.98x (enough for the per-point target, not for this one).
-  CHECK(targets.find("MISSED  64 MiB 0/0 >= 1.0x the best peer (0.98x)") != std::string::npos);
+  CHECK(targets.find("MISSED  64 MiB 0/0 >= 1.0x the best peer (0.98x) and >= 90% of the read bandwidth (78%)") !=
+        std::string::npos);
   CHECK(targets.find("reads stream at 12.50 GB/s") != std::string::npos);
   // Misaligned: 0/33 loses to glibc (0.80x) and to its aligned copy (0.60x); 0/1 is fine.
   CHECK(targets.find("MISSED  4 KiB-512 KiB, dst offset 1/4/15/33: >= 1.0x the best peer: 1 points below: 4096 0/33 0.80x") !=
@@ -381,8 +420,36 @@ TEST_CASE("report tables: other routines are columns but not peers; vs aligned; 
   CHECK(targets.find("MISSED  4 KiB-512 KiB, dst offset 1/4/15/33: >= 0.85x the tuned routine's aligned copy: 1 points below: "
                      "4096 0/33 0.60x") != std::string::npos);
   // Distributions: glibc/tuned = 1.25 and 1.11: geometric mean 1.18x, met; dpdk 1.5 and 1.33.
-  CHECK(targets.find("met     production distributions: >= 1.05x glibc in ns per call (geometric mean over 2): 1.18x, 1.41x vs dpdk") !=
+  CHECK(targets.find("met     production distributions: >= 1.05x the best of glibc in ns per call (geometric mean over 2): "
+                     "1.18x, 1.41x vs dpdk") != std::string::npos);
+  // With an aocl column the distribution target is against the better of glibc and aocl, and
+  // the read-back rows are a target of their own.
+  ReportTable d2;
+  d2.per_call = true;
+  d2.columns = {"glibc", "aocl", "tuned"};
+  d2.peers = 2;
+  d2.rows.push_back({"A", {}, {10, 8, 8}});
+  d2.rows.push_back({"A read back", {}, {20, 30, 10}, Use::kThenRead});
+  const std::string t2 = format_targets(nullptr, nullptr, &d2, 0);
+  CHECK(t2.find("MISSED  production distributions: >= 1.05x the best of glibc and aocl in ns per call (geometric mean over 1): 1.00x") !=
         std::string::npos);
+  CHECK(t2.find("met     production distributions, each call reading back the last: >= 1.05x the best of glibc and aocl "
+                "in ns per call (geometric mean over 1): 2.00x") != std::string::npos);
+  // The use table: warm rows from 256 KiB to 16 MiB against the best of glibc and aocl; cold
+  // rows are a check line; 64 KiB and 64 MiB are outside the target.
+  ReportTable u;
+  u.labelled = true;
+  u.columns = {"glibc", "rep_movsb", "aocl", "tuned"};
+  u.peers = 3;
+  u.rows.push_back({"64K copy warm", {64 << 10, 0, 0}, {10, 99, 10, 5}, Use::kCopy, CacheState::kWarm});
+  u.rows.push_back({"1M copy+read warm", {1 << 20, 0, 0}, {10, 99, 12, 11}, Use::kThenRead, CacheState::kWarm});
+  u.rows.push_back({"1M copy warm", {1 << 20, 0, 0}, {10, 99, 9, 10}, Use::kCopy, CacheState::kWarm});
+  u.rows.push_back({"1M copy cold", {1 << 20, 0, 0}, {10, 1, 9, 20}, Use::kCopy, CacheState::kCold});
+  const std::string t3 = format_targets(nullptr, nullptr, nullptr, 0, &u);
+  CHECK(t3.find("MISSED  256 KiB-16 MiB, the copy alone, read and overwritten (warm): >= 1.0x the best of glibc and aocl: "
+                "1 of 2 below: 1M copy+read warm 0.92x (aocl)") != std::string::npos);
+  CHECK(t3.find("check   256 KiB-16 MiB, cold (not a target): lowest 2.00x over 1 cases") != std::string::npos);
+  CHECK(u.format().find("1M copy+read warm") != std::string::npos);
   // A null table skips its targets.
   const std::string only_d = format_targets(nullptr, nullptr, &d, 0);
   CHECK(only_d.find("seeds") == std::string::npos);
@@ -536,9 +603,13 @@ TEST_CASE("the report compares the tuned routine with every peer and plots the s
   CHECK(text.find("geometric mean over 4 points") != std::string::npos);
 
   const ReportTable d = report_distributions(*r, {"MemcpyGoogleQ", "NoSuchDistribution"}, ro);
-  REQUIRE(d.rows.size() == 1);  // the unknown one is skipped, not fatal
+  REQUIRE(d.rows.size() == 2);  // the unknown one is skipped, not fatal; throughput and read back
   CHECK(d.per_call);
   CHECK(d.rows[0].label == "MemcpyGoogleQ");
+  CHECK(d.rows[1].label == "MemcpyGoogleQ read back");
+  CHECK(d.rows[1].use == Use::kThenRead);
+  for (const auto& row : d.rows)
+    for (double v : row.value) CHECK(v > 0);
 
   const std::string svg = "copysynth-test-plot.svg";
   std::string err;

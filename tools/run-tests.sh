@@ -9,6 +9,13 @@
 # Usage: tools/run-tests.sh [release|asan|fuzz|all]...   (default: all, in the order above)
 # Needs: tools/install-deps.sh --test (clang and the libFuzzer runtime for the fuzz stage).
 # Prints one line per stage with its wall time, and at the end "stages: N passed, N failed".
+#
+# The optional AOCL-LibMem peer: before the release and asan stages, when $COPYSYNTH_AOCL_SOURCE
+# (default: ../shared/peers/aocl-libmem-5.3.tar.gz beside the repository) exists and
+# build-aocl/libaocl-peer.a is missing or older than it or than tools/build-aocl-peer.sh, the
+# peer is built into build-aocl/ (about 20 s of CPU time; log in build-aocl/build.log) and the
+# stages' cmake picks it up. Without the source, or when that build fails, the tests run without
+# it and say so. COPYSYNTH_AOCL_SOURCE=none skips it.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
@@ -86,7 +93,40 @@ ctest_stage() {
   finish "$name" "$start" passed "${count:-?} tests"
 }
 
+# aocl_peer: build build-aocl/libaocl-peer.a when its source is there and it is out of date
+# (header above). Never fails the run.
+aocl_peer_done=
+aocl_peer() {
+  [ -n "$aocl_peer_done" ] && return 0
+  aocl_peer_done=1
+  local source=${COPYSYNTH_AOCL_SOURCE:-../shared/peers/aocl-libmem-5.3.tar.gz}
+  local archive=build-aocl/libaocl-peer.a
+  if [ "$source" = none ]; then
+    say "AOCL-LibMem peer: skipped (COPYSYNTH_AOCL_SOURCE=none)"
+  elif [ ! -e "$source" ]; then
+    if [ -e "$archive" ]; then
+      say "AOCL-LibMem peer: $source not found; using the existing $archive"
+    else
+      say "AOCL-LibMem peer: skipped ($source not found; tools/build-aocl-peer.sh --from AOCL_TREE_OR_ARCHIVE adds it)"
+    fi
+  elif [ -e "$archive" ] && [ "$archive" -nt "$source" ] && [ "$archive" -nt tools/build-aocl-peer.sh ]; then
+    say "AOCL-LibMem peer: $archive is up to date ($(head -1 build-aocl/README 2>/dev/null))"
+  else
+    local start=$SECONDS
+    mkdir -p build-aocl
+    say "== AOCL-LibMem peer: tools/build-aocl-peer.sh --from $source build-aocl (log: build-aocl/build.log) =="
+    if tools/build-aocl-peer.sh --from "$source" build-aocl >build-aocl/build.log 2>&1; then
+      say "AOCL-LibMem peer: built in $((SECONDS - start))s: $(head -1 build-aocl/README)"
+    else
+      rm -f "$archive"
+      tail -5 build-aocl/build.log >&2
+      say "AOCL-LibMem peer: its build failed (above; full log build-aocl/build.log): the tests run without it"
+    fi
+  fi
+}
+
 run_release() {
+  aocl_peer
   wrap=()
   ctest_stage release build -DCMAKE_BUILD_TYPE=Release
 }
@@ -96,6 +136,7 @@ run_asan() {
   # in CMakeLists.txt), so `ctest --test-dir build-asan` run by hand behaves the same. Debug keeps assert() on; -O1 -g1
   # (line tables only) compiles the Boost.Hana-heavy sources in about 2/3 of -O2 -g's time and
   # still gives file:line in every sanitizer report.
+  aocl_peer
   wrap=("${no_aslr[@]}")
   ctest_stage asan build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
     -DCOPYSYNTH_SANITIZE=address,undefined

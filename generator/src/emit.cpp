@@ -323,7 +323,14 @@ class RoutineEmitter {
       case Strategy::kNone: ret(); break;
       case Strategy::kBlock: block(c.block); break;
       case Strategy::kHeadTail: head_tail(c.block); break;
-      case Strategy::kAlignedLoop: loop_class(); break;
+      case Strategy::kAlignedLoop:
+        if (loop_entry_bound_) {  // a second loop class (after a rep band): the same loop
+          comment("the loop again, after the rep band");
+          a_.jmp(loop_entry_);
+        } else {
+          loop_class();
+        }
+        break;
       case Strategy::kNonTemporalLoop:
         if (memmove()) {
           // Non-temporal stores only when the buffers do not overlap at all.

@@ -71,12 +71,19 @@ CopyPlan vector_ladder(const CopyParams& p) {
                              : std::max<std::uint64_t>({p.rep_threshold.value, loop_lo,
                                                         p.rep_align_dst ? 64u : 0u});
   if (rep_lo >= nt_lo) rep_lo = kNever;  // the non-temporal class takes over first
+  // The rep band ends at rep_stop (glibc's rep_movsb_stop_threshold), where the loop takes over
+  // again up to the non-temporal class; a stop at or below the band's start removes the band.
+  const std::uint64_t rep_hi = std::min<std::uint64_t>(p.rep_stop.value, nt_lo);
+  if (rep_hi <= rep_lo) rep_lo = kNever;
   // [from, to) with to == kNever meaning "up to and including 2^64-1".
   auto add = [&](std::uint64_t from, std::uint64_t to, Strategy s) {
     if (from < to) c.push_back({from, to == kNever ? kNever : to - 1, s, 0});
   };
   add(loop_lo, std::min(rep_lo, nt_lo), Strategy::kAlignedLoop);
-  add(rep_lo, nt_lo, Strategy::kRepString);
+  if (rep_lo != kNever) {
+    add(rep_lo, rep_hi, Strategy::kRepString);
+    add(rep_hi, nt_lo, Strategy::kAlignedLoop);
+  }
   add(nt_lo, kNever, Strategy::kNonTemporalLoop);
   for (auto& k : c) k.weight = default_class_weight(k.lo, k.hi);
   return plan;

@@ -49,6 +49,17 @@ copysynth_peer_rep_stosb:
 extern "C" void* copysynth_peer_dpdk(void* dst, const void* src, std::size_t n);
 #endif
 
+// AOCL-LibMem (peers.hpp, "aocl"): defined by libaocl-peer.a (tools/build-aocl-peer.sh) when the
+// program links it, else null. Weak, so that copysynth_tuner links and installs without it.
+extern "C" {
+__attribute__((weak)) void* aocl_memcpy(void* dst, const void* src, std::size_t n);
+__attribute__((weak)) void* aocl_memmove(void* dst, const void* src, std::size_t n);
+__attribute__((weak)) void* aocl_memset(void* dst, int c, std::size_t n);
+__attribute__((weak)) extern const int copysynth_aocl_peer_zen;
+__attribute__((weak)) extern const char copysynth_aocl_peer_build[];
+__attribute__((weak)) int copysynth_aocl_peer_thresholds(std::uint64_t t[5]);
+}
+
 namespace copysynth {
 namespace {
 
@@ -234,8 +245,50 @@ bool have_dpdk_peer() noexcept {
 #endif
 }
 
+bool have_aocl_peer() noexcept {
+  return &aocl_memcpy != nullptr && &aocl_memmove != nullptr && &aocl_memset != nullptr &&
+         &copysynth_aocl_peer_zen != nullptr;
+}
+
+int aocl_peer_zen() noexcept { return have_aocl_peer() ? copysynth_aocl_peer_zen : 0; }
+
+std::string_view aocl_peer_build() noexcept {
+  return have_aocl_peer() && &copysynth_aocl_peer_build != nullptr ? std::string_view(copysynth_aocl_peer_build)
+                                                                   : std::string_view();
+}
+
+bool aocl_peer_runs_on(const IsaFeatures& host) noexcept {
+  const int zen = aocl_peer_zen();
+  if (zen == 0 || !host.has(Feature::kAVX2) || !host.has(Feature::kBMI2)) return false;
+  if (zen >= 4)
+    return host.has(Feature::kAVX512F) && host.has(Feature::kAVX512BW) && host.has(Feature::kAVX512VL);
+  return true;
+}
+
+std::optional<AoclThresholds> aocl_peer_thresholds() noexcept {
+  std::uint64_t t[5] = {};
+  if (!have_aocl_peer() || &copysynth_aocl_peer_thresholds == nullptr || !copysynth_aocl_peer_thresholds(t))
+    return std::nullopt;
+  return AoclThresholds{t[0], t[1], t[2], t[3], t[4]};
+}
+
+namespace {
+
+// "AMD AOCL-LibMem 5.3.0 zen5 variant (...); non-temporal stores from 33554432 B in this process"
+std::string aocl_description() {
+  std::string d = "AMD " + std::string(aocl_peer_build());
+  if (const auto t = aocl_peer_thresholds()) {
+    d += "; non-temporal stores from " + std::to_string(t->nt_start) + " B in this process";
+    if (t->nt_start <= 1) d += " (AOCL read no cache sizes: CPUID leaf 0x8000001D is empty here)";
+  }
+  return d;
+}
+
+}  // namespace
+
 std::vector<Peer> peers(Operation op, const IsaFeatures& host) {
   const bool avx2 = host.has(Feature::kAVX2);
+  const bool aocl = aocl_peer_runs_on(host);
   std::vector<Peer> out;
   switch (op) {
     case Operation::kMemcpy:
@@ -250,18 +303,21 @@ std::vector<Peer> peers(Operation op, const IsaFeatures& host) {
 #if COPYSYNTH_HAVE_DPDK
       if (avx2) out.push_back({"dpdk", op, ep(&copysynth_peer_dpdk), "DPDK rte_memcpy (AVX2 build)"});
 #endif
+      if (aocl) out.push_back({"aocl", op, ep(aocl_memcpy), aocl_description()});
       break;
     case Operation::kMemmove:
       out.push_back({"glibc", op, system_routine(op), "the system memmove (glibc), through a function pointer"});
       if (avx2)
         out.push_back({"avx2_loop", op, ep(&avx2_memmove),
                        "4 x 32-byte unaligned AVX2 loop, backward when src < dst < src + n"});
+      if (aocl) out.push_back({"aocl", op, ep(aocl_memmove), aocl_description()});
       break;
     case Operation::kFill:
       out.push_back({"glibc", op, system_routine(op), "the system memset (glibc), through a function pointer"});
       out.push_back({"rep_stosb", op, ep(&copysynth_peer_rep_stosb), "mov r8, rdi; mov eax, esi; mov rcx, rdx; rep stosb"});
       if (avx2)
         out.push_back({"avx2_loop", op, ep(&avx2_memset), "4 x 32-byte unaligned AVX2 stores per iteration"});
+      if (aocl) out.push_back({"aocl", op, ep(aocl_memset), aocl_description()});
       break;
     case Operation::kClearPage:
       out.push_back({"glibc", op, system_routine(op), "memset(page, 0, 4096) (glibc)"});

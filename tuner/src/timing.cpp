@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <emmintrin.h>
 #include <x86intrin.h>
 
 #include <algorithm>
@@ -128,6 +129,50 @@ std::vector<Measurement> compare(const std::vector<CopyFn>& fns, BenchBuffers& b
   return compare(Operation::kMemcpy, entries, buf, size, src_align, dst_align, opt);
 }
 
+std::string_view use_name(Use u) noexcept {
+  switch (u) {
+    case Use::kCopy: return "copy";
+    case Use::kThenRead: return "copy+read";
+    case Use::kThenWrite: return "copy+write";
+  }
+  return "?";
+}
+
+std::string_view cache_state_name(CacheState s) noexcept {
+  switch (s) {
+    case CacheState::kAsLeft: return "as left";
+    case CacheState::kWarm: return "warm";
+    case CacheState::kCold: return "cold";
+  }
+  return "?";
+}
+
+namespace {
+/// One 8-byte load from every 64-byte line of [p, p+n): what a consumer of the copy costs at
+/// least (every line has to come to the core). The sum goes to an asm sink so no load is dropped.
+inline void read_lines(const std::uint8_t* p, std::uint64_t n) {
+  std::uint64_t acc = 0;
+  for (std::uint64_t i = 0; i + 8 <= n; i += 64) {
+    std::uint64_t v;
+    std::memcpy(&v, p + i, 8);
+    acc += v;
+  }
+  asm volatile("" : : "r"(acc));
+}
+/// One 8-byte store to every 64-byte line of [p, p+n) (the line is fetched for ownership).
+inline void write_lines(std::uint8_t* p, std::uint64_t n, std::uint64_t v) {
+  for (std::uint64_t i = 0; i + 8 <= n; i += 64) std::memcpy(p + i, &v, 8);
+  asm volatile("" : : "r"(p) : "memory");
+}
+/// Every line of [p, p+n) out of every cache level (clflush is SSE2: every x86-64 CPU has it).
+inline void flush_lines(const std::uint8_t* p, std::uint64_t n) {
+  const auto a = reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{63};
+  for (std::uintptr_t q = a; q < reinterpret_cast<std::uintptr_t>(p) + n; q += 64)
+    _mm_clflush(reinterpret_cast<const void*>(q));
+  _mm_mfence();
+}
+}  // namespace
+
 std::vector<Measurement> compare(Operation op, const std::vector<const void*>& entries, BenchBuffers& buf,
                                  std::uint64_t size, std::uint32_t src_align, std::uint32_t dst_align,
                                  const TimingOptions& opt) {
@@ -143,29 +188,70 @@ std::vector<Measurement> compare(Operation op, const std::vector<const void*>& e
   std::uint8_t* src = buf.src() + src_align;
   std::uint8_t* dst = buf.dst() + dst_align;
   const double hz = tsc_hz();
+  const bool copy = op == Operation::kMemcpy || op == Operation::kMemmove;
+  // Fill has no source to refill: its producer pattern is the consumer one.
+  const Use use = !copy && opt.use == Use::kThenWrite ? Use::kThenRead : opt.use;
 
   // Calls per batch from a first guess of the cost (5 ns + 20 GB/s), refined after warm-up.
   auto calls_for = [&](double seconds_per_call) {
     const double c = opt.batch_seconds / std::max(seconds_per_call, 1e-9);
-    return static_cast<unsigned>(std::clamp(c, 1.0, 100000.0));
+    return static_cast<unsigned>(std::clamp(c, double(std::max(1u, opt.min_calls)), 100000.0));
   };
   unsigned calls = calls_for(5e-9 + double(size) / 20e9);
 
+  auto prepare = [&] {
+    switch (opt.state) {
+      case CacheState::kAsLeft: break;
+      case CacheState::kWarm:
+        if (copy) write_lines(src, size, 0x0123456789ABCDEFull);
+        read_lines(dst, size);
+        break;
+      case CacheState::kCold:
+        if (copy) flush_lines(src, size);
+        flush_lines(dst, size);
+        break;
+    }
+  };
+
+  std::uint64_t stamp = 0;
   auto run_batch = [&](const void* entry) -> double {
+    prepare();
     std::uint64_t t0 = 0, t1 = 0;
     switch (op) {
       case Operation::kMemcpy:
       case Operation::kMemmove: {
         const auto fn = reinterpret_cast<CopyFn>(const_cast<void*>(entry));
         t0 = tsc_begin();
-        for (unsigned c = 0; c < calls; ++c) fn(dst, src, size);
+        switch (use) {
+          case Use::kCopy:
+            for (unsigned c = 0; c < calls; ++c) fn(dst, src, size);
+            break;
+          case Use::kThenRead:
+            for (unsigned c = 0; c < calls; ++c) {
+              fn(dst, src, size);
+              read_lines(dst, size);
+            }
+            break;
+          case Use::kThenWrite:
+            for (unsigned c = 0; c < calls; ++c) {
+              fn(dst, src, size);
+              write_lines(src, size, ++stamp);
+            }
+            break;
+        }
         t1 = tsc_end();
         break;
       }
       case Operation::kFill: {
         const auto fn = reinterpret_cast<FillFn>(const_cast<void*>(entry));
         t0 = tsc_begin();
-        for (unsigned c = 0; c < calls; ++c) fn(dst, 0x5A, size);
+        if (use == Use::kCopy)
+          for (unsigned c = 0; c < calls; ++c) fn(dst, 0x5A, size);
+        else
+          for (unsigned c = 0; c < calls; ++c) {
+            fn(dst, 0x5A, size);
+            read_lines(dst, size);
+          }
         t1 = tsc_end();
         break;
       }
@@ -188,10 +274,23 @@ std::vector<Measurement> compare(Operation op, const std::vector<const void*>& e
 
   std::vector<std::vector<double>> samples(k);
   const double t_start = now_seconds();
-  RoundOrder order(k);
-  for (unsigned r = 0; r < opt.rounds; ++r) {
-    for (std::size_t i : order.next()) samples[i].push_back(run_batch(entries[i]));
-    if (r >= 2 && now_seconds() - t_start > opt.max_seconds) break;
+  if (opt.solo) {
+    // Each routine's rounds back to back (after one untimed batch of its own), in turn; the
+    // time cap is shared out so that every routine gets its share.
+    for (std::size_t i = 0; i < k; ++i) {
+      run_batch(entries[i]);
+      const double t_i = now_seconds();
+      for (unsigned r = 0; r < opt.rounds; ++r) {
+        samples[i].push_back(run_batch(entries[i]));
+        if (r >= 2 && now_seconds() - t_i > opt.max_seconds / double(k)) break;
+      }
+    }
+  } else {
+    RoundOrder order(k);
+    for (unsigned r = 0; r < opt.rounds; ++r) {
+      for (std::size_t i : order.next()) samples[i].push_back(run_batch(entries[i]));
+      if (r >= 2 && now_seconds() - t_start > opt.max_seconds) break;
+    }
   }
   for (std::size_t i = 0; i < k; ++i) {
     Measurement& m = out[i];
@@ -246,6 +345,25 @@ std::vector<Measurement> replay(Operation op, const std::vector<const void*>& en
       case Operation::kMemcpy:
       case Operation::kMemmove: {
         const auto fn = reinterpret_cast<CopyFn>(const_cast<void*>(entry));
+        if (opt.use == Use::kThenRead) {
+          // Each call's source address waits on a load of the previous copy's last bytes (ANDed
+          // with an opaque zero): the replay runs at the speed of copy + store-to-load forwarding.
+          std::uint64_t zero = 0, x = 0;
+          asm volatile("" : "+r"(zero));
+          t0 = tsc_begin();
+          for (std::size_t i = 0; i < n; ++i) {
+            std::uint8_t* d = buf.dst(i) + calls[i].dst_offset;
+            const std::uint32_t len = calls[i].size;
+            fn(d, buf.src(i) + calls[i].src_offset + x, len);
+            std::uint64_t v = x;
+            if (len >= 8) std::memcpy(&v, d + len - 8, 8);
+            else if (len) v = d[len - 1];
+            x = v & zero;
+          }
+          t1 = tsc_end();
+          asm volatile("" : : "r"(x));
+          break;
+        }
         t0 = tsc_begin();
         for (std::size_t i = 0; i < n; ++i)
           fn(buf.dst(i) + calls[i].dst_offset, buf.src(i) + calls[i].src_offset, calls[i].size);

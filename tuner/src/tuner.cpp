@@ -13,7 +13,9 @@
 #include <sstream>
 
 #include "copysynth/c_format.hpp"
+#include "copysynth/decide.hpp"
 #include "copysynth/ladders.hpp"
+#include "copysynth/peers.hpp"
 #include "copysynth/perf_counters.hpp"
 
 namespace copysynth {
@@ -173,9 +175,9 @@ const char* dispatch_name(Dispatch d) {
   return "?";
 }
 
-/// Extra weight of a point where a candidate is slower than the system routine (point
-/// workloads): the score is exp(mean(log r + kLossWeight * min(log r, 0))) over the points.
-constexpr double kLossWeight = 3.0;
+/// From this length on (bytes) a copy is timed from a set cache state and, where a threshold
+/// is decided, with the data used afterwards (timing.hpp: CacheState, Use).
+constexpr std::uint64_t kLargeCopy = 64 * 1024;
 
 /// Calls replayed per round for a distribution workload: long enough that branch predictors
 /// cannot learn the sequence by heart (a 4096-call sequence replayed in a loop partly is).
@@ -245,6 +247,7 @@ class Search {
       best = clear_page_stage(best);
       if (time_left() && !opt_.quick) best = padding_stage(best);
     } else {
+      if (time_left()) best = seed_stage(best);
       for (int pass = 1; pass <= (opt_.quick ? 1 : 2); ++pass) {
         if (pass == 2 && !time_left()) break;
         if (pass == 2) say("second pass over kernel, dispatch" + std::string(copy ? " and prefetch" : ""));
@@ -261,6 +264,8 @@ class Search {
       }
     }
     if (!time_left()) say("budget of " + fmt("%.0f", opt_.budget_seconds) + " s reached; keeping the best so far");
+    // The floor: before anything is written, the winner against every peer, whatever the budget.
+    if (!w_.is_distribution() && op_ != Operation::kClearPage) best = floor_stage(best);
 
     // ---- final measurement ------------------------------------------------------------------
     const Routine* winner = get(best);
@@ -321,6 +326,277 @@ class Search {
     }
     Blend b(*this, true);
     return stage("kernel", best, cands, below_1m_, /*halving=*/true);
+  }
+
+  /// The peers' strategies, where the parameter space can express them (peers.hpp; the vendor's
+  /// and glibc's published choices for this CPU), as complete configurations: the search starts
+  /// from the best of them, and the floor stage falls back on them.
+  ///   avx2_loop   4 x 32-byte loop, no rep, no non-temporal stores (the plain AVX2 loop peer);
+  ///   rep_first   `rep movsb` / `rep stosb` from the loop's start (the rep_movsb peer; FSRM);
+  ///   glibc       4 vectors per iteration, `rep movsb` from 2112 bytes (glibc's
+  ///               rep_movsb_threshold default for 16-byte vectors, scaled as glibc scales it:
+  ///               x V/16), non-temporal stores from 3/4 of the L3 (glibc's
+  ///               non_temporal_threshold);
+  ///   aocl        AMD AOCL-LibMem's choices on Zen (src/threshold.c of its release): no rep
+  ///               string instructions, the widest vectors, non-temporal stores from 3/4 of the L3.
+  std::vector<std::pair<std::string, Candidate>> seeds(const Candidate& def) const {
+    std::vector<std::pair<std::string, Candidate>> out;
+    const std::uint64_t l3 = opt_.cpu.caches().l3 ? opt_.cpu.caches().l3 : (32ull << 20);
+    Candidate plain = def;
+    plain.params.rep_threshold = kNever;
+    plain.params.rep_stop = kNever;
+    plain.params.nt_threshold = kNever;
+    plain.params.prefetch_distance = 0;
+    plain.params.unroll = 4;
+    if (vmax_ >= 32) {
+      Candidate c = plain;
+      c.params.vector_width = 32;
+      out.emplace_back("avx2_loop", c);
+    }
+    {
+      Candidate c = plain;
+      c.params.rep_threshold = 0;  // raised to the loop's start (invariant 10)
+      c.params.rep_unit = 1;
+      out.emplace_back("rep_first", c);
+    }
+    {
+      Candidate c = plain;
+      c.params.vector_width = std::min(32u, vmax_);
+      c.params.rep_threshold = 2112ull * std::max(1u, c.params.vector_width.value / 16);
+      c.params.rep_stop = opt_.cpu.caches().l2 ? opt_.cpu.caches().l2 : kNever;  // rep_movsb_stop_threshold on AMD
+      c.params.rep_unit = 1;
+      c.params.nt_threshold = l3 / 4 * 3;
+      out.emplace_back("glibc", c);
+    }
+    {
+      Candidate c = plain;
+      c.params.vector_width = vmax_;
+      c.params.nt_threshold = l3 / 4 * 3;
+      out.emplace_back("aocl", c);
+    }
+    return out;
+  }
+
+  /// The first stage: the default routine against the peers' strategies (seeds()), on the
+  /// points below 1 MiB and the production mix. The search goes on from the winner.
+  Candidate seed_stage(const Candidate& def) {
+    std::vector<Candidate> cands;
+    for (auto& [name, c] : seeds(def)) cands.push_back(c);
+    Blend b(*this, true);
+    Candidate out = stage("seeds", def, cands, below_1m_, false);
+    // The points below 1 MiB judge the kernel; the thresholds are the threshold stages' to
+    // decide on used copies (and a seed's edges above 1 MiB would slow every candidate's
+    // verification). The floor stage tries the seeds again whole.
+    out.params.rep_threshold = kNever;
+    out.params.rep_stop = kNever;
+    out.params.nt_threshold = kNever;
+    return out;
+  }
+
+  /// Size classes of the floor check (bytes): each workload point falls in the first class
+  /// whose upper bound is >= its length.
+  static constexpr std::uint64_t kFloorClassHi[] = {16,     64,      256,     1024,     4096,    16384,
+                                                    65535, 262143, 2097151, 16777215, kNever};
+  static std::size_t floor_class(std::uint64_t n) {
+    std::size_t g = 0;
+    while (kFloorClassHi[g] < n) ++g;
+    return g;
+  }
+  static std::string floor_class_name(std::size_t g) {
+    const std::uint64_t lo = g == 0 ? 0 : kFloorClassHi[g - 1] + 1;
+    return "n = " + std::to_string(lo) + ".." +
+           (kFloorClassHi[g] == kNever ? std::string("max") : std::to_string(kFloorClassHi[g]));
+  }
+
+  /// The floor: the winner, the winner without each threshold, the seeds and every peer of the
+  /// operation (peers.hpp) timed in the same rounds at every point of the workload (from 64 KiB
+  /// on, warm and with the copy read back), plus a composite of what each size class from 4 KiB
+  /// on picks for itself (decide::per_group_pick: a rep band, a non-temporal threshold). Where a
+  /// peer beats the winner in a size class by more than the measured noise
+  /// (decide::losses_to_peers), every configuration is scored against the best peer at each
+  /// point, and one that beats the winner there by 1% (decide::pick) replaces it; every class
+  /// still lost is printed with the peer and the figure.
+  Candidate floor_stage(const Candidate& winner) {
+    const std::vector<Peer> ps = peers(op_, opt_.cpu.features());
+    if (ps.empty() || w_.points.empty()) return winner;
+    std::vector<Candidate> rows{winner};
+    std::vector<std::string> names{"winner"};
+    // The winner without each of its thresholds, then the peers' strategies on its kernel.
+    std::vector<std::pair<std::string, Candidate>> alt;
+    if (winner.params.rep_threshold.value != kNever) {
+      Candidate c = winner;
+      c.params.rep_threshold = kNever;
+      c.params.rep_stop = kNever;
+      alt.emplace_back("the winner without rep", c);
+    }
+    if (winner.params.nt_threshold.value != kNever) {
+      Candidate c = winner;
+      c.params.nt_threshold = kNever;
+      alt.emplace_back("the winner without non-temporal stores", c);
+    }
+    for (auto& [name, c] : seeds(winner)) alt.emplace_back("seed " + name, c);
+    for (auto& [name, c] : alt) {
+      if (std::any_of(rows.begin(), rows.end(), [&](const Candidate& r) { return key(r) == key(c); })) continue;
+      rows.push_back(c);
+      names.push_back(name);
+    }
+    std::vector<Candidate> live;
+    std::vector<std::string> live_names;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      if (get(rows[i])) {
+        live.push_back(rows[i]);
+        live_names.push_back(names[i]);
+      }
+    if (live.empty() || key(live[0]) != key(winner)) return winner;
+    say("floor: the winner, " + std::to_string(live.size() - 1) + " other configurations and " +
+        std::to_string(ps.size()) + " peers (from 64 KiB on: warm, the copy read back)");
+    const std::size_t groups = std::size(kFloorClassHi);
+    // The workload's points, plus 1, 4 and 16 MiB when it reaches 1 MiB or more (a point
+    // workload's large lengths are few: the seeds have 256 KiB and 64 MiB only, and a rep band
+    // or a non-temporal threshold between them would otherwise go unjudged).
+    std::vector<Point> pts = w_.points;
+    if (max_size(pts) >= (1u << 20))
+      for (std::uint64_t n : {1ull << 20, 4ull << 20, 16ull << 20})
+        if (std::none_of(pts.begin(), pts.end(), [&](const Point& p) { return p.size == n; })) pts.push_back({n, 0, 0});
+    std::vector<std::size_t> group;
+    for (const Point& p : pts) group.push_back(floor_class(p.size));
+    // Rows 0..live-1 the configurations, then the peers.
+    std::vector<std::size_t> peer_rows;
+    auto time_all = [&] {
+      std::vector<const void*> fns;
+      for (const Candidate& c : live) fns.push_back(get(c)->entry());
+      peer_rows.clear();
+      for (const Peer& p : ps) {
+        peer_rows.push_back(fns.size());
+        fns.push_back(p.entry);
+      }
+      TimingOptions t = timing_;
+      t.rounds = opt_.quick ? 3 : 7;
+      t.max_seconds = opt_.quick ? 0.25 : 1.0;
+      decide::CostTable table;
+      table.cost.assign(fns.size(), std::vector<double>(pts.size(), 0.0));
+      table.spread = table.cost;
+      BenchBuffers& buf = bench_buffers();
+      for (std::size_t j = 0; j < pts.size(); ++j) {
+        const Point& p = pts[j];
+        const TimingOptions tj = timing_for(t, p.size, p.size >= kLargeCopy ? Use::kThenRead : Use::kCopy);
+        const auto m = compare(op_, fns, buf, p.size, p.src_align, p.dst_align, tj);
+        for (std::size_t f = 0; f < fns.size(); ++f) {
+          table.cost[f][j] = m[f].ticks_per_call;
+          table.spread[f][j] = m[f].mad_ticks;
+        }
+      }
+      return table;
+    };
+    decide::CostTable table = time_all();
+    std::size_t first_peer = live.size();
+    auto want_of = [&](std::size_t incumbent) {
+      std::vector<std::size_t> cand_rows(live.size());
+      for (std::size_t i = 0; i < live.size(); ++i) cand_rows[i] = i;
+      std::swap(cand_rows[0], cand_rows[incumbent]);
+      return decide::per_group_pick(table, cand_rows, peer_rows, group, groups);
+    };
+    // Per-class choices for the large classes (from 4 KiB on): where a class would pick a
+    // configuration that runs it with rep string instructions, the winner gets a rep band over
+    // those classes (rep_threshold .. rep_stop); where the last class would pick non-temporal
+    // stores, the winner takes that threshold. The composite is timed with the rest (not in
+    // --quick, which keeps the first table).
+    if (!opt_.quick) {
+      const auto want = want_of(0);
+      Candidate comp = winner;
+      std::uint64_t rep_lo = kNever, rep_hi = kNever;
+      const Candidate* rep_src = nullptr;
+      for (std::size_t g = 5; g < groups; ++g) {
+        const std::uint64_t lo = kFloorClassHi[g - 1] + 1;
+        const bool present = std::find(group.begin(), group.end(), g) != group.end();
+        const bool wants_rep = present && strategy_at(live[want[g]], lo) == Strategy::kRepString;
+        if (wants_rep && rep_lo == kNever) {
+          rep_lo = lo;
+          rep_src = &live[want[g]];
+        } else if (present && !wants_rep && rep_lo != kNever && rep_hi == kNever) {
+          rep_hi = lo;
+        }
+      }
+      if (rep_src) {
+        comp.params.rep_threshold = rep_lo;
+        comp.params.rep_stop = rep_hi;
+        comp.params.rep_unit = rep_src->params.rep_unit;
+        comp.params.rep_align_dst = rep_src->params.rep_align_dst;
+        comp.params.rep_aligned_only = rep_src->params.rep_aligned_only;
+        comp.params.rep_alias_window = rep_src->params.rep_alias_window;
+      }
+      const Candidate& last = live[want[groups - 1]];
+      if (last.params.nt_threshold.value != kNever && strategy_at(last, 64ull << 20) == Strategy::kNonTemporalLoop) {
+        comp.params.nt_threshold = last.params.nt_threshold;
+        comp.params.nt_pages = last.params.nt_pages;
+      }
+      if (std::none_of(live.begin(), live.end(), [&](const Candidate& c) { return key(c) == key(comp); }) && get(comp)) {
+        live.push_back(comp);
+        live_names.push_back("per-class composite");
+        say("floor: the size classes' own picks combined: " + label(comp) + "; timing again with it");
+        table = time_all();
+        first_peer = live.size();
+      }
+    }
+    std::size_t chosen = 0;
+    auto losses = decide::losses_to_peers(table, 0, peer_rows, group, groups);
+    if (!losses.empty() && live.size() > 1) {
+      // Two decisions: the kernel (the winner or a seed) on every point; then, on the winner's
+      // kernel, its large lengths (the winner without a threshold, the composite) on the points
+      // of 64 KiB and more only — where those rows differ, so that the small lengths' noise,
+      // counted four times when it falls on the losing side, does not decide them.
+      const std::vector<double> ref = decide::best_of(table, peer_rows);
+      std::vector<double> large(pts.size(), 0.0);
+      for (std::size_t j = 0; j < pts.size(); ++j) large[j] = pts[j].size >= kLargeCopy ? 1.0 : 0.0;
+      std::vector<std::size_t> kernels{0}, tails{0};
+      for (std::size_t i = 1; i < live.size(); ++i)
+        (live_names[i].rfind("seed ", 0) == 0 ? kernels : tails).push_back(i);
+      std::vector<double> sk, st;
+      for (std::size_t i : kernels) sk.push_back(decide::score(table.cost[i], ref));
+      chosen = kernels[decide::pick(sk, 0.01)];
+      std::string line = "floor: against the best peer at each point, " + live_names[0] + " scores " +
+                         fmt("%.3f", sk[0]) + "x";
+      if (chosen != 0) line += "; adopting " + live_names[chosen] + " (" + label(live[chosen]) + ") at " +
+                               fmt("%.3f", sk[std::find(kernels.begin(), kernels.end(), chosen) - kernels.begin()]) + "x";
+      if (chosen == 0 && tails.size() > 1) {
+        for (std::size_t i : tails) st.push_back(decide::score(table.cost[i], ref, large));
+        chosen = tails[decide::pick(st, 0.01)];
+        line += "; from 64 KiB on it scores " + fmt("%.3f", st[0]) + "x";
+        if (chosen != 0)
+          line += ", " + live_names[chosen] + " (" + label(live[chosen]) + ") " +
+                  fmt("%.3f", st[std::find(tails.begin(), tails.end(), chosen) - tails.begin()]) + "x: adopted";
+      }
+      say(line);
+      log_.push_back(line);
+      if (chosen != 0) losses = decide::losses_to_peers(table, chosen, peer_rows, group, groups);
+    }
+    {
+      // Which configuration each size class would pick on its own (decide::per_group_pick, against
+      // the best peer): where it is not the one kept, the ladder cannot yet give that class its
+      // own kernel, and the log says so.
+      const auto want = want_of(chosen);
+      for (std::size_t g = 0; g < groups; ++g)
+        if (want[g] != chosen && std::find(group.begin(), group.end(), g) != group.end()) {
+          const std::string line = "floor: " + floor_class_name(g) + " alone would pick " + live_names[want[g]] + " (" +
+                                   label(live[want[g]]) + ")";
+          say(line);
+          log_.push_back(line);
+        }
+    }
+    for (const auto& l : losses) {
+      const std::string line = "floor: " + floor_class_name(l.group) + ": " + ps[l.peer - first_peer].name + " is " +
+                               fmt("%.2f", 1 / l.ratio) + "x faster than the tuned routine (noise " +
+                               fmt("%.1f", 100 * l.noise) + "%); no configuration tried beats it there";
+      say(line);
+      log_.push_back(line);
+    }
+    if (losses.empty()) {
+      const std::string line = "floor: no size class where a peer beats the " +
+                               std::string(chosen ? "adopted configuration" : "winner") + " beyond the noise";
+      say(line);
+      log_.push_back(line);
+    }
+    return live[chosen];
   }
 
   Candidate clear_page_stage(const Candidate& best) {
@@ -471,6 +747,13 @@ class Search {
     return 256;
   }
 
+  /// The strategy a candidate's ladder gives length n (bytes).
+  static Strategy strategy_at(const Candidate& c, std::uint64_t n) {
+    for (const auto& k : vector_ladder(c.params).classes)
+      if (k.lo <= n && n <= k.hi) return k.strategy;
+    return Strategy::kNone;
+  }
+
   /// The plan of a candidate, with its dispatch weights.
   Result<CopyPlan> plan_of(const Candidate& c) const {
     auto plan = make_plan(c.params, opt_.cpu.features());
@@ -543,10 +826,11 @@ class Search {
 
   // ----- scoring -----------------------------------------------------------------------------
 
-  /// Geometric-mean speedup over the system routine of each routine on `pts`.
+  /// Each routine's score against the system routine on `pts` (decide::score: the
+  /// loss-weighted geometric mean of the per-point speedups), from one cost table timed in the
+  /// same rounds; distribution workloads: the replay's speedup in ns per call.
   std::vector<double> score(const std::vector<const Routine*>& rs, const std::vector<Point>& pts,
                             unsigned rounds) {
-    std::vector<double> logsum(rs.size(), 0.0);
     TimingOptions t = timing_;
     t.rounds = rounds;
     std::vector<const void*> fns{system_routine(op_)};
@@ -558,29 +842,63 @@ class Search {
       return s;
     }
     // Blended stages: the geometric mean of the points' score and the production mix's
-    // speedup (ns per call), so each counts half.
+    // speedup (ns per call), so each counts half; for copies the mix's speedup is itself the
+    // geometric mean of its throughput and its copy-then-read latency (each call's source
+    // waiting on the previous copy: timing.hpp, replay()), as a program that reads its copies
+    // sees it.
     std::vector<double> mix(rs.size(), 1.0);
     const bool blend = blend_ && mix_buf_;
     if (blend) {
-      const auto m = replay(op_, fns, mix_calls_, *mix_buf_, t);
-      for (std::size_t i = 0; i < rs.size(); ++i) mix[i] = m[0].ticks_per_call / m[i + 1].ticks_per_call;
-    }
-    BenchBuffers& buf = bench_buffers();
-    for (const auto& p : pts) {
-      const auto m = compare(op_, fns, buf, p.size, p.src_align, p.dst_align, t);
-      // Losses weigh kLossWeight + 1 times as much as gains: a routine that is much faster at
-      // some points must not buy that with being slower than the system routine at others.
-      for (std::size_t i = 0; i < rs.size(); ++i) {
-        const double l = std::log(m[0].ticks_per_call / m[i + 1].ticks_per_call);
-        logsum[i] += l + kLossWeight * std::min(l, 0.0);
+      const bool copy = op_ == Operation::kMemcpy || op_ == Operation::kMemmove;
+      for (const Use use : copy ? std::vector<Use>{Use::kCopy, Use::kThenRead} : std::vector<Use>{Use::kCopy}) {
+        TimingOptions tu = t;
+        tu.use = use;
+        const auto m = replay(op_, fns, mix_calls_, *mix_buf_, tu);
+        for (std::size_t i = 0; i < rs.size(); ++i)
+          mix[i] *= std::pow(m[0].ticks_per_call / m[i + 1].ticks_per_call, copy ? 0.5 : 1.0);
       }
     }
+    const decide::CostTable table = cost_table(fns, pts, t);
     std::vector<double> s(rs.size());
     for (std::size_t i = 0; i < rs.size(); ++i) {
-      s[i] = std::exp(logsum[i] / double(std::max<std::size_t>(1, pts.size())));
+      s[i] = decide::score(table.cost[i + 1], table.cost[0]);
       if (blend) s[i] = std::sqrt(s[i] * mix[i]);
     }
     return s;
+  }
+
+  /// Times `fns` on every point of `pts` (each point interleaved in its own rounds) into a cost
+  /// table: cost[f][j] = TSC ticks per call of fns[f] at pts[j], spread = its MAD. Lengths of
+  /// 64 KiB and more start every batch warm (timing.hpp, CacheState::kWarm) with at least 4 calls
+  /// per batch, so no routine is timed in the cache state its neighbour left.
+  decide::CostTable cost_table(const std::vector<const void*>& fns, const std::vector<Point>& pts,
+                               const TimingOptions& base, Use use = Use::kCopy) {
+    decide::CostTable table;
+    table.cost.assign(fns.size(), std::vector<double>(pts.size(), 0.0));
+    table.spread = table.cost;
+    BenchBuffers& buf = bench_buffers();
+    for (std::size_t j = 0; j < pts.size(); ++j) {
+      const TimingOptions t = timing_for(base, pts[j].size, use);
+      const auto m = compare(op_, fns, buf, pts[j].size, pts[j].src_align, pts[j].dst_align, t);
+      for (std::size_t f = 0; f < fns.size(); ++f) {
+        table.cost[f][j] = m[f].ticks_per_call;
+        table.spread[f][j] = m[f].mad_ticks;
+      }
+    }
+    return table;
+  }
+
+  /// The timing of one length: below 64 KiB as the tight loop leaves the caches (the data stay
+  /// in L1/L2 whatever the routine); from 64 KiB on, every batch starts warm and holds at least
+  /// 4 calls and 100 us, so the first call after the reset does not decide it.
+  static TimingOptions timing_for(TimingOptions t, std::uint64_t size, Use use) {
+    t.use = use;
+    if (size >= kLargeCopy) {
+      t.state = CacheState::kWarm;
+      t.min_calls = std::max(t.min_calls, 4u);
+      t.batch_seconds = std::max(t.batch_seconds, 100e-6);
+    }
+    return t;
   }
 
   /// Whether score() blends in the production mix (set per stage: the kernel, the small
@@ -629,10 +947,7 @@ class Search {
       rs = r2;
       s = score(rs, pts, timing_.rounds);
     }
-    std::size_t bi = 0;
-    for (std::size_t i = 1; i < rs.size(); ++i)
-      if (s[i] > s[bi]) bi = i;
-    if (bi != 0 && s[bi] < s[0] * 1.01) bi = 0;  // not a clear win: keep the incumbent
+    std::size_t bi = decide::pick(s, 0.01);  // the incumbent unless beaten by 1%
     if (bi != 0 && s[bi] < s[0] * 1.05 && time_left()) {
       // A narrow win may be noise: confirm it head to head with twice the rounds.
       const auto c = score({rs[0], rs[bi]}, pts, 2 * timing_.rounds);
@@ -652,18 +967,39 @@ class Search {
     return live[bi];
   }
 
+  /// The use patterns a threshold must win (timing.hpp, Use): a copy that the program then
+  /// reads, or whose source it refills, pays for where the variant left the data.
+  std::vector<Use> uses() const {
+    if (op_ == Operation::kMemcpy || op_ == Operation::kMemmove) return {Use::kCopy, Use::kThenRead, Use::kThenWrite};
+    return {Use::kCopy, Use::kThenRead};
+  }
+
   /// Measures `variant` (rep movs/stos, or non-temporal stores, for every size from the loop's
-  /// start) against `base` on a size ladder, and returns `base` with the threshold T that
-  /// maximises the summed log-speedup over the ladder sizes >= T (at least 3% in total).
-  Candidate threshold_stage(const char* name, const Candidate& base) {
+  /// start) against `base` on a size ladder, each batch warm (the caller just wrote the source and
+  /// read the destination) and each call followed by each use pattern in turn; the cold cache
+  /// (both buffers flushed) is a check that may veto but never choose. The decision core
+  /// (decide::choose_threshold) returns the threshold T from which the variant wins every
+  /// pattern, by at least 3% in total and nowhere losing more than 3%; the chosen routine is then
+  /// confirmed against `base` with each timed in runs of its own.
+  Candidate threshold_stage(const char* name, const Candidate& incumbent) {
     const bool rep = std::string(name) == "rep";
+    // The variant is measured against the loop alone: a threshold the incumbent brought along
+    // (a seed's) is decided again here, by the same rule.
+    Candidate base = incumbent;
+    if (rep) {
+      base.params.rep_threshold = kNever;
+      base.params.rep_stop = kNever;
+    } else
+      base.params.nt_threshold = kNever;
+    if (!get(base)) base = incumbent;
     const std::uint64_t loop_lo = loop_start(base.params);
     std::vector<std::uint64_t> sizes;
     // rep starts at the loop's own start (so "rep first", as FSRM CPUs favour, can win), then
     // powers of two; the non-temporal ladder starts at 256 KiB.
     const std::uint64_t hi = rep ? (8ull << 20) : (64ull << 20);
     if (rep) sizes.push_back(loop_lo);
-    for (std::uint64_t s = rep ? 1024 : 256 * 1024; s <= hi; s *= 2)
+    // (--quick: every other power of two.)
+    for (std::uint64_t s = rep ? 1024 : 256 * 1024; s <= hi; s *= opt_.quick ? 4 : 2)
       if (s > loop_lo) sizes.push_back(s);
     const std::vector<std::uint32_t> dst_aligns =
         rep ? std::vector<std::uint32_t>{0, 1, 4, 15, 33} : std::vector<std::uint32_t>{0, 4};
@@ -675,6 +1011,7 @@ class Search {
           if (opt_.quick && (unit == 8 || mode == 2)) continue;
           Candidate c = base;
           c.params.rep_threshold = 0;
+          c.params.rep_stop = kNever;
           c.params.rep_unit = unit;
           c.params.rep_align_dst = mode == 1;
           c.params.rep_aligned_only = mode == 2;
@@ -705,34 +1042,65 @@ class Search {
       }
     if (rs[0] == nullptr || rs.size() < 2) return base;
     stats_.timed += static_cast<unsigned>(rs.size() - 1);
+    const std::vector<Use> pats = uses();
     say(std::string(name) + ": comparing the loop with " + (rep ? "rep string instructions" : "non-temporal stores") +
         " at " + std::to_string(sizes.size()) + " sizes x " + std::to_string(dst_aligns.size()) +
-        " dst offsets");
-    // ratio[v][s] = mean over offsets of log(t_base / t_variant).
-    std::vector<std::vector<double>> ratio(live.size(), std::vector<double>(sizes.size(), 0.0));
+        " dst offsets, warm, " + std::to_string(pats.size()) + " use patterns, and cold as a check");
+    // gain[v][r][s] = log(t_base / t_variant) for row r at ladder size s. Rows: the copy alone
+    // at each dst offset, then each other use pattern at offset 0 (all warm: the objective),
+    // then the cold copy (a check). Every row is judged on its own, so a variant that collapses
+    // at one misalignment cannot hide behind its mean.
+    struct Row {
+      Use use;
+      CacheState state;
+      std::uint32_t dst;
+      std::string name;
+    };
+    std::vector<Row> rows;
+    for (std::uint32_t d : dst_aligns) rows.push_back({Use::kCopy, CacheState::kWarm, d, "copy, dst+" + std::to_string(d)});
+    for (std::size_t p = 1; p < pats.size(); ++p)
+      rows.push_back({pats[p], CacheState::kWarm, 0, std::string(use_name(pats[p]))});
+    rows.push_back({Use::kCopy, CacheState::kCold, 0, "copy, cold (check)"});
+    const std::size_t np = rows.size();
+    std::vector<std::vector<std::vector<double>>> gain(
+        live.size(), std::vector<std::vector<double>>(np, std::vector<double>(sizes.size(), 0.0)));
     TimingOptions t = timing_;
-    t.rounds = opt_.quick ? 3 : 7;
+    t.rounds = opt_.quick ? 3 : 5;
     t.warmup_rounds = 1;
+    t.max_seconds = 1.0;
+    t.min_calls = 4;
+    t.batch_seconds = 100e-6;
     std::vector<const void*> fns;
     for (auto* r : rs) fns.push_back(r->entry());
     BenchBuffers& buf = bench_buffers();
+    std::size_t measured = sizes.size();
     for (std::size_t si = 0; si < sizes.size(); ++si) {
       if (!time_left() && si > 0) {
         say(std::string(name) + ": budget spent; sizes from " + std::to_string(sizes[si]) + " not measured");
-        sizes.resize(si);
-        for (auto& r : ratio) r.resize(si);
+        measured = si;
         break;
       }
-      for (std::uint32_t d : dst_aligns) {
-        const auto m = compare(op_, fns, buf, sizes[si], rep ? 0 : d, d, t);
-        for (std::size_t v = 0; v < live.size(); ++v)
-          ratio[v][si] += std::log(m[0].ticks_per_call / m[v + 1].ticks_per_call) / double(dst_aligns.size());
+      for (std::size_t p = 0; p < np; ++p) {
+        TimingOptions tp = t;
+        tp.use = rows[p].use;
+        tp.state = rows[p].state;
+        const std::uint32_t d = rows[p].dst;
+        const auto m = compare(op_, fns, buf, sizes[si], rep ? 0 : d, d, tp);
+        // Each gain shrunk toward 0 by the two medians' relative spread (MAD): on a shared
+        // machine a single batch's luck must neither veto a variant nor win it a threshold.
+        for (std::size_t v = 0; v < live.size(); ++v) {
+          const double g = std::log(m[0].ticks_per_call / m[v + 1].ticks_per_call);
+          const double noise = m[0].mad_ticks / m[0].ticks_per_call + m[v + 1].mad_ticks / m[v + 1].ticks_per_call;
+          gain[v][p][si] = g > 0 ? std::max(g - noise, 0.0) : std::min(g + noise, 0.0);
+        }
       }
     }
+    sizes.resize(measured);
     Candidate out = base;
     std::uint64_t best_thr = kNever;
-    double best_gain = std::log(1.03);
+    double best_gain = -1;
     for (std::size_t v = 0; v < live.size(); ++v) {
+      for (auto& row : gain[v]) row.resize(measured);
       std::ostringstream o;
       o.imbue(std::locale::classic());  // whatever std::locale::global() says
       o << name;
@@ -745,61 +1113,86 @@ class Search {
       else
         o << " (" << live[v].params.nt_pages.value << (live[v].params.nt_pages.value == 1 ? " stream)" : " page streams)");
       o << ", loop time / variant time:";
-      for (std::size_t si = 0; si < sizes.size(); ++si)
-        o << ' ' << size_label(sizes[si]) << '=' << fmt("%.2f", std::exp(ratio[v][si]));
-      say(o.str());
+      for (std::size_t p = 0; p < np; ++p) {
+        o << "\n    " << rows[p].name << ":";
+        for (std::size_t si = 0; si < measured; ++si)
+          o << ' ' << size_label(sizes[si]) << '=' << fmt("%.2f", std::exp(gain[v][p][si]));
+      }
       // Handing aliasing copies to the loop is one more branch on every rep call: it must win
       // by 2% more in total than the plain variant, or the simpler routine is kept.
       const double extra = rep && live[v].params.rep_alias_window.value ? std::log(1.02) : 0;
-      double suffix = 0;
-      for (std::size_t si = sizes.size(); si-- > 0;) {
-        suffix += ratio[v][si];
-        if (suffix - extra > best_gain) {
-          best_gain = suffix - extra;
-          best_thr = sizes[si];
-          out = base;
-          if (rep) {
-            out.params.rep_threshold = sizes[si];
-            out.params.rep_unit = live[v].params.rep_unit;
-            out.params.rep_align_dst = live[v].params.rep_align_dst;
-            out.params.rep_aligned_only = live[v].params.rep_aligned_only;
-            out.params.rep_alias_window = live[v].params.rep_alias_window;
-          } else {
-            out.params.nt_threshold = sizes[si];
-            out.params.nt_pages = live[v].params.nt_pages;
-          }
+      const std::vector<std::vector<double>> objective(gain[v].begin(), gain[v].end() - 1);
+      const std::vector<std::vector<double>> check(gain[v].end() - 1, gain[v].end());
+      // rep may win a band of lengths only (the loop above it again: rep_stop); non-temporal
+      // stores take every length from their threshold on.
+      const decide::ThresholdChoice c =
+          decide::choose_threshold(objective, check, std::log(1.03), std::log(1.03) + extra, rep);
+      const std::uint64_t stop = c.index != decide::kNoThreshold && c.end < measured ? sizes[c.end] : kNever;
+      o << "\n    -> "
+        << (c.index == decide::kNoThreshold
+                ? c.why
+                : "from " + size_label(sizes[c.index]) + (stop == kNever ? "" : " to below " + size_label(stop)) + ": " + c.why);
+      say(o.str());
+      if (c.index != decide::kNoThreshold && c.gain - extra > best_gain) {
+        best_gain = c.gain - extra;
+        best_thr = sizes[c.index];
+        out = base;
+        if (rep) {
+          out.params.rep_threshold = best_thr;
+          out.params.rep_stop = stop;
+          out.params.rep_unit = live[v].params.rep_unit;
+          out.params.rep_align_dst = live[v].params.rep_align_dst;
+          out.params.rep_aligned_only = live[v].params.rep_aligned_only;
+          out.params.rep_alias_window = live[v].params.rep_alias_window;
+        } else {
+          out.params.nt_threshold = best_thr;
+          out.params.nt_pages = live[v].params.nt_pages;
         }
       }
     }
-    const std::string line = std::string(name) + " threshold: " +
-                             (best_thr == kNever ? std::string("never (no size range where it wins by 3% in total)")
-                                                 : std::to_string(best_thr) + " bytes");
+    const std::string line =
+        std::string(name) + " threshold: " +
+        (best_thr == kNever ? std::string("never (no size range where it wins every use pattern by 3% in total without a 3% loss)")
+                            : std::to_string(best_thr) + " bytes" +
+                                  (rep && out.params.rep_stop.value != kNever
+                                       ? ", the loop again from " + std::to_string(out.params.rep_stop.value) + " bytes"
+                                       : std::string()));
     say(line);
     log_.push_back(line);
     const Routine* chosen = get(out);
     if (!chosen) return base;
     if (best_thr != kNever && time_left()) {
-      // Confirm head to head, the complete routines, at the threshold and the largest ladder
-      // size (large copies are the noisiest here: DRAM bandwidth is shared), twice the rounds.
+      // Confirm with each routine timed in runs of its own (no neighbour's cache footprint), the
+      // complete routines, at the threshold and the largest ladder size, every use pattern.
       TimingOptions tc = t;
-      tc.rounds = 2 * t.rounds + 1;
-      double l = 0;
+      tc.solo = true;
+      tc.rounds = 3 * t.rounds;
+      tc.max_seconds = opt_.quick ? 0.5 : 2.0;
+      double l = 0, worst = 0;
       int k = 0;
-      for (std::uint64_t sz : {best_thr, sizes.back()})
-        for (std::uint32_t d : {0u, 4u}) {
-          const auto m = compare(op_, {rs[0]->entry(), chosen->entry()}, buf, sz, rep ? 0 : d, d, tc);
-          l += std::log(m[0].ticks_per_call / m[1].ticks_per_call);
+      const std::uint64_t last = rep && out.params.rep_stop.value != kNever ? out.params.rep_stop.value / 2 : sizes.back();
+      for (std::uint64_t sz : {best_thr, last})
+        for (Use u : pats) {
+          tc.use = u;
+          tc.state = CacheState::kWarm;
+          const auto m = compare(op_, {rs[0]->entry(), chosen->entry()}, buf, sz, 0, 0, tc);
+          const double g = std::log(m[0].ticks_per_call / m[1].ticks_per_call);
+          l += g;
+          worst = std::min(worst, g);
           ++k;
         }
-      const double gain = std::exp(l / k);
-      if (gain < 1.02) {
+      const double gain_c = std::exp(l / k);
+      if (gain_c < 1.01 || worst < -std::log(1.06)) {
         const std::string why = std::string(name) + " threshold " + std::to_string(best_thr) +
-                                " did not confirm head to head (" + fmt("%.3f", gain) + "x); keeping " +
+                                " did not confirm in solo runs (" + fmt("%.3f", gain_c) + "x on average, worst pattern " +
+                                fmt("%.3f", std::exp(worst)) + "x); keeping " +
                                 (rep ? bytes_or_never(base.params.rep_threshold) : bytes_or_never(base.params.nt_threshold));
         say(why);
         log_.push_back(why);
         return base;
       }
+      say(std::string(name) + " threshold confirmed in solo runs: " + fmt("%.3f", gain_c) + "x on average, worst pattern " +
+          fmt("%.3f", std::exp(worst)) + "x");
     }
     return out;
   }

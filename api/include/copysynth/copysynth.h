@@ -88,8 +88,8 @@ copysynth_clear_page_fn copysynth_get_clear_page(void);
  * changes. */
 copysynth_status copysynth_load_wisdom(const char* path);
 
-/* Tunes `op` on this host within budget_seconds (1 .. 86400; the final measurement adds about
- * 2 s) on the seeds' workload and installs the verified winner. For programs that tune at
+/* Tunes `op` on this host within budget_seconds (1 .. 86400; the floor against the peers and
+ * the final measurement add about 5 s to 20 s) on the seeds' workload and installs the verified winner. For programs that tune at
  * start-up; `autotune --emit` once plus copysynth_load_wisdom is cheaper. */
 copysynth_status copysynth_tune(copysynth_operation op, double budget_seconds);
 

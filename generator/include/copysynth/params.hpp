@@ -134,6 +134,18 @@ struct RepThreshold {
   static constexpr type lo = 0, hi = std::uint64_t{1} << 48, step = 1;
   static constexpr bool allows_never = true;
 };
+struct RepStop {
+  using type = std::uint64_t;
+  static constexpr std::string_view unit = "bytes";
+  static constexpr std::string_view doc =
+      "lengths of at least this many bytes leave the rep class for the loop again (and the "
+      "non-temporal class above it): rep string instructions for a band of lengths only, as "
+      "glibc's rep_movsb_stop_threshold. \"never\" = the rep class runs up to nt_threshold. No "
+      "effect without a rep class";
+  static constexpr type def = kNever;
+  static constexpr type lo = 0, hi = std::uint64_t{1} << 48, step = 1;
+  static constexpr bool allows_never = true;
+};
 struct RegisterBank {
   using type = copysynth::RegisterBank;
   static constexpr std::string_view unit = "";
@@ -284,6 +296,7 @@ struct CopyParams {
                            (Param<spec::PrefetchHint>, prefetch_hint),
                            (Param<spec::NtThreshold>, nt_threshold),
                            (Param<spec::RepThreshold>, rep_threshold),
+                           (Param<spec::RepStop>, rep_stop),
                            (Param<spec::RepUnit>, rep_unit),
                            (Param<spec::RepAlignDst>, rep_align_dst),
                            (Param<spec::RepAlignedOnly>, rep_aligned_only),

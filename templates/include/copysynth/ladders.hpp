@@ -17,7 +17,9 @@
 //   ... doubling up to    head/tail, 4V bytes per end    (n <= 8V; at V = 8 the ladder stops at 32)
 //   n = L .. R-1          aligned loop (L = 8V + 1, or 33 at V = 8): unroll x V per iteration,
 //                         dst aligned to V, optional prefetch, saved head and last 4V bytes
-//   n = R .. T-1          rep movs/stos  (R = max(rep_threshold, L), 64-byte dst alignment optional)
+//   n = R .. S-1          rep movs/stos  (R = max(rep_threshold, L), 64-byte dst alignment optional;
+//                         S = min(rep_stop, T): the rep band, glibc's rep_movsb_stop_threshold)
+//   n = S .. T-1          the aligned loop again (present when rep_stop < T; a jump to the same loop)
 //   n >= T                non-temporal loop (T = max(nt_threshold, L)), sfence before the tail
 //
 // Classes are (b, 2b] — upper bounds inclusive, as glibc's [VEC, 2*VEC] — so a power-of-two

@@ -1,4 +1,4 @@
-// copysynth — peers: the routines a tuned routine is compared with (issue 8).
+// copysynth — peers: the routines a tuned routine is compared with.
 //
 // Each peer is a plain, obviously correct routine of an operation's call form (routine.hpp),
 // called through a function pointer exactly as a tuned routine is:
@@ -13,13 +13,23 @@
 //                 _mm256_stream_si256 stores, then sfence;
 //   dpdk          DPDK's rte_memcpy (AVX2 build, header-inline) when this build found the DPDK
 //                 headers (libdpdk-dev); memcpy only.
+//   aocl          AMD AOCL-LibMem's memcpy / memmove / memset (one variant per Zen generation,
+//                 thresholds from the cache sizes its constructor reads with CPUID) when the
+//                 program was linked with the archive tools/build-aocl-peer.sh builds (cmake:
+//                 COPYSYNTH_AOCL_PEER; autotune, copysynth_bench and test_peers link it). Called
+//                 as AMD ships it: its CMake compiles it with -mno-vzeroupper, so it returns
+//                 with the upper YMM/ZMM state dirty (an ABI probe sees it; the AVX2 peers and
+//                 every generated routine clear it).
 // clear_page has only "glibc" (memset(page, 0, 4096)). They are the comparison baseline of
 // `autotune --report` and of bench/ (copysynth_bench); tests/test_peers.cpp runs the conformance
 // suite on every one of them.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "copysynth/cpu.hpp"
@@ -35,11 +45,48 @@ struct Peer {
 };
 
 /// The peers of `op` available in this build and runnable on `host`, in a fixed order (glibc
-/// first). The AVX2 peers (avx2_loop, avx2_nt_loop, dpdk) need AVX2 in `host`.
+/// first). The AVX2 peers (avx2_loop, avx2_nt_loop, dpdk) need AVX2 in `host`; aocl needs what
+/// aocl_peer_runs_on() says.
 std::vector<Peer> peers(Operation op, const IsaFeatures& host = CpuInfo::host().features());
 
 /// True when this build has the dpdk peer (DPDK headers found at configure time).
 bool have_dpdk_peer() noexcept;
+
+/// True when this program was linked with the AOCL-LibMem peer archive (libaocl-peer.a from
+/// tools/build-aocl-peer.sh, linked with -Wl,-u,aocl_memcpy: cmake's copysynth::aocl_peer
+/// target). copysynth_tuner refers to it weakly, so a program without it links and has no aocl
+/// peer.
+bool have_aocl_peer() noexcept;
+
+/// The Zen generation (1..5) the linked AOCL-LibMem peer was built for; 0 without one.
+int aocl_peer_zen() noexcept;
+
+/// One line on the linked AOCL-LibMem peer: version, variant, how it was picked, compiler and
+/// flags (written by tools/build-aocl-peer.sh); empty without one.
+std::string_view aocl_peer_build() noexcept;
+
+/// Whether `host` has the instructions of the linked AOCL-LibMem variant: AVX-512 F, BW and VL
+/// (and AVX2, BMI2) for zen4 and zen5, AVX2 and BMI2 for zen1..zen3. False without a peer.
+/// (AMD's fallback flags for a compiler without -march=znver5 add AVX-512 VBMI, which IsaFeatures
+/// does not track; every AVX-512 Zen has it.)
+bool aocl_peer_runs_on(const IsaFeatures& host) noexcept;
+
+/// The length thresholds AOCL-LibMem's constructor set in this process, in bytes, from the cache
+/// sizes it read with CPUID leaf 0x8000001D (AOCL-LibMem 5.3 src/threshold.c). They decide where
+/// its memcpy switches to `rep movsb` and to non-temporal stores. A CPU or hypervisor that does
+/// not provide that leaf (CPUID 0x80000001 ECX bit 22, TOPOEXT, clear) makes every cache size
+/// read as 1 byte, and the non-temporal threshold with it.
+struct AoclThresholds {
+  std::uint64_t nt_start = 0;        ///< non-temporal stores from here (Zen 5: the L3 size per CCX)
+  std::uint64_t repmov_start = 0;    ///< rep movsb window [start, stop) (ERMS CPUs)
+  std::uint64_t repmov_stop = 0;
+  std::uint64_t repstore_start = 0;  ///< rep stosb window [start, stop) (memset)
+  std::uint64_t repstore_stop = 0;
+};
+
+/// AOCL-LibMem's thresholds in this process; empty without a peer or when the build script found
+/// no such globals in the AOCL-LibMem version it built.
+std::optional<AoclThresholds> aocl_peer_thresholds() noexcept;
 
 /// Length from which avx2_nt_loop uses non-temporal stores (bytes).
 inline constexpr std::size_t kPeerNtThreshold = std::size_t{1} << 20;

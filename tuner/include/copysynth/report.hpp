@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "copysynth/routine.hpp"
+#include "copysynth/timing.hpp"
 #include "copysynth/workload.hpp"
 
 namespace copysynth {
@@ -46,9 +47,12 @@ struct ReportOptions {
 /// One row of a report: a point or a distribution, with a figure per routine (GB/s for points,
 /// ns per call for distributions) in the order of `ReportTable::columns`.
 struct ReportRow {
-  std::string label;          ///< "4096 0/4" or "MemcpyGoogleA"
+  std::string label;          ///< "4096 0/4", "MemcpyGoogleA", "1M copy+read warm"
   Point point;                ///< for point rows
   std::vector<double> value;  ///< per column: GB/s (points) or ns per call (distributions)
+  Use use = Use::kCopy;       ///< what followed each call (report_uses(); distributions: kThenRead
+                              ///< for the read-back replay)
+  CacheState state = CacheState::kAsLeft;  ///< the cache state each batch started from
 };
 
 struct ReportTable {
@@ -57,6 +61,7 @@ struct ReportTable {
   std::vector<ReportRow> rows;
   bool per_call = false;             ///< values are ns per call (lower is better)
   bool aligned_ratio = false;        ///< format() adds "vs aligned": tuned / tuned at dst 0
+  bool labelled = false;             ///< format() names each row by its label (use tables)
   /// tuned / best peer at each row (>1: tuned faster), and tuned / glibc.
   double vs_best(const ReportRow& r) const;
   double vs_glibc(const ReportRow& r) const;
@@ -71,17 +76,34 @@ struct ReportTable {
 /// Measures `tuned` and every peer of its operation on the points of `w` (a point workload).
 ReportTable report_points(const Routine& tuned, const Workload& w, const ReportOptions& opt);
 
-/// Measures `tuned` and every peer on each named distribution (replayed, hot cache).
+/// Measures `tuned` and every peer on each named distribution (replayed, hot cache): for
+/// copies, one row of throughput (the calls independent) and one "NAME read back" row (each
+/// call's source waits on a load of the previous copy: timing.hpp, replay()), ns per call.
 ReportTable report_distributions(const Routine& tuned, const std::vector<std::string>& names,
                                  const ReportOptions& opt);
 
-/// The issue-8 targets checked against measured tables, one line each ("met" / "MISSED" with
-/// the figures): seeds' points >= 0.97 x the best peer; misaligned dst >= 1.0 x the best peer
-/// and >= 0.85 x the tuned routine's aligned copy; 64 MiB >= 1.0 x the best peer (beside the
-/// read bandwidth `read_gbps`, 0 = not measured); distributions >= 1.05 x glibc (geometric
-/// mean), with the ratio to dpdk where it was measured. A null table skips its targets.
+/// The lengths of the use table (bytes): 64 KiB, 256 KiB, 1 MiB, 4 MiB, 16 MiB, 64 MiB.
+const std::vector<std::uint64_t>& use_sizes();
+
+/// The copy being used: `tuned` and every peer at each of use_sizes() (src and dst 64-aligned),
+/// for each use (timing.hpp, Use: the copy alone, then read, then its source overwritten; fill:
+/// alone and read) and each cache state (warm, cold), every routine interleaved with a reset of
+/// the cache state before each batch of at least 4 calls; GB/s of copied bytes (the use's time
+/// included), medians over opt.passes. Rows are labelled "1M copy+read warm".
+ReportTable report_uses(const Routine& tuned, const ReportOptions& opt);
+
+/// The performance targets checked against measured tables, one line each ("met" / "MISSED"
+/// with the figures; docs/performance.md lists them): seeds' points >= 0.97 x the best peer;
+/// 64 MiB >= 1.0 x the best peer and >= 90% of the read bandwidth `read_gbps` (0 = not
+/// measured); misaligned dst >= 1.0 x the best peer and >= 0.85 x the tuned routine's aligned
+/// copy; distributions >= 1.05 x the best of glibc and aocl (geometric mean; throughput and
+/// read back separately), with the ratio to dpdk where it was measured; 256 KiB-16 MiB, every
+/// use warm, >= 1.0 x the best of glibc and aocl at every size (the cold rows are printed as a
+/// check, not a target). "aocl" counts where the table has that peer. A null table skips its
+/// targets.
 std::string format_targets(const ReportTable* seeds, const ReportTable* misaligned,
-                           const ReportTable* distributions, double read_gbps);
+                           const ReportTable* distributions, double read_gbps,
+                           const ReportTable* uses = nullptr);
 
 /// Streaming read bandwidth of this machine over `bytes` (GB/s, median of 5 passes).
 double read_bandwidth_gbps(std::size_t bytes = std::size_t{64} << 20);

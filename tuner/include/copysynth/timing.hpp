@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "copysynth/result.hpp"
@@ -73,18 +74,53 @@ class BenchBuffers {
   std::size_t bytes_ = 0, mapped_ = 0;
 };
 
+/// What the caller does with the data right after each call (copies; fill: kThenRead only).
+/// A non-temporal store or a `rep movsb` that leaves the destination outside the caches looks
+/// fast in a loop that never touches the result and slow in a program that reads it next
+/// (LLVM libc benchmarks/RATIONALE.md; ClickHouse's memcpy notes: touch the data after copying).
+/// The use is timed with the call: a figure is the cost of copy + use.
+enum class Use : std::uint8_t {
+  kCopy,       ///< nothing: the copy alone (the seeds' tables)
+  kThenRead,   ///< a consumer: one 8-byte load from every 64-byte line of [dst, dst+n)
+  kThenWrite,  ///< a producer refilling its buffer: one 8-byte store to every line of [src, src+n)
+};
+std::string_view use_name(Use u) noexcept;  ///< "copy", "copy+read", "copy+write"
+
+/// The cache state each timed batch starts from (compare() sets it before the batch, untimed).
+/// Interleaving routines round by round guards against drift, but without a reset one routine's
+/// batch starts in the state the previous routine left: after a non-temporal variant has pushed
+/// the destination out of the caches, a plain loop pays to fetch it back (the 0.2.0 tuner chose
+/// non-temporal stores from 256 KiB on an AMD Zen 3 for that reason alone).
+enum class CacheState : std::uint8_t {
+  kAsLeft,  ///< no reset: whatever the previous batch left (tight loops over small lengths)
+  kWarm,    ///< the caller just wrote the source and has read the destination: one store to
+            ///< every line of the source, one load from every line of the destination
+  kCold,    ///< neither buffer touched for a while: every line of both flushed (clflush)
+};
+std::string_view cache_state_name(CacheState s) noexcept;  ///< "as left", "warm", "cold"
+
 struct TimingOptions {
   unsigned rounds = 9;          ///< timed rounds; each round times one batch of every routine
   unsigned warmup_rounds = 2;   ///< untimed rounds first
   double batch_seconds = 20e-6; ///< target duration of one batch (sets the calls per batch)
   double max_seconds = 2.0;     ///< cap for one compare() call; rounds stop early past it
+  unsigned min_calls = 1;       ///< at least this many calls per batch, whatever batch_seconds says:
+                                ///< with a cache reset before each batch, its first call alone
+                                ///< must not decide the figure
+  Use use = Use::kCopy;         ///< what follows each call (timed with it)
+  CacheState state = CacheState::kAsLeft;  ///< set before every batch (untimed)
+  bool solo = false;            ///< time each routine in a run of its own (all its rounds back to
+                                ///< back, the routines in turn) instead of interleaving round by
+                                ///< round: the check that an interleaved result was not made by
+                                ///< the neighbours' cache footprint
 };
 
 /// Times each entry point in `entries` — functions of `op`'s call form (routine.hpp) — on
-/// `size` bytes at src+src_align / dst+dst_align of `buf`, interleaved round by round. Fill
+/// `size` bytes at src+src_align / dst+dst_align of `buf`, interleaved round by round (or solo,
+/// opt.solo), each batch starting from opt.state and each call followed by opt.use. Fill
 /// stores the byte 0x5A; clear_page ignores size and the alignments and clears the page-aligned
-/// dst. Returns one Measurement per entry, in order. Throws std::invalid_argument when `size` +
-/// 64 does not fit the buffers.
+/// dst. Returns one Measurement per entry, in order (ticks per call include the use). Throws
+/// std::invalid_argument when `size` + 64 does not fit the buffers.
 std::vector<Measurement> compare(Operation op, const std::vector<const void*>& entries, BenchBuffers& buf,
                                  std::uint64_t size, std::uint32_t src_align, std::uint32_t dst_align,
                                  const TimingOptions& opt = {});
@@ -118,7 +154,10 @@ class ReplayBuffers {
 
 /// Times each entry point replaying `calls` (one timed pass of the whole sequence per round,
 /// interleaved round by round). Measurement::ns_per_call is per call of the sequence; gbps is
-/// the mean bytes per call over ns_per_call. Fill stores the byte 0x5A.
+/// the mean bytes per call over ns_per_call. Fill stores the byte 0x5A. With opt.use ==
+/// Use::kThenRead (copies), each call's source address depends on a load of the previous
+/// call's last copied bytes: the copy-then-read latency of the sequence, not its throughput (a
+/// routine whose stores cannot forward to a following load shows it here). opt.state is not used.
 std::vector<Measurement> replay(Operation op, const std::vector<const void*>& entries,
                                 const std::vector<Call>& calls, ReplayBuffers& buf,
                                 const TimingOptions& opt = {});

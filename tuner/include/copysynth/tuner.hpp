@@ -2,41 +2,50 @@
 //
 // Shape (Highway hwy/auto_tune.h, FFTW kernel/planner.c): candidates are built, verified
 // (verify.hpp) — a candidate that fails is never timed — then timed interleaved with the system
-// routine (memcpy, memmove, memset) in the same run, so every cost is a ratio to the baseline.
-// Scores are geometric means of per-point speedups (median over rounds), with every point where
-// a candidate is slower than the system routine counted four times: the targets are per point
-// (never slower than the best routine the user already has), so a loss is not bought back by a
-// larger win elsewhere. A point workload's lengths repeat in a loop that branch predictors learn,
-// so the stages that decide what small calls cost (kernel, small, hand-over, dispatch) blend in
-// a replay of the production mix (workload.hpp, production_mix()): their score is the
-// geometric mean of the points' score and the mix's speedup in ns per call. The search is
-// coordinate descent in stages, each over the parameters that matter for one part of the ladder:
+// routine (memcpy, memmove, memset) in the same run, so every cost is a ratio to the baseline;
+// the decisions are the decision core's (decide.hpp), which sees the cost tables and never the
+// clock. Scores are decide::score: geometric means of per-point speedups (median over rounds),
+// a loss counted four times, so a loss at one length is not bought back by a larger win at
+// another. A point workload's lengths repeat in a loop that branch predictors learn, so the
+// stages that decide what small calls cost (seeds, kernel, small, hand-over, dispatch) blend in
+// a replay of the production mix (workload.hpp, production_mix()), its throughput and its
+// copy-then-read latency: their score is the geometric mean of the points' score and the mix's.
+// From 64 KiB on, every batch starts from a set cache state (timing.hpp, CacheState::kWarm) with
+// at least 4 calls, so no candidate is timed in the state its neighbour left.
+// The search is coordinate descent in stages, each over the parameters of one part of the ladder:
+//   0. seeds      the default against the peers' strategies where the parameters can express
+//                 them (the plain AVX2 loop, rep from the loop's start, glibc's and AOCL-LibMem's
+//                 choices for this CPU); the search goes on from the winner's kernel;
 //   1. kernel     vector width x unroll factor, on every workload point below 1 MiB
 //                 (successive halving: all candidates few rounds, the best third more rounds);
 //   2. small      head/tail register width (full or half the vector width); on AVX-512 hosts
 //                 also one masked move for lengths 0..16/32/64 (mask_max) and vector registers
-//                 0-15 or 16-31 (register_bank);
+//                 0-15 or 16-31 (register_bank); then the hand-over to the loop;
 //   2b. dispatch  dispatch-tree weights: the production prior, the workload's own, flat, chain;
 //   3. prefetch   prefetch distance x hint, on the points that reach the main loop (copies only);
-//   3b. alias     4K aliasing: the guard window (copies whose dst is just ahead of src within a
-//                 page go backward) x the software-pipelined loop (loads a block ahead of the
-//                 stores; unroll <= 4), on the loop points and the misaligned-destination matrix;
+//   3b. alias     4K aliasing: the guard window x the software-pipelined loop, on the loop points
+//                 and the misaligned-destination matrix;
 //   4. padding    loop alignment x NOP form, on the loop points up to 16 KiB;
 //   5. rep        where `rep movs`/`rep stos` beats the loop: a size ladder from the loop's start
-//                 (so rep can take over right after the head/tail classes: "rep first", as
-//                 FSRM CPUs may favour) and 1 KiB..8 MiB at dst
-//                 offsets 0, 1, 4, 15, 33, byte and 8-byte elements, dst as given / aligned to 64
-//                 first / rep only when already aligned, each also with the copies that would
-//                 4K-alias handed to the loop (alias_window); the threshold T maximises the summed
-//                 log-speedup over the ladder
-//                 sizes >= T and must gain >= 3% in total (else never);
-//   6. nt         where non-temporal stores beat the best so far: 256 KiB..64 MiB, one stream or
-//                 2 or 4 interleaved page streams (nt_pages), same rule;
-//   then a second pass over 1-3 with the thresholds in place, and a final interleaved
-//   measurement of the winner on the whole workload (the table). clear_page has one length, so
-//   one flat stage over loop / non-temporal loop (width x unroll) / rep stosb / rep stosq.
-// A stage keeps the current choice unless a candidate wins by >= 1% (ties go to the simpler
-// configuration), which keeps two runs from flip-flopping on noise.
+//                 to 8 MiB, byte and 8-byte elements, dst as given / aligned to 64 first / rep
+//                 only when aligned, each also with 4K-aliasing copies handed to the loop;
+//   6. nt         where non-temporal stores beat the loop: 256 KiB..64 MiB, one stream or 2 or 4
+//                 page streams.
+//   The threshold stages time each ladder size warm with the copy alone (at every dst offset),
+//   read back and its source overwritten, and cold as a veto; decide::choose_threshold keeps a
+//   variant only from the size (rep: for the band of sizes, then rep_stop) where it wins every
+//   use by 3% in total and loses nowhere by more than 3%, and the result is confirmed with each
+//   routine timed in runs of its own.
+//   Then a second pass over 1-3 with the thresholds in place, when the budget allows, and,
+//   whatever the budget, 7. floor: the winner, the winner without each threshold, the seeds
+//   and every peer (peers.hpp) at every workload point in the same rounds (from 64 KiB on warm,
+//   the copy read back); where a peer wins a size class beyond the noise, the configuration
+//   that scores best against the best peer at each point replaces the winner when it beats it
+//   by 1%, and every class still lost is logged with the peer and the figure. Last, the full
+//   verification and the final measurement (the table). clear_page has one length, so one
+//   flat stage over loop / non-temporal loop (width x unroll) / rep stosb / rep stosq.
+// A stage keeps the current choice unless a candidate wins by >= 1% (decide::pick; a narrow win
+// is confirmed head to head), which keeps two runs from flip-flopping on noise.
 #pragma once
 
 #include <cstdint>
@@ -56,7 +65,8 @@ namespace copysynth {
 
 struct TuneOptions {
   Operation operation = Operation::kMemcpy;  ///< what to tune
-  double budget_seconds = 40;   ///< wall-clock budget of the search (stages 1-5), seconds: 1..86400
+  double budget_seconds = 30;   ///< wall-clock budget of the search (stages 0-6 and the second
+                                ///< pass; the floor and the final measurement come after), seconds: 1..86400
   std::uint64_t seed = 1;       ///< orders candidates and seeds verification; same seed, same order
   bool quick = false;           ///< fewer rounds and candidates (about 10 s)
   CpuInfo cpu = CpuInfo::host();///< features to tune for (cap it to tune a lower ISA level)

@@ -1,0 +1,129 @@
+// Tests of the search's decision core (decide.hpp) on synthetic cost tables: no clock, no code,
+// every rule deterministic.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "copysynth/decide.hpp"
+
+using namespace copysynth::decide;
+
+namespace {
+/// gain row: log(base/variant) from a list of speed ratios base_time / variant_time.
+std::vector<double> gains(std::initializer_list<double> ratios) {
+  std::vector<double> g;
+  for (double r : ratios) g.push_back(std::log(r));
+  return g;
+}
+}  // namespace
+
+TEST_CASE("score: geometric mean of reference/cost, losses counted four times") {
+  // Twice as fast at one case, the same at the other: sqrt(2).
+  CHECK(score({1, 2}, {2, 2}) == doctest::Approx(std::sqrt(2.0)));
+  // 2x faster at one case and 2x slower at another does not average out to 1: the loss weighs 4.
+  const double s = score({1, 4}, {2, 2});
+  CHECK(s == doctest::Approx(std::exp((std::log(2.0) + 4 * std::log(0.5)) / 2)));
+  CHECK(s < 1.0);
+  // Weights: a zero-weight case does not count.
+  CHECK(score({1, 4}, {2, 2}, {1, 0}) == doctest::Approx(2.0));
+  // Cases that could not be timed (cost 0) are skipped; no cases at all scores 1.
+  CHECK(score({0, 1}, {2, 2}) == doctest::Approx(2.0));
+  CHECK(score({}, {}) == 1.0);
+}
+
+TEST_CASE("pick: the incumbent stays unless beaten by the margin; ties go to the simpler") {
+  CHECK(pick({1.00, 1.005, 0.9}) == 0);           // within 1%: keep the incumbent
+  CHECK(pick({1.00, 1.02, 1.05}) == 2);           // the clear winner
+  CHECK(pick({1.00, 1.05, 1.055}) == 1);          // two winners within 1% of each other: the first listed
+  CHECK(pick({1.00, 0.5, 0.99}) == 0);
+  CHECK(pick({}) == 0);
+  CHECK(pick({1.0, 1.04}, 0.05) == 0);            // a larger margin
+}
+
+TEST_CASE("best_of: per case, the lowest cost over the chosen rows") {
+  CostTable t;
+  t.cost = {{3, 1, 5}, {2, 4, 0}, {9, 9, 4}};
+  const auto b = best_of(t, {0, 1});
+  CHECK(b == std::vector<double>{2, 1, 5});
+  CHECK(best_of(t, {0, 1, 2}) == std::vector<double>{2, 1, 4});
+}
+
+TEST_CASE("choose_threshold: a variant that wins the copy alone but loses once the copy is read is never chosen") {
+  // Ladder 256K, 512K, 1M, ... 64M. Non-temporal stores: faster for the copy alone from 256K,
+  // but 2-3x slower when the destination is read afterwards below 8M (the 0.2.0 mistake).
+  const auto copy = gains({1.4, 1.3, 1.2, 1.2, 1.3, 1.4, 1.5, 1.6, 1.6});
+  const auto read = gains({0.4, 0.45, 0.5, 0.6, 0.8, 1.05, 1.1, 1.1, 1.1});
+  const auto write = gains({0.9, 0.95, 1.0, 1.0, 1.02, 1.05, 1.1, 1.1, 1.1});
+  const double tol = std::log(1.03), min_gain = std::log(1.03);
+  const auto only_copy = choose_threshold({copy}, {}, tol, min_gain);
+  CHECK(only_copy.index == 0);  // the copy alone says "from 256K", as 0.2.0 did
+  const auto used = choose_threshold({copy, read, write}, {}, tol, min_gain);
+  CHECK(used.index == 5);       // with the data used: from the size where every pattern wins
+  // A cold-cache check that vetoes 8M too moves the threshold up.
+  const auto cold = gains({1, 1, 1, 1, 1, 0.9, 1.02, 1.05, 1.1});
+  const auto checked = choose_threshold({copy, read, write}, {cold}, tol, min_gain);
+  CHECK(checked.index == 6);
+  CHECK(!checked.why.empty());
+}
+
+TEST_CASE("choose_threshold: never when the total gain is below the minimum or every start loses somewhere") {
+  const double tol = std::log(1.03);
+  const auto flat = gains({1.0, 1.01, 1.005, 1.01});
+  const auto r = choose_threshold({flat}, {}, tol, std::log(1.03));
+  CHECK(r.index == kNoThreshold);
+  CHECK(r.why.find("never") != std::string::npos);
+  // Wins big at small sizes but loses 10% at the largest: no suffix is loss-free.
+  const auto tail_loss = gains({1.5, 1.5, 1.5, 0.9});
+  CHECK(choose_threshold({tail_loss}, {}, tol, std::log(1.03)).index == kNoThreshold);
+  // A loss within the tolerance is allowed when the suffix still gains.
+  const auto small_loss = gains({1.2, 0.99, 1.2, 1.2});
+  CHECK(choose_threshold({small_loss}, {}, tol, std::log(1.03)).index == 0);
+  CHECK(choose_threshold({}, {}, tol, 0).index == kNoThreshold);
+}
+
+TEST_CASE("losses_to_peers: a class where a peer wins by more than the noise, and only those") {
+  // Row 0 the routine, rows 1-2 peers; cases 0-1 class 0, cases 2-3 class 1, case 4 class 2.
+  CostTable t;
+  t.cost = {{10, 10, 10, 10, 10}, {9, 9, 10.1, 10.1, 9.9}, {11, 11, 7, 7, 10}};
+  const std::vector<std::size_t> group{0, 0, 1, 1, 2};
+  auto l = losses_to_peers(t, 0, {1, 2}, group, 3, 0.02);
+  REQUIRE(l.size() == 2);
+  CHECK(l[0].group == 0);
+  CHECK(l[0].peer == 1);
+  CHECK(l[0].ratio == doctest::Approx(0.9));
+  CHECK(l[1].group == 1);
+  CHECK(l[1].peer == 2);  // class 2: peer 1 is 1% faster, inside the 2% noise floor
+  // Measured spread widens the noise: with a 15% MAD on the routine, class 0's 10% is noise.
+  t.spread = {{1.5, 1.5, 0, 0, 0}, {0, 0, 0, 0, 0}, {0, 0, 0, 0, 0}};
+  l = losses_to_peers(t, 0, {1, 2}, group, 3, 0.02);
+  REQUIRE(l.size() == 1);
+  CHECK(l[0].group == 1);
+}
+
+TEST_CASE("per_group_pick: each size class gets the configuration that wins its cases") {
+  // Rows: 0 incumbent, 1 a wide loop (wins large), 2 rep (wins mid); row 3 is the peer reference.
+  CostTable t;
+  t.cost = {{10, 10, 10, 10}, {10, 10.02, 12, 7}, {12, 8, 10, 10}, {10, 10, 10, 10}};
+  const std::vector<std::size_t> group{0, 1, 2, 2};
+  const auto p = per_group_pick(t, {0, 1, 2}, {3}, group, 3);
+  CHECK(p[0] == 0);  // nothing beats the incumbent at class 0
+  CHECK(p[1] == 2);
+  CHECK(p[2] == 0);  // row 1 wins one case of class 2 by 1.43x and loses the other by 1.2x: the loss weighs more
+}
+
+TEST_CASE("choose_threshold with bands: rep wins a middle range only, the loop above it") {
+  // Ladder 16K, 32K, ... 4M: rep wins 128K..512K in every pattern, loses 10-20% from 1M on.
+  const auto copy = gains({0.9, 0.95, 1.0, 1.1, 1.15, 1.1, 0.85, 0.8, 0.85});
+  const auto read = gains({0.95, 0.97, 1.0, 1.15, 1.2, 1.4, 0.9, 0.9, 0.95});
+  const double tol = std::log(1.03), min_gain = std::log(1.03);
+  CHECK(choose_threshold({copy, read}, {}, tol, min_gain).index == kNoThreshold);  // no suffix is loss-free
+  const auto b = choose_threshold({copy, read}, {}, tol, min_gain, true);
+  CHECK(b.index == 3);  // 64K is even (1.0): an equal gain keeps the shorter band
+  CHECK(b.end == 6);    // 1M and up go back to the loop
+  // An open-ended win is still reported with end == the ladder's length.
+  const auto tail = gains({0.8, 1.1, 1.2});
+  const auto t = choose_threshold({tail}, {}, tol, min_gain, true);
+  CHECK(t.index == 1);
+  CHECK(t.end == 3);
+}

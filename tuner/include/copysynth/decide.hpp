@@ -1,0 +1,105 @@
+// copysynth — the search's decision core: rules over cost tables, never the clock.
+//
+// The search (tuner.cpp) builds candidates, times them (timing.hpp) and hands the costs here;
+// these functions decide — which candidate replaces the incumbent, where a threshold goes,
+// which routine wins a size class, where a peer still beats the winner — from the numbers
+// alone, so every rule is unit-tested on synthetic tables (tests/test_decide.cpp). The shape
+// is Highway's hwy/auto_tune.h (candidates, costs notified, best out) and FFTW's planner
+// (kernel/planner.c: the planner compares costs and never measures).
+//
+// Units: a cost is any positive time per call (the tuner passes TSC ticks per call), lower is
+// better; a spread is in the same unit (the tuner passes the median absolute deviation). A
+// ratio r = cost(reference) / cost(candidate): r > 1 means the candidate is faster.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace copysynth::decide {
+
+/// cost[c][j]: candidate (or peer) c on case j. spread[c][j]: its measured spread, same unit
+/// (may be left empty: then no case is noisier than `min_noise` below). weight[j]: how much case
+/// j counts (empty: all 1).
+struct CostTable {
+  std::vector<std::vector<double>> cost;
+  std::vector<std::vector<double>> spread;
+  std::vector<double> weight;
+  std::size_t rows() const { return cost.size(); }
+  std::size_t cases() const { return cost.empty() ? 0 : cost.front().size(); }
+};
+
+/// Extra weight of a case where the candidate is slower than the reference: the score counts a
+/// loss (1 + kLossWeight) times, so a loss at one length is not bought back by a larger win at
+/// another (the targets are per length: never slower than what the user already has).
+inline constexpr double kLossWeight = 3.0;
+
+/// The loss-weighted geometric mean of cost(ref_j) / cost(c, j) over the cases, where ref_j is
+/// the reference cost of case j (e.g. the system routine's, or the best peer's):
+///   exp( sum_j w_j * (l_j + kLossWeight * min(l_j, 0)) / sum_j w_j ),  l_j = log(ref_j / cost_cj).
+/// 1.0 for no cases. Costs <= 0 are skipped (a case that could not be timed).
+double score(const std::vector<double>& cost, const std::vector<double>& ref, const std::vector<double>& weight = {});
+
+/// Per case, the lowest cost over `rows` of the table (the best peer at each case).
+std::vector<double> best_of(const CostTable& t, const std::vector<std::size_t>& rows);
+
+/// The incumbent rule. scores[0] is the incumbent; the others are challengers listed simplest
+/// first. A challenger replaces the incumbent only when its score is at least (1 + margin) times
+/// the incumbent's; among the challengers that do, the highest score wins, and ties within
+/// `margin` of that go to the one listed first (the simpler configuration). Returns the index
+/// kept (0: the incumbent). Keeps two runs from flip-flopping on noise.
+std::size_t pick(const std::vector<double>& scores, double margin = 0.01);
+
+/// A size ladder's verdict on a variant (rep string instructions, non-temporal stores) that
+/// takes over every length >= T from the base routine.
+/// gain[p][s]: log(cost_base / cost_variant) for use pattern p (copy, copy+read, copy+write: the
+/// objective) at ladder size s, sizes ascending. check[q][s]: the same for patterns that only
+/// veto (the cold-cache case). A threshold at size index t is admissible when, for every row of
+/// gain and check, no size s >= t loses by more than `tolerance` (log(cost) units, e.g.
+/// log(1.03)) and, for every row of gain, the sum over s >= t is positive: a variant is a win
+/// only where it wins each way the data is used. Among admissible t, the one with the largest
+/// mean-over-patterns summed gain wins, if that is at least `min_gain`. Returns the size index,
+/// or kNoThreshold when no t qualifies.
+inline constexpr std::size_t kNoThreshold = std::numeric_limits<std::size_t>::max();
+struct ThresholdChoice {
+  std::size_t index = kNoThreshold;  ///< first ladder size that takes the variant
+  std::size_t end = 0;               ///< one past the last ladder size that takes it (the
+                                     ///< ladder's length: every size from `index` on)
+  double gain = 0;                   ///< its mean-over-patterns summed log gain
+  std::string why;                   ///< one line: what decided it (for the tuning log)
+};
+/// `band` = false: only suffixes [t, n) of the ladder (a threshold); true: also bands [t, e)
+/// that hand the sizes from e on back to the base (rep_stop), under the same rules.
+ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
+                                 const std::vector<std::vector<double>>& check, double tolerance,
+                                 double min_gain, bool band = false);
+
+/// The noise of comparing rows a and b at case j, as a relative figure: the larger of their
+/// spread/cost, and at least min_noise.
+double case_noise(const CostTable& t, std::size_t a, std::size_t b, std::size_t j, double min_noise);
+
+/// A size class (or any group of cases) where a peer beats the routine under test.
+struct Loss {
+  std::size_t group = 0;  ///< index into the groups passed in
+  std::size_t peer = 0;   ///< row of the peer that wins by the most
+  double ratio = 1;       ///< geometric mean over the group's cases of cost(peer) / cost(routine) (< 1)
+  double noise = 0;       ///< the group's relative noise (median of the cases' case_noise())
+};
+
+/// Groups of cases (group[j] = group of case j; size `groups`) where some row of `peers` beats
+/// row `routine` by more than the measured noise: geomean over the group of cost(peer)/cost(routine)
+/// < 1 - noise. One Loss per such group (the peer that wins most), groups in order.
+std::vector<Loss> losses_to_peers(const CostTable& t, std::size_t routine, const std::vector<std::size_t>& peers,
+                                  const std::vector<std::size_t>& group, std::size_t groups, double min_noise = 0.02);
+
+/// Per group, the row of `rows` (rows[0] the incumbent) that the incumbent rule picks on the
+/// group's cases, scored against the per-case best of `reference` rows (best_of). A row wins a
+/// group only by its score there; used to see which configuration each size class wants.
+std::vector<std::size_t> per_group_pick(const CostTable& t, const std::vector<std::size_t>& rows,
+                                        const std::vector<std::size_t>& reference,
+                                        const std::vector<std::size_t>& group, std::size_t groups,
+                                        double margin = 0.01);
+
+}  // namespace copysynth::decide

@@ -1,0 +1,162 @@
+// copysynth — the search's decision core (see decide.hpp).
+#include "copysynth/decide.hpp"
+
+#include "copysynth/c_format.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace copysynth::decide {
+
+double score(const std::vector<double>& cost, const std::vector<double>& ref, const std::vector<double>& weight) {
+  double s = 0, wsum = 0;
+  for (std::size_t j = 0; j < cost.size() && j < ref.size(); ++j) {
+    if (!(cost[j] > 0) || !(ref[j] > 0)) continue;
+    const double w = j < weight.size() ? weight[j] : 1.0;
+    const double l = std::log(ref[j] / cost[j]);
+    s += w * (l + kLossWeight * std::min(l, 0.0));
+    wsum += w;
+  }
+  return wsum > 0 ? std::exp(s / wsum) : 1.0;
+}
+
+std::vector<double> best_of(const CostTable& t, const std::vector<std::size_t>& rows) {
+  std::vector<double> out(t.cases(), 0.0);
+  for (std::size_t j = 0; j < out.size(); ++j)
+    for (std::size_t r : rows) {
+      const double c = t.cost.at(r).at(j);
+      if (c > 0 && (out[j] == 0 || c < out[j])) out[j] = c;
+    }
+  return out;
+}
+
+std::size_t pick(const std::vector<double>& scores, double margin) {
+  if (scores.empty()) return 0;
+  double top = -1;
+  for (std::size_t i = 1; i < scores.size(); ++i)
+    if (scores[i] >= scores[0] * (1 + margin)) top = std::max(top, scores[i]);
+  if (top < 0) return 0;
+  for (std::size_t i = 1; i < scores.size(); ++i)
+    if (scores[i] >= scores[0] * (1 + margin) && scores[i] * (1 + margin) >= top) return i;
+  return 0;
+}
+
+ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
+                                 const std::vector<std::vector<double>>& check, double tolerance,
+                                 double min_gain, bool band) {
+  ThresholdChoice out;
+  const std::size_t n = gain.empty() ? 0 : gain.front().size();
+  char b[256];
+  if (n == 0) {
+    out.why = "no sizes measured";
+    return out;
+  }
+  double best = min_gain;
+  std::size_t vetoed = 0, tried = 0;
+  // Larger starts first and, per start, the open end first: among equal gains the smaller
+  // range of lengths (fewer lengths on the variant) and a plain threshold win.
+  for (std::size_t t = n; t-- > 0;)
+    for (std::size_t e = n; e > t; --e) {
+      if (!band && e != n) break;
+      ++tried;
+      bool ok = true;
+      double total = 0;
+      for (const auto& row : gain) {
+        double sum = 0;
+        for (std::size_t s = t; s < e; ++s) {
+          sum += row[s];
+          if (row[s] < -tolerance) ok = false;
+        }
+        if (sum <= 0) ok = false;
+        total += sum / double(gain.size());
+      }
+      for (const auto& row : check)
+        for (std::size_t s = t; s < e && s < row.size(); ++s)
+          if (row[s] < -tolerance) ok = false;
+      if (!ok) {
+        ++vetoed;
+        continue;
+      }
+      if (total > best || (total == best && out.index == kNoThreshold)) {
+        best = total;
+        out.index = t;
+        out.end = e;
+        out.gain = total;
+      }
+    }
+  if (out.index == kNoThreshold)
+    snprintf_c(b, sizeof b,
+                  "never: no %s where the variant wins every use pattern without losing more than %.1f%% "
+                  "at any size (%zu of %zu vetoed) and gains %.1f%% in total",
+                  band ? "range of sizes" : "size from which", 100 * (std::exp(tolerance) - 1), vetoed, tried,
+                  100 * (std::exp(min_gain) - 1));
+  else
+    snprintf_c(b, sizeof b, "ladder sizes %zu..%zu of %zu: %.1f%% summed gain, mean over the use patterns",
+                  out.index + 1, out.end, n, 100 * (std::exp(out.gain) - 1));
+  out.why = b;
+  return out;
+}
+
+double case_noise(const CostTable& t, std::size_t a, std::size_t b, std::size_t j, double min_noise) {
+  double n = min_noise;
+  for (std::size_t r : {a, b})
+    if (r < t.spread.size() && j < t.spread[r].size() && t.cost[r][j] > 0)
+      n = std::max(n, t.spread[r][j] / t.cost[r][j]);
+  return n;
+}
+
+std::vector<Loss> losses_to_peers(const CostTable& t, std::size_t routine, const std::vector<std::size_t>& peers,
+                                  const std::vector<std::size_t>& group, std::size_t groups, double min_noise) {
+  std::vector<Loss> out;
+  for (std::size_t g = 0; g < groups; ++g) {
+    Loss worst;
+    worst.group = g;
+    bool any = false;
+    for (std::size_t p : peers) {
+      double l = 0;
+      std::vector<double> noise;
+      for (std::size_t j = 0; j < t.cases() && j < group.size(); ++j) {
+        if (group[j] != g || !(t.cost[p][j] > 0) || !(t.cost[routine][j] > 0)) continue;
+        l += std::log(t.cost[p][j] / t.cost[routine][j]);
+        noise.push_back(case_noise(t, p, routine, j, min_noise));
+      }
+      if (noise.empty()) continue;
+      std::nth_element(noise.begin(), noise.begin() + noise.size() / 2, noise.end());
+      const double nz = noise[noise.size() / 2];
+      const double r = std::exp(l / double(noise.size()));
+      if (r < 1 - nz && (!any || r < worst.ratio)) {
+        worst.peer = p;
+        worst.ratio = r;
+        worst.noise = nz;
+        any = true;
+      }
+    }
+    if (any) out.push_back(worst);
+  }
+  return out;
+}
+
+std::vector<std::size_t> per_group_pick(const CostTable& t, const std::vector<std::size_t>& rows,
+                                        const std::vector<std::size_t>& reference,
+                                        const std::vector<std::size_t>& group, std::size_t groups,
+                                        double margin) {
+  const std::vector<double> ref = best_of(t, reference);
+  std::vector<std::size_t> out(groups, rows.empty() ? 0 : rows.front());
+  for (std::size_t g = 0; g < groups; ++g) {
+    std::vector<double> w(t.cases(), 0.0);
+    bool any = false;
+    for (std::size_t j = 0; j < t.cases() && j < group.size(); ++j)
+      if (group[j] == g) {
+        w[j] = t.weight.empty() ? 1.0 : t.weight[j];
+        any = true;
+      }
+    if (!any || rows.empty()) continue;
+    std::vector<double> s;
+    for (std::size_t r : rows) s.push_back(score(t.cost[r], ref, w));
+    out[g] = rows[pick(s, margin)];
+  }
+  return out;
+}
+
+}  // namespace copysynth::decide

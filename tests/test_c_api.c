@@ -91,6 +91,8 @@ int main(int argc, char** argv) {
   check(copysynth_load_wisdom(missing) == COPYSYNTH_WISDOM_IO, "a missing file: wisdom-io");
   check(strstr(copysynth_last_error(), "c-api-no-such-file.json") != NULL, "... and the message names the file");
   check(strcmp(copysynth_status_name(COPYSYNTH_WISDOM_IO), "wisdom-io") == 0, "status_name(WISDOM_IO) is wisdom-io");
+  check(strcmp(copysynth_status_name(COPYSYNTH_JIT_UNAVAILABLE), "jit-unavailable") == 0,
+        "status_name(JIT_UNAVAILABLE) is jit-unavailable");
   check(strcmp(copysynth_status_name(42), "unknown") == 0, "status_name of an unknown value is unknown");
   check(write_text(bad, "{\"schema\": 1, \"generator_version\": \"0.1.0\""), "wrote a truncated file");
   check(copysynth_load_wisdom(bad) == COPYSYNTH_WISDOM_MALFORMED, "a truncated file: wisdom-malformed");

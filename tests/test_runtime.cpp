@@ -311,8 +311,8 @@ TEST_CASE("Routine::build copies correctly for every host width, unroll and NOP 
         CHECK(r.size() == r.bytes().size());
         CHECK(r.params() == p);
         CHECK(r.plan().params == p);
-        // loop_align is absolute: routines start 64-byte aligned (routine.cpp, JitAllocator
-        // granularity 64).
+        // loop_align is absolute: routines start 64-byte aligned (runtime/src/jit_memory.cpp,
+        // allocation granularity 64).
         CHECK(reinterpret_cast<std::uintptr_t>(r.fn()) % 64 == 0);
         std::string first;
         const int failures = rig().run(r.fn(), sizes, first);

@@ -4,6 +4,10 @@
 #include <doctest/doctest.h>
 
 #include <limits>
+#include <locale>
+#include <clocale>
+#include <cmath>
+#include <map>
 
 #include <regex>
 #include <sstream>
@@ -16,11 +20,15 @@
 
 #include "copysynth/ladders.hpp"
 #include "copysynth/perf_counters.hpp"
+#include "copysynth/plot.hpp"
+#include "copysynth/c_format.hpp"
 #include "copysynth/report.hpp"
 #include "copysynth/tuner.hpp"
 #include "copysynth/verify.hpp"
+#include "temp_dir.hpp"
 
 using namespace copysynth;
+using copysynth_test::TempDir;
 
 namespace {
 
@@ -614,4 +622,241 @@ TEST_CASE("the report compares the tuned routine with every peer and plots the s
   std::remove(svg.c_str());
   CHECK_FALSE(write_speedup_svg(t, "test", "/nonexistent-dir/x.svg", &err));
   CHECK(read_bandwidth_gbps(std::size_t{8} << 20) > 0);
+}
+
+// ==================================================================================== plot ==
+
+namespace {
+
+/// A report of glibc and tuned with the given tuned / glibc speedups at 16 B .. 512 KiB, for two
+/// alignment pairs (0/0 and 0/4, the second at `spread` times the first's speedup).
+ReportTable speedup_table(double lo, double hi) {
+  ReportTable t;
+  t.columns = {"glibc", "tuned"};
+  t.peers = 1;
+  int i = 0;
+  for (std::uint64_t n = 16; n <= 512 * 1024; n *= 4, ++i) {
+    const double f = std::pow(hi / lo, double(i) / 7.0);  // lo .. hi over the 8 sizes
+    for (std::uint32_t dst : {0u, 4u}) {
+      ReportRow r;
+      r.label = std::to_string(n);
+      r.point = {n, 0, dst};
+      r.value = {10.0, 10.0 * lo * f * (dst ? 0.8 : 1.0)};
+      t.rows.push_back(r);
+    }
+  }
+  return t;
+}
+
+/// The y-axis labels of a speedup plot: {y position, label} from `<text ... text-anchor="end">Nx</text>`.
+std::vector<std::pair<double, std::string>> y_labels(const std::string& svg) {
+  std::vector<std::pair<double, std::string>> out;
+  const std::regex re("<text x=\"[0-9.]+\" y=\"([-0-9.]+)\" text-anchor=\"end\">([0-9.]+)x</text>");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), re); it != std::sregex_iterator(); ++it)
+    out.push_back({std::stod((*it)[1].str()), (*it)[2].str()});
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("plot: a speedup axis from 0.3x to 30x is logarithmic, labelled 0.5 1 2 5 10 20, labels apart") {
+  TempDir dir;
+  const std::string svg = dir.path + "/wide.svg";
+  std::string err;
+  REQUIRE(write_speedup_svg(speedup_table(0.3, 30), "0.3x .. 30x", svg, &err));
+  std::ifstream in(svg);
+  const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto labels = y_labels(content);
+  INFO(content.substr(0, 3000));
+  REQUIRE(labels.size() >= 3);
+  CHECK(labels.size() <= 12);
+  for (std::size_t i = 1; i < labels.size(); ++i)  // 12 px text: at least 20 px from one label to the next
+    CHECK_MESSAGE(labels[i].first - labels[i - 1].first >= 20, labels[i - 1].second << " and " << labels[i].second);
+  std::map<std::string, double> y;
+  for (const auto& [pos, text] : labels) y[text] = pos;
+  // Top to bottom (SVG y grows downwards): 20 10 5 2 1 0.5.
+  std::vector<std::string> texts;
+  for (auto it = labels.begin(); it != labels.end(); ++it) texts.push_back(it->second);
+  CHECK(texts == std::vector<std::string>{"20", "10", "5", "2", "1", "0.5"});
+  // Log scale: 1 -> 2 is as far as 5 -> 10 and as 0.5 -> 1; 1 -> 10 is a decade.
+  REQUIRE(y.count("1"));
+  REQUIRE(y.count("2"));
+  REQUIRE(y.count("5"));
+  REQUIRE(y.count("10"));
+  REQUIRE(y.count("0.5"));
+  CHECK(y["1"] - y["2"] == doctest::Approx(y["5"] - y["10"]).epsilon(0.01));
+  CHECK(y["0.5"] - y["1"] == doctest::Approx(y["1"] - y["2"]).epsilon(0.01));
+  // Every series is drawn; the numbers are SVG numbers (a '.' decimal point, no ',').
+  CHECK(content.find("src/dst 0/0") != std::string::npos);
+  CHECK(content.find("src/dst 0/4") != std::string::npos);
+}
+
+TEST_CASE("plot: log_ticks keeps labels apart at any range and length, at round values, with 1 in range") {
+  // The report's plot: 410 px for 0.25x .. 30x gives the 1-2-5 sequence.
+  std::vector<std::string> got;
+  for (const auto& t : log_ticks(0.25, 30, 410, 40)) got.push_back(t.label);
+  CHECK(got == std::vector<std::string>{"0.5", "1", "2", "5", "10", "20"});
+  // Narrow: finer round values.
+  got.clear();
+  for (const auto& t : log_ticks(0.8, 1.3, 410, 40)) got.push_back(t.label);
+  CHECK(got == std::vector<std::string>{"0.8", "1", "1.2"});
+  // Very wide and short: every other power of ten or fewer.
+  got.clear();
+  for (const auto& t : log_ticks(1e-3, 1e5, 150, 40)) got.push_back(t.label);
+  CHECK(got == std::vector<std::string>{"0.001", "1", "1000"});
+  // Properties over a grid of ranges and lengths.
+  for (double lo : {0.01, 0.05, 0.2, 0.5, 0.9, 0.99})
+    for (double hi : {1.01, 1.1, 1.6, 3.0, 30.0, 1000.0, 1e5})
+      for (double len : {100.0, 200.0, 410.0, 800.0}) {
+        const auto ticks = log_ticks(lo, hi, len, 40);
+        CAPTURE(lo);
+        CAPTURE(hi);
+        CAPTURE(len);
+        bool has_one = false;
+        for (std::size_t i = 0; i < ticks.size(); ++i) {
+          const LogTick& t = ticks[i];
+          CHECK(t.value >= lo * (1 - 1e-9));
+          CHECK(t.value <= hi * (1 + 1e-9));
+          CHECK(t.offset == doctest::Approx(std::log(t.value / lo) / std::log(hi / lo) * len));
+          CHECK(std::stod(t.label) == doctest::Approx(t.value));
+          CHECK(t.label.size() <= 6);  // "0.001", "1000", "1.2": no 0.30000000000000004
+          if (i > 0) CHECK(t.offset - ticks[i - 1].offset >= 40);
+          has_one = has_one || t.value == 1.0;
+        }
+        CHECK(has_one);  // the glibc line is always labelled
+        if (hi / lo >= 1.6 && len >= 200) CHECK(ticks.size() >= 2);
+      }
+  CHECK(log_ticks(0, 1, 100, 10).empty());
+  CHECK(log_ticks(2, 1, 100, 10).empty());
+  // The axis range holds 1 and the points, padded, and spans at least a factor of 1.6.
+  for (auto [a, b] : {std::pair{0.3, 30.0}, {1.02, 1.05}, {0.5, 0.9}, {2.0, 3.0}}) {
+    const auto [lo, hi] = speedup_axis_range(a, b);
+    CHECK(lo < std::min(a, 1.0));
+    CHECK(hi > std::max(b, 1.0));
+    CHECK(hi / lo >= 1.6 - 1e-9);
+  }
+}
+
+// ================================================================================== locale ==
+
+namespace {
+
+/// Switches this program to a decimal-comma locale (de_DE.UTF-8), as a German user's program
+/// does with setlocale(LC_ALL, ""). When the system has not generated it, it is built with
+/// localedef (Debian `locales`, tools/install-deps.sh --test) into a temporary directory named by
+/// LOCPATH, which needs no root. Returns false with the reason when neither works.
+bool set_decimal_comma_locale(const std::string& dir, std::string& why) {
+  auto comma = [] { return std::strcmp(localeconv()->decimal_point, ",") == 0; };
+  if (std::setlocale(LC_ALL, "de_DE.UTF-8") && comma()) return true;
+  const std::string cmd = "localedef -i de_DE -f UTF-8 '" + dir + "/de_DE.UTF-8' >'" + dir + "/localedef.log' 2>&1";
+  const int rc = std::system(cmd.c_str());
+  // localedef exits 1 for warnings with a usable locale, 4 for errors.
+  setenv("LOCPATH", dir.c_str(), 1);
+  if (std::setlocale(LC_ALL, "de_DE.UTF-8") && comma()) return true;
+  unsetenv("LOCPATH");
+  std::setlocale(LC_ALL, "C");
+  why = "no de_DE.UTF-8 locale and `" + cmd + "` did not make one (status " + std::to_string(rc) +
+        "; install the Debian package `locales`: tools/install-deps.sh --test)";
+  return false;
+}
+
+/// Back to the "C" locale at scope exit, whatever the test did.
+struct RestoreCLocale {
+  ~RestoreCLocale() {
+    std::setlocale(LC_ALL, "C");
+    unsetenv("LOCPATH");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("locale: under setlocale(LC_ALL, \"de_DE.UTF-8\") numbers are read and written with '.'") {
+  TempDir dir;
+  RestoreCLocale restore;
+  std::string why;
+  if (!set_decimal_comma_locale(dir.path, why)) {
+    MESSAGE("skipped: " << why);
+    return;
+  }
+  char probe[32];
+  std::snprintf(probe, sizeof probe, "%.2f", 1.5);
+  REQUIRE(std::string(probe) == "1,50");  // the locale is in force: plain printf writes a comma
+
+  // Reading: a distribution file's probabilities, and a shipped distribution by name (what
+  // tune_and_install(opt, "MemcpyGoogleA") and the production-mix replay load).
+  auto d = parse_distribution("t", "0.25,0.5,0.00655738,0.24344262\n");
+  REQUIRE_MESSAGE(d.ok(), (d.ok() ? std::string() : d.error().message));
+  CHECK(d->p.size() == 4);
+  CHECK(d->p[1] == doctest::Approx(0.5));
+  CHECK(d->p[2] == doctest::Approx(0.00655738));
+  auto a = load_distribution("MemcpyGoogleA");
+  CHECK_MESSAGE(a.ok(), (a.ok() ? std::string() : a.error().message));
+  CHECK(production_mix().has_value());
+  auto w = make_workload("MemcpyGoogleA", Operation::kMemcpy);
+  CHECK_MESSAGE(w.ok(), (w.ok() ? std::string() : w.error().message));
+  // A comma is still no decimal point in a distribution file: "0,5" is two fields.
+  auto two = parse_distribution("t", "0,5");
+  REQUIRE(two.ok());
+  CHECK(two->p.size() == 2);
+
+  // Writing: the tables.
+  MeasuredPoint p;
+  p.size = 4096;
+  p.baseline_gbps = 12.5;
+  p.tuned_gbps = 25.25;
+  p.baseline_ns = 327.68;
+  p.tuned_ns = 162.22;
+  const std::string t = format_table({p});
+  INFO(t);
+  CHECK(t.find("12.50") != std::string::npos);
+  CHECK(t.find("25.25") != std::string::npos);
+  CHECK(t.find("2.02x") != std::string::npos);
+  CHECK(t.find("12,50") == std::string::npos);
+  const std::string pt = format_patch_table({p});
+  INFO(pt);
+  CHECK(pt.find("327.7") != std::string::npos);
+  CHECK(pt.find(',') == std::string::npos);
+  CHECK(format_c("%.3f|%g", 0.125, 2.5) == "0.125|2.5");
+  char b[16];
+  CHECK(snprintf_c(b, sizeof b, "%.1f", 3.25) == 3);
+  CHECK(std::string(b) == "3.2");
+  // The thread's locale is the program's again afterwards.
+  std::snprintf(probe, sizeof probe, "%.1f", 0.5);
+  CHECK(std::string(probe) == "0,5");
+}
+
+TEST_CASE("locale: under std::locale::global(de_DE.UTF-8) the texts copysynth writes are those of the C locale") {
+  // A C++ program may set the global C++ locale, which every new std::ostringstream takes:
+  // de_DE groups digits ("4.096") and writes a decimal comma.
+  CopyParams p;
+  p.rep_threshold = 32768;
+  auto plan = make_plan(p, CpuInfo::host().features());
+  REQUIRE(plan.ok());
+  MeasuredPoint m;
+  m.size = 65536;
+  m.baseline_gbps = 12.5;
+  m.tuned_gbps = 25.25;
+  VerifyReport rep;
+  rep.cases = 123456;
+  rep.sizes = 2800;
+  const auto texts = [&] {
+    return std::vector<std::string>{to_string(*plan), describe_params(), format_table({m}), rep.summary(),
+                                    CpuInfo::host().describe()};
+  };
+  const std::vector<std::string> in_c = texts();
+  TempDir dir;
+  RestoreCLocale restore;
+  std::string why;
+  if (!set_decimal_comma_locale(dir.path, why)) {
+    MESSAGE("skipped: " << why);
+    return;
+  }
+  const std::locale old = std::locale::global(std::locale("de_DE.UTF-8"));
+  std::ostringstream probe;
+  probe << 4096;
+  const std::vector<std::string> in_de = texts();
+  std::locale::global(old);
+  REQUIRE(probe.str() == "4.096");  // the locale is in force: a plain stream groups digits
+  for (std::size_t i = 0; i < in_c.size(); ++i) CHECK(in_de[i] == in_c[i]);
 }

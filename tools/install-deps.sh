@@ -7,7 +7,9 @@
 #   --test       also what tools/run-tests.sh needs: clang and its libFuzzer/sanitizer runtime
 #                (compiler-rt) for the fuzz stage (g++'s ASan/UBSan runtimes come with g++);
 #                zstd, xz-utils and sqlite3, the real programs run under the LD_PRELOAD shim;
-#                pkgconf, to build the installed-package example with pkg-config
+#                pkgconf, to build the installed-package example with pkg-config;
+#                libseccomp-dev and locales for the JIT-memory and locale tests;
+#                ansible-core and python3-apt for the fleet playbook's test
 #   --bench      also Google Benchmark (bench/, copysynth_bench) and the DPDK headers (the
 #                rte_memcpy peer); tools/bench-preload.sh needs the --test programs
 set -euo pipefail
@@ -18,7 +20,7 @@ for arg in "$@"; do
   case $arg in
     --test) with_test=1 ;;
     --bench) with_bench=1 ;;
-    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install-deps: unknown option '$arg' (usage: tools/install-deps.sh [--test] [--bench])" >&2; exit 2 ;;
   esac
 done
@@ -60,6 +62,11 @@ if [ $with_test -eq 1 ]; then
   # Unmodified programs the LD_PRELOAD shim test runs (tests/preload_test.sh); pkg-config for the
   # installed-package test (tests/install_test.sh).
   packages+=(zstd xz-utils sqlite3 pkgconf)
+  # The seccomp filter that denies executable memory (tests/test_jit_memory.cpp); the locale
+  # definitions a decimal-comma locale is built from (localedef, in the locale tests).
+  packages+=(libseccomp-dev locales)
+  # The fleet playbook's test (tests/ansible_test.sh): Ansible, and python3-apt for its apt task.
+  packages+=(ansible-core python3-apt)
 fi
 if [ $with_bench -eq 1 ]; then
   # rte_memcpy is header-inline: only libdpdk-dev's headers are used, no DPDK library is linked.

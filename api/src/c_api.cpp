@@ -26,6 +26,7 @@ static_assert(COPYSYNTH_WISDOM_MALFORMED == static_cast<int>(ErrorCode::kWisdomM
 static_assert(COPYSYNTH_WISDOM_MISMATCH == static_cast<int>(ErrorCode::kWisdomMismatch));
 static_assert(COPYSYNTH_INVALID_ARGUMENT == static_cast<int>(ErrorCode::kInvalidArgument));
 static_assert(COPYSYNTH_SYSTEM == static_cast<int>(ErrorCode::kSystem));
+static_assert(COPYSYNTH_JIT_UNAVAILABLE == static_cast<int>(ErrorCode::kJitUnavailable));
 static_assert(COPYSYNTH_OP_MEMCPY == static_cast<int>(Operation::kMemcpy));
 static_assert(COPYSYNTH_OP_MEMMOVE == static_cast<int>(Operation::kMemmove));
 static_assert(COPYSYNTH_OP_FILL == static_cast<int>(Operation::kFill));
@@ -139,7 +140,7 @@ size_t copysynth_installed_name(copysynth_operation op, char* buf, size_t size) 
 const char* copysynth_last_error(void) { return t_last_error.c_str(); }
 
 const char* copysynth_status_name(int status) {
-  if (status < COPYSYNTH_OK || status > COPYSYNTH_SYSTEM) return "unknown";
+  if (status < COPYSYNTH_OK || status > COPYSYNTH_JIT_UNAVAILABLE) return "unknown";
   return error_code_name(static_cast<ErrorCode>(status));
 }
 

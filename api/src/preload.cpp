@@ -60,6 +60,7 @@
 #include <exception>
 #include <string>
 
+#include "copysynth/c_format.hpp"
 #include "copysynth/copysynth.hpp"
 
 using copysynth::CopyFn;
@@ -386,7 +387,7 @@ void install_from_wisdom() {
     }
   }
   char ms[32];
-  std::snprintf(ms, sizeof ms, "%.1f", r->seconds * 1e3);
+  copysynth::snprintf_c(ms, sizeof ms, "%.1f", r->seconds * 1e3);
   report("installed from " + r->path + " for CPU " + r->signature + " (read, built and verified" +
          (check == Check::kFull      ? " with the full suite"
           : check == Check::kStartup ? " with the start-up check"

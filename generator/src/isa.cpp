@@ -86,6 +86,7 @@ const char* error_code_name(ErrorCode c) noexcept {
     case ErrorCode::kWisdomMismatch: return "wisdom-mismatch";
     case ErrorCode::kInvalidArgument: return "invalid-argument";
     case ErrorCode::kSystem: return "system";
+    case ErrorCode::kJitUnavailable: return "jit-unavailable";
   }
   return "?";
 }

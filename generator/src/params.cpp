@@ -3,6 +3,7 @@
 
 #include <boost/hana.hpp>
 #include <nlohmann/json.hpp>
+#include <locale>
 #include <sstream>
 #include <type_traits>
 
@@ -39,6 +40,7 @@ std::string value_string(typename Spec::type v) {
 template <class Spec>
 std::string domain_string() {
   std::ostringstream o;
+  o.imbue(std::locale::classic());  // whatever std::locale::global() says
   if constexpr (kHasChoices<Spec>) {
     o << "one of ";
     for (std::size_t i = 0; i < Spec::choices.size(); ++i)
@@ -317,6 +319,7 @@ std::vector<std::string> param_field_names() {
 
 std::string describe_params() {
   std::ostringstream o;
+  o.imbue(std::locale::classic());  // whatever std::locale::global() says
   CopyParams p;
   for_each_field(p, [&](std::string_view name, const auto& member) {
     using Spec = typename std::decay_t<decltype(member)>::spec;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <locale>
 #include <sstream>
 
 namespace copysynth {
@@ -119,6 +120,7 @@ std::string describe_class(const CopyPlan& plan, const SizeClass& c) {
   const auto& p = plan.params;
   const bool fill = p.operation.value == Operation::kFill || p.operation.value == Operation::kClearPage;
   std::ostringstream o;
+  o.imbue(std::locale::classic());  // whatever std::locale::global() says
   const auto reg = [&](std::uint32_t bytes) -> std::string {
     if (bytes <= 8) return std::to_string(bytes) + "-byte GPR";
     const std::uint32_t r = head_tail_unit(p, plan.vec, bytes);
@@ -173,6 +175,7 @@ std::string describe_class(const CopyPlan& plan, const SizeClass& c) {
 std::string to_string(const CopyPlan& plan) {
   const auto& p = plan.params;
   std::ostringstream o;
+  o.imbue(std::locale::classic());  // whatever std::locale::global() says
   o << name_of(p.operation.value) << " plan (ladder \"" << plan.ladder << "\", VEC = " << plan.vec
     << " bytes";
   o << (plan.vec == 8 ? ", GPR" : plan.vec == 16 ? ", SSE2" : plan.vec == 32 ? ", AVX2" : ", AVX-512F")

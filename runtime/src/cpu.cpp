@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <locale>
 #include <sstream>
 
 namespace copysynth {
@@ -216,6 +217,7 @@ bool signature_runs_on(const std::string& tuned, const std::string& host, std::s
 
 std::string CpuInfo::describe() const {
   std::ostringstream o;
+  o.imbue(std::locale::classic());  // whatever std::locale::global() says
   auto kib = [](std::uint64_t b) { return b ? std::to_string(b >> 10) + " KiB" : std::string("?"); };
   o << "cpu: " << (brand_.empty() ? vendor_ : brand_) << " (" << vendor_ << " family " << family_
     << " model " << model_ << " stepping " << stepping_ << (hypervisor_ ? ", under a hypervisor" : "")

@@ -1,47 +1,46 @@
 // copysynth — JIT installation of routines (see routine.hpp).
 #include "copysynth/routine.hpp"
 
+#include <fcntl.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <asmjit/x86.h>
-#include <atomic>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
 
 #include "copysynth/emit.hpp"
+#include "jit_memory.hpp"
 
 namespace copysynth {
 namespace {
 
-/// The JIT runtime of one process.
-struct ProcessJit {
-  asmjit::JitRuntime* rt;
-  pid_t pid;
-};
-std::atomic<ProcessJit*> g_jit{nullptr};
-
-/// The JIT runtime of this process: dual mapping (RX view + RW view), never RWX. Thread-safe.
-///
-/// The dual mapping is shared memory (asmjit maps one memfd twice, MAP_SHARED), which a child
-/// process inherits as shared: if the parent and a child both allocated from it after fork(),
-/// each would write new code over the other's. So the runtime belongs to the process that made
-/// it: a child gets its own on its first build. The parent's runtime is left to the child as it
-/// is (never destroyed, never allocated from), so inherited routines keep running and releasing
-/// them only touches the child's copy of its bookkeeping. No lock is taken (a lock held by
-/// another thread at fork() would stay held in the child forever); getpid() is a system call on
-/// glibc >= 2.25, so it is right after fork() and clone().
-asmjit::JitRuntime& jit_runtime() {
-  const pid_t self = getpid();
-  ProcessJit* cur = g_jit.load(std::memory_order_acquire);
-  while (!cur || cur->pid != self) {
-    asmjit::JitAllocator::CreateParams params{};
-    params.options = asmjit::JitAllocatorOptions::kUseDualMapping;
-    params.granularity = 64;  // every routine starts 64-byte aligned: loop_align is absolute
-    auto* mine = new ProcessJit{new asmjit::JitRuntime(&params), self};  // never destroyed: code may run at exit
-    if (g_jit.compare_exchange_strong(cur, mine, std::memory_order_acq_rel)) return *mine->rt;
-    delete mine->rt;  // another thread of this process won the race; `cur` is now its runtime
-    delete mine;
-  }
-  return *cur->rt;
+/// COPYSYNTH_PERF_MAP=1: appends "START SIZE name" (hex, no 0x) to /tmp/perf-PID.map for each
+/// routine put in executable memory, the format perf(1) reads for JIT code (perf report and
+/// perf top look the file up by the process's pid; see tools/perf/Documentation/jit-interface.txt
+/// in the Linux tree). Ignored in set-user-ID / set-group-ID programs (AT_SECURE), like
+/// COPYSYNTH_WISDOM. One write(2) per line with O_APPEND, so threads and processes do not
+/// interleave lines; the file is opened per line (a fork()ed child writes its own file).
+void perf_map_add(const void* start, std::size_t size, const std::string& name) {
+  const char* v = std::getenv("COPYSYNTH_PERF_MAP");
+  if (!v || std::strcmp(v, "1") != 0 || getauxval(AT_SECURE)) return;
+  char path[64];
+  char* p = path;
+  const char prefix[] = "/tmp/perf-";
+  std::memcpy(p, prefix, sizeof prefix - 1);
+  p += sizeof prefix - 1;
+  p = std::to_chars(p, path + sizeof path - 5, static_cast<long>(getpid())).ptr;
+  std::memcpy(p, ".map", 5);
+  const int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) return;  // best effort: a profiler aid never stops a routine from being built
+  char num[2][17];
+  const auto a = std::to_chars(num[0], num[0] + 16, reinterpret_cast<std::uintptr_t>(start), 16);
+  const auto b = std::to_chars(num[1], num[1] + 16, size, 16);
+  std::string line = std::string(num[0], a.ptr) + ' ' + std::string(num[1], b.ptr) + " copysynth:" + name + '\n';
+  [[maybe_unused]] const ssize_t n = write(fd, line.data(), line.size());
+  close(fd);
 }
 
 }  // namespace
@@ -63,15 +62,16 @@ std::string short_name(const CopyParams& p) {
   return s;
 }
 
+Status jit_available() { return jit::available(); }
+
 Result<Routine> Routine::build(const CopyPlan& plan, const CpuInfo& cpu) {
   return build_with_faults(plan, EmitFaults{}, cpu);
 }
 
 Result<Routine> Routine::build_with_faults(const CopyPlan& plan, const EmitFaults& faults, const CpuInfo& cpu) {
   COPYSYNTH_TRY(validate(plan.params, cpu.features()));
-  asmjit::JitRuntime& rt = jit_runtime();
   asmjit::CodeHolder code;
-  code.init(rt.environment());
+  code.init(asmjit::Environment::host());
   asmjit::x86::Assembler a(&code);
   COPYSYNTH_TRY(emit(plan, *a.as<asmjit::x86::Emitter>(), faults));
   Routine r;
@@ -80,21 +80,35 @@ Result<Routine> Routine::build_with_faults(const CopyPlan& plan, const EmitFault
     const auto& buf = code.textSection()->buffer();
     r.bytes_.assign(buf.data(), buf.data() + buf.size());
   }
-  void* fn = nullptr;
-  const asmjit::Error err = rt.add(&fn, &code);
-  if (err != asmjit::kErrorOk)
-    return make_error(ErrorCode::kJitFailed,
-                      std::string("could not install the routine in executable memory: ") +
-                          asmjit::DebugUtils::errorAsString(err) +
-                          " (is memfd_create or /dev/shm available, and is the address space or "
-                          "RLIMIT_AS not exhausted?)");
-  r.fn_ = fn;
-  r.rt_ = &rt;
+  // What asmjit's JitRuntime::add() does, into copysynth's own code memory (jit_memory.hpp says
+  // why): lay the sections out, bind the links, relocate to the final address, copy through the
+  // writable view. x86 needs no instruction-cache flush.
+  auto asm_error = [](const char* step, asmjit::Error err) {
+    return make_error(ErrorCode::kEmitFailed, std::string("asmjit could not ") + step + " the routine: " +
+                                                  asmjit::DebugUtils::errorAsString(err) +
+                                                  " (a copysynth bug: please report it with the parameters)");
+  };
+  if (const asmjit::Error err = code.flatten()) return asm_error("lay out", err);
+  if (const asmjit::Error err = code.resolveUnresolvedLinks()) return asm_error("link", err);
+  auto block = jit::allocate(code.codeSize());
+  if (!block) return std::move(block).error();
+  if (const asmjit::Error err = code.relocateToBase(reinterpret_cast<std::uintptr_t>(block->rx))) {
+    jit::release(*block);
+    return asm_error("relocate", err);
+  }
+  if (const asmjit::Error err = code.copyFlattenedData(block->rw, block->size, asmjit::CopySectionFlags::kPadTargetBuffer)) {
+    jit::release(*block);
+    return asm_error("copy", err);
+  }
+  r.fn_ = block->rx;
+  r.code_bytes_ = block->size;
+  r.chunk_ = block->chunk;
+  perf_map_add(r.fn_, r.bytes_.size(), r.name());
   return r;
 }
 
 Routine::Routine(Routine&& o) noexcept
-    : fn_(o.fn_), rt_(o.rt_), plan_(std::move(o.plan_)), bytes_(std::move(o.bytes_)) {
+    : fn_(o.fn_), code_bytes_(o.code_bytes_), chunk_(o.chunk_), plan_(std::move(o.plan_)), bytes_(std::move(o.bytes_)) {
   o.fn_ = nullptr;
 }
 
@@ -102,7 +116,8 @@ Routine& Routine::operator=(Routine&& o) noexcept {
   if (this != &o) {
     release();
     fn_ = o.fn_;
-    rt_ = o.rt_;
+    code_bytes_ = o.code_bytes_;
+    chunk_ = o.chunk_;
     plan_ = std::move(o.plan_);
     bytes_ = std::move(o.bytes_);
     o.fn_ = nullptr;
@@ -113,7 +128,7 @@ Routine& Routine::operator=(Routine&& o) noexcept {
 Routine::~Routine() { release(); }
 
 void Routine::release() noexcept {
-  if (fn_) static_cast<asmjit::JitRuntime*>(rt_)->release(fn_);  // the runtime it came from (fork)
+  if (fn_) jit::release(jit::Block{static_cast<std::uint8_t*>(fn_), nullptr, code_bytes_, chunk_});
   fn_ = nullptr;
 }
 

@@ -1,6 +1,8 @@
 // copysynth — the search's decision core (see decide.hpp).
 #include "copysynth/decide.hpp"
 
+#include "copysynth/c_format.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -84,13 +86,13 @@ ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
       }
     }
   if (out.index == kNoThreshold)
-    std::snprintf(b, sizeof b,
+    snprintf_c(b, sizeof b,
                   "never: no %s where the variant wins every use pattern without losing more than %.1f%% "
                   "at any size (%zu of %zu vetoed) and gains %.1f%% in total",
                   band ? "range of sizes" : "size from which", 100 * (std::exp(tolerance) - 1), vetoed, tried,
                   100 * (std::exp(min_gain) - 1));
   else
-    std::snprintf(b, sizeof b, "ladder sizes %zu..%zu of %zu: %.1f%% summed gain, mean over the use patterns",
+    snprintf_c(b, sizeof b, "ladder sizes %zu..%zu of %zu: %.1f%% summed gain, mean over the use patterns",
                   out.index + 1, out.end, n, 100 * (std::exp(out.gain) - 1));
   out.why = b;
   return out;

@@ -10,8 +10,10 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <locale>
 #include <sstream>
 
+#include "copysynth/c_format.hpp"
 #include "copysynth/peers.hpp"
 #include "copysynth/timing.hpp"
 #include "copysynth/tuner.hpp"
@@ -37,7 +39,7 @@ std::vector<std::string> columns_of(const std::vector<Peer>& ps, const ReportOpt
 
 std::string ratio(double r) {
   char b[32];
-  std::snprintf(b, sizeof b, "%.2fx", r);
+  snprintf_c(b, sizeof b, "%.2fx", r);
   return b;
 }
 
@@ -70,6 +72,7 @@ double ReportTable::vs_glibc(const ReportRow& r) const {
 
 std::string ReportTable::format() const {
   std::ostringstream o;
+  o.imbue(std::locale::classic());  // whatever std::locale::global() says
   char b[64];
   o << (per_call ? "Workload (ns/call)        " : labelled ? "Length, use, cache (GB/s) " : "       Len  Src/Dst ");
   for (const auto& c : columns) {
@@ -88,13 +91,13 @@ std::string ReportTable::format() const {
       o << b;
     }
     for (double v : r.value) {
-      std::snprintf(b, sizeof b, "%13.2f", v);
+      snprintf_c(b, sizeof b, "%13.2f", v);
       o << b;
     }
-    std::snprintf(b, sizeof b, "  %11.2fx  %7.2fx", vs_best(r), vs_glibc(r));
+    snprintf_c(b, sizeof b, "  %11.2fx  %7.2fx", vs_best(r), vs_glibc(r));
     o << b;
     if (aligned_ratio) {
-      std::snprintf(b, sizeof b, "  %10.2fx", vs_aligned(r));
+      snprintf_c(b, sizeof b, "  %10.2fx", vs_aligned(r));
       o << b;
     }
     o << "\n";
@@ -102,16 +105,16 @@ std::string ReportTable::format() const {
     lg += std::log(vs_glibc(r));
   }
   if (!rows.empty()) {
-    std::snprintf(b, sizeof b, "%.3fx", std::exp(lb / double(rows.size())));
+    snprintf_c(b, sizeof b, "%.3fx", std::exp(lb / double(rows.size())));
     o << "geometric mean over " << rows.size() << (per_call ? " workloads" : " points") << ": tuned vs best peer "
       << b;
-    std::snprintf(b, sizeof b, "%.3fx", std::exp(lg / double(rows.size())));
+    snprintf_c(b, sizeof b, "%.3fx", std::exp(lg / double(rows.size())));
     o << ", tuned vs glibc " << b;
     // Ratios to each peer, for the summary lines of docs/performance.md.
     for (std::size_t c = 1; c + 1 < columns.size(); ++c) {
       double l = 0;
       for (const auto& r : rows) l += std::log(per_call ? r.value[c] / r.value.back() : r.value.back() / r.value[c]);
-      std::snprintf(b, sizeof b, "%.3fx", std::exp(l / double(rows.size())));
+      snprintf_c(b, sizeof b, "%.3fx", std::exp(l / double(rows.size())));
       o << ", vs " << columns[c] << " " << b;
     }
     o << "\n";
@@ -267,6 +270,7 @@ std::pair<double, std::size_t> vs_columns(const ReportTable& t, const ReportRow&
 std::string format_targets(const ReportTable* seeds, const ReportTable* misaligned,
                            const ReportTable* distributions, double read_gbps, const ReportTable* uses) {
   std::ostringstream o;
+  o.imbue(std::locale::classic());  // whatever std::locale::global() says
   auto line = [&](bool met, const std::string& target, const std::string& figure) {
     o << (met ? "  met     " : "  MISSED  ") << target << ": " << figure << "\n";
   };
@@ -298,10 +302,10 @@ std::string format_targets(const ReportTable* seeds, const ReportTable* misalign
         const double v = seeds->vs_best(r);
         char b[200];
         if (read_gbps > 0)
-          std::snprintf(b, sizeof b, "tuned %.2f GB/s, best peer %s %.2f GB/s; reads stream at %.2f GB/s here (the limit)",
+          snprintf_c(b, sizeof b, "tuned %.2f GB/s, best peer %s %.2f GB/s; reads stream at %.2f GB/s here (the limit)",
                         r.value.back(), seeds->best_peer(r).c_str(), r.value.back() / v, read_gbps);
         else
-          std::snprintf(b, sizeof b, "tuned %.2f GB/s, best peer %s %.2f GB/s", r.value.back(),
+          snprintf_c(b, sizeof b, "tuned %.2f GB/s, best peer %s %.2f GB/s", r.value.back(),
                         seeds->best_peer(r).c_str(), r.value.back() / v);
         const bool bw = read_gbps <= 0 || r.value.back() >= 0.9 * read_gbps;
         line(v >= 1.0 && bw, "64 MiB " + std::to_string(r.point.src_align) + "/" + std::to_string(r.point.dst_align) +
@@ -410,69 +414,6 @@ double read_bandwidth_gbps(std::size_t bytes) {
   return median(rates);
 }
 
-bool write_speedup_svg(const ReportTable& t, const std::string& title, const std::string& path, std::string* error) {
-  // One series per alignment pair, points sorted by length.
-  std::map<std::string, std::vector<std::pair<double, double>>> series;
-  double ymax = 1.0, ymin = 1.0, xmin = 1e300, xmax = 0;
-  for (const auto& r : t.rows) {
-    if (r.point.size == 0) continue;
-    const std::string key = std::to_string(r.point.src_align) + "/" + std::to_string(r.point.dst_align);
-    const double x = std::log2(double(r.point.size)), y = t.vs_glibc(r);
-    series[key].push_back({x, y});
-    ymax = std::max(ymax, y);
-    ymin = std::min(ymin, y);
-    xmin = std::min(xmin, x);
-    xmax = std::max(xmax, x);
-  }
-  if (series.empty()) {
-    if (error) *error = "no points to plot";
-    return false;
-  }
-  if (xmax <= xmin) xmax = xmin + 1;
-  ymax = std::ceil(ymax * 4) / 4;
-  ymin = std::floor(std::min(ymin, 0.75) * 4) / 4;
-  const double W = 900, H = 520, L = 70, R = 170, T = 50, B = 60;
-  auto X = [&](double x) { return L + (x - xmin) / (xmax - xmin) * (W - L - R); };
-  auto Y = [&](double y) { return T + (ymax - y) / (ymax - ymin) * (H - T - B); };
-  static const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
-                                 "#e377c2", "#17becf", "#7f7f7f", "#bcbd22", "#393b79", "#637939"};
-  std::ostringstream s;
-  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
-    << "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  s << "<text x=\"" << W / 2 << "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">" << title << "</text>\n";
-  for (double y = ymin; y <= ymax + 1e-9; y += 0.25) {
-    s << "<line x1=\"" << L << "\" x2=\"" << W - R << "\" y1=\"" << Y(y) << "\" y2=\"" << Y(y) << "\" stroke=\""
-      << (std::fabs(y - 1) < 1e-9 ? "#000" : "#ddd") << "\"/>\n";
-    s << "<text x=\"" << L - 8 << "\" y=\"" << Y(y) + 4 << "\" text-anchor=\"end\">" << y << "x</text>\n";
-  }
-  for (int e = static_cast<int>(std::ceil(xmin)); e <= static_cast<int>(std::floor(xmax)); e += 2) {
-    const std::uint64_t v = std::uint64_t{1} << e;
-    const std::string label = v >= (1u << 20) ? std::to_string(v >> 20) + "M" : v >= 1024 ? std::to_string(v >> 10) + "K" : std::to_string(v);
-    s << "<line x1=\"" << X(e) << "\" x2=\"" << X(e) << "\" y1=\"" << T << "\" y2=\"" << H - B << "\" stroke=\"#eee\"/>\n";
-    s << "<text x=\"" << X(e) << "\" y=\"" << H - B + 18 << "\" text-anchor=\"middle\">" << label << "</text>\n";
-  }
-  s << "<text x=\"" << (L + W - R) / 2 << "\" y=\"" << H - 18 << "\" text-anchor=\"middle\">length (bytes, log scale)</text>\n";
-  s << "<text x=\"18\" y=\"" << (T + H - B) / 2 << "\" transform=\"rotate(-90 18 " << (T + H - B) / 2
-    << ")\" text-anchor=\"middle\">speedup over glibc (tuned / glibc)</text>\n";
-  int k = 0;
-  for (auto& [key, pts] : series) {
-    std::sort(pts.begin(), pts.end());
-    const char* col = colors[k % 12];
-    s << "<polyline fill=\"none\" stroke-width=\"2\" stroke=\"" << col << "\" points=\"";
-    for (auto& [x, y] : pts) s << X(x) << "," << Y(y) << " ";
-    s << "\"/>\n";
-    for (auto& [x, y] : pts) s << "<circle cx=\"" << X(x) << "\" cy=\"" << Y(y) << "\" r=\"3\" fill=\"" << col << "\"/>\n";
-    s << "<text x=\"" << W - R + 14 << "\" y=\"" << T + 16 * k + 10 << "\" fill=\"" << col << "\">src/dst " << key
-      << "</text>\n";
-    ++k;
-  }
-  s << "</svg>\n";
-  std::ofstream out(path);
-  if (!out || !(out << s.str())) {
-    if (error) *error = "cannot write " + path;
-    return false;
-  }
-  return true;
-}
+// write_speedup_svg: tuner/src/plot.cpp (log-scale speedup axis, ticks from plot.hpp).
 
 }  // namespace copysynth

@@ -9,8 +9,10 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <locale>
 #include <sstream>
 
+#include "copysynth/c_format.hpp"
 #include "copysynth/decide.hpp"
 #include "copysynth/ladders.hpp"
 #include "copysynth/peers.hpp"
@@ -31,7 +33,7 @@ double now() {
 
 std::string fmt(const char* f, double v) {
   char b[64];
-  std::snprintf(b, sizeof b, f, v);
+  snprintf_c(b, sizeof b, f, v);
   return b;
 }
 }  // namespace
@@ -67,6 +69,7 @@ double geomean_speedup(const std::vector<MeasuredPoint>& points) {
 
 std::string format_table(const std::vector<MeasuredPoint>& points, Operation op) {
   std::ostringstream o;
+  o.imbue(std::locale::classic());  // whatever std::locale::global() says
   char line[200];
   if (!points.empty() && !points.front().label.empty()) {
     // Distribution workloads: ns per call of the replayed sequence.
@@ -75,7 +78,7 @@ std::string format_table(const std::vector<MeasuredPoint>& points, Operation op)
                   static_cast<int>(base.size()), base.c_str(), "tuned ns/call", "speedup");
     o << line;
     for (const auto& p : points) {
-      std::snprintf(line, sizeof line, "%-24s  %10llu  %*.2f  %13.2f  %6.2fx\n", p.label.c_str(),
+      snprintf_c(line, sizeof line, "%-24s  %10llu  %*.2f  %13.2f  %6.2fx\n", p.label.c_str(),
                     static_cast<unsigned long long>(p.size), static_cast<int>(base.size()), p.baseline_ns,
                     p.tuned_ns, p.baseline_ns / p.tuned_ns);
       o << line;
@@ -90,18 +93,18 @@ std::string format_table(const std::vector<MeasuredPoint>& points, Operation op)
   for (const auto& p : points) {
     char al[32];
     std::snprintf(al, sizeof al, "%u/%u", p.src_align, p.dst_align);
-    std::snprintf(line, sizeof line, "%10s  %13s  %*.2f  %10.2f  %6.2fx", size_label(p.size).c_str(), al,
+    snprintf_c(line, sizeof line, "%10s  %13s  %*.2f  %10.2f  %6.2fx", size_label(p.size).c_str(), al,
                   static_cast<int>(std::max<std::size_t>(18, base.size())), p.baseline_gbps, p.tuned_gbps,
                   p.tuned_gbps / p.baseline_gbps);
     o << line;
     if (counters) {
-      std::snprintf(line, sizeof line, "  %11.1f  %5.2f  %15.2f", p.cycles, p.cycles > 0 ? p.instructions / p.cycles : 0.0,
+      snprintf_c(line, sizeof line, "  %11.1f  %5.2f  %15.2f", p.cycles, p.cycles > 0 ? p.instructions / p.cycles : 0.0,
                     p.cache_misses);
       o << line;
     }
     o << "\n";
   }
-  std::snprintf(line, sizeof line, "geometric-mean speedup over %zu points: %.2fx\n", points.size(),
+  snprintf_c(line, sizeof line, "geometric-mean speedup over %zu points: %.2fx\n", points.size(),
                 geomean_speedup(points));
   o << line;
   return o.str();
@@ -109,11 +112,12 @@ std::string format_table(const std::vector<MeasuredPoint>& points, Operation op)
 
 std::string format_patch_table(const std::vector<MeasuredPoint>& points, const std::string& caption) {
   std::ostringstream o;
+  o.imbue(std::locale::classic());  // whatever std::locale::global() says
   if (!caption.empty()) o << caption << (caption.back() == '\n' ? "" : "\n");
   // Three or four significant digits whatever the length: 1.67, 123.4, 5495631.
   const auto ns = [](double v) {
     char b[32];
-    std::snprintf(b, sizeof b, v < 100 ? "%.2f" : v < 10000 ? "%.1f" : "%.0f", v);
+    snprintf_c(b, sizeof b, v < 100 ? "%.2f" : v < 10000 ? "%.1f" : "%.0f", v);
     return std::string(b);
   };
   struct Row {
@@ -124,7 +128,7 @@ std::string format_patch_table(const std::vector<MeasuredPoint>& points, const s
   for (const auto& p : points) {
     char al[32], sp[32];
     std::snprintf(al, sizeof al, "%u/%u", p.src_align, p.dst_align);
-    std::snprintf(sp, sizeof sp, "%.2fx", p.baseline_ns / p.tuned_ns);
+    snprintf_c(sp, sizeof sp, "%.2fx", p.baseline_ns / p.tuned_ns);
     rows.push_back({p.label.empty() ? size_label(p.size) : p.label, p.label.empty() ? al : "-", ns(p.baseline_ns),
                     ns(p.tuned_ns), sp});
     const Row& r = rows.back();
@@ -144,7 +148,7 @@ std::string format_patch_table(const std::vector<MeasuredPoint>& points, const s
   o << line({"Len", "Src/Dst align", "old", "new", "speedup"});
   for (const Row& r : rows) o << line(r);
   char b[128];
-  std::snprintf(b, sizeof b, "geometric-mean speedup over %zu points: %.2fx\n", points.size(), geomean_speedup(points));
+  snprintf_c(b, sizeof b, "geometric-mean speedup over %zu points: %.2fx\n", points.size(), geomean_speedup(points));
   o << b;
   return o.str();
 }
@@ -1098,6 +1102,7 @@ class Search {
     for (std::size_t v = 0; v < live.size(); ++v) {
       for (auto& row : gain[v]) row.resize(measured);
       std::ostringstream o;
+      o.imbue(std::locale::classic());  // whatever std::locale::global() says
       o << name;
       if (rep)
         o << (live[v].params.rep_unit.value == 8 ? " (8-byte elements" : " (byte elements")
@@ -1241,6 +1246,8 @@ Result<TuneResult> tune(const Workload& w, const TuneOptions& opt) {
   COPYSYNTH_TRY(check_budget(opt.budget_seconds));
   if (w.points.empty() && !w.is_distribution())
     return make_error(ErrorCode::kInvalidArgument, "workload \"" + w.name + "\" has no points");
+  // Executable memory denied is no candidate's fault: say so (kJitUnavailable) before searching.
+  COPYSYNTH_TRY(jit_available());
   Search s(w, opt);
   return s.run();
 }

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <random>
 #include <set>
+#include <locale>
 #include <sstream>
 
 #include "copysynth/static_check.hpp"
@@ -184,6 +185,7 @@ const char* placement_name(Placement p) noexcept {
 
 std::string VerifyReport::summary() const {
   std::ostringstream o;
+  o.imbue(std::locale::classic());  // whatever std::locale::global() says
   if (ok()) {
     o << "passed: " << cases << " cases over " << sizes << " lengths";
   } else {
@@ -264,6 +266,7 @@ std::uint64_t u64(T* p) {
 
 std::string fault_text(int sig, const void* src, const void* dst, std::uint64_t n) {
   std::ostringstream o;
+  o.imbue(std::locale::classic());  // whatever std::locale::global() says
   o << "fault (" << (sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : "signal") << ") at address "
     << t_fault_addr;
   const auto a = reinterpret_cast<std::uintptr_t>(t_fault_addr);
@@ -386,6 +389,7 @@ class Checker {
     ++rep_.cases;
     if (call.ret != dst) {
       std::ostringstream o;
+      o.imbue(std::locale::classic());  // whatever std::locale::global() says
       o << "returned " << call.ret << " instead of dst " << static_cast<void*>(dst);
       return fail(o.str());
     }
@@ -437,6 +441,7 @@ bool zero_length_checks(const void* entry, bool fill, const GuardedRegion& s, co
     const int sig = guarded_call(entry, u64(z.dst), fill ? 0x5A : u64(z.src), 0, &call);
     if (sig != 0 || call.ret != z.dst || !call.problem().empty()) {
       std::ostringstream o;
+      o.imbue(std::locale::classic());  // whatever std::locale::global() says
       o << "n = 0 with dst " << z.dst;
       if (!fill) o << ", src " << z.src;
       o << ": " << (sig ? "faulted (it touched memory)" : call.ret != z.dst ? "did not return dst" : call.problem());

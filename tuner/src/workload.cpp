@@ -2,6 +2,7 @@
 #include "copysynth/workload.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -67,9 +68,11 @@ Result<SizeDistribution> parse_distribution(const std::string& name, const std::
     tok.erase(0, tok.find_first_not_of(" \t\r\n"));
     tok.erase(tok.find_last_not_of(" \t\r\n") + 1);
     if (!(tok.empty() && end == text.size())) {
-      char* stop = nullptr;
-      const double v = std::strtod(tok.c_str(), &stop);
-      if (tok.empty() || *stop != '\0' || !(v >= 0) || v > 1e30)
+      // from_chars: '.' is the decimal point whatever setlocale() the program made (strtod would
+      // read "0.5" as 0 followed by garbage under a decimal-comma locale such as de_DE).
+      double v = 0;
+      const auto [stop, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
+      if (tok.empty() || ec != std::errc() || stop != tok.data() + tok.size() || !(v >= 0) || v > 1e30)
         return make_error(ErrorCode::kInvalidArgument,
                           name + ": field " + std::to_string(field) + " (the probability of length " +
                               std::to_string(field) + ") is " + quoted_bytes(tok) +

@@ -37,13 +37,15 @@ typedef enum copysynth_status {
   COPYSYNTH_INVALID_PARAMS = 1,    /* a routine parameter out of range */
   COPYSYNTH_UNSUPPORTED_ISA = 2,   /* the routine needs an ISA extension this CPU lacks */
   COPYSYNTH_EMIT_FAILED = 3,       /* asmjit could not encode the routine */
-  COPYSYNTH_JIT_FAILED = 4,        /* no executable memory (memfd_create, /dev/shm, RLIMIT_AS?) */
+  COPYSYNTH_JIT_FAILED = 4,        /* no memory for code (address space, RLIMIT_AS?) */
   COPYSYNTH_VERIFY_FAILED = 5,     /* a routine failed conformance verification */
   COPYSYNTH_WISDOM_IO = 6,         /* the wisdom file cannot be read */
   COPYSYNTH_WISDOM_MALFORMED = 7,  /* not valid JSON, or a field of the wrong type (named) */
   COPYSYNTH_WISDOM_MISMATCH = 8,   /* another CPU or schema, or code that does not rebuild identical */
   COPYSYNTH_INVALID_ARGUMENT = 9,  /* a bad argument to this API */
   COPYSYNTH_SYSTEM = 10,           /* an OS call failed, or out of memory */
+  COPYSYNTH_JIT_UNAVAILABLE = 11,  /* the system denies executable memory (SELinux deny_execmem, a
+                                    * seccomp filter): no JIT here; glibc's routines stay */
   COPYSYNTH_STATUS_MAX_ENUM = 0x7FFFFFFF  /* not a status: makes the type as wide as int */
 } copysynth_status;
 

@@ -30,6 +30,8 @@ enum class ErrorCode : int {
   kWisdomMismatch = 8,    ///< a wisdom file belongs to another CPU, schema or operation
   kInvalidArgument = 9,   ///< any other bad input (CLI value, workload file, ...)
   kSystem = 10,           ///< an OS call failed (mmap, sched_setaffinity, ...); message has errno text
+  kJitUnavailable = 11,   ///< the system denies executable memory (EACCES/EPERM: SELinux deny_execmem,
+                          ///< a seccomp filter): no JIT in this process; the system routines stay
 };
 
 /// Human-readable name of an error code ("invalid-params", ...).

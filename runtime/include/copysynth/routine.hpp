@@ -1,10 +1,16 @@
 // copysynth — a generated routine living in executable memory.
 //
-// Code is installed through asmjit's JitRuntime with a dual-mapped JitAllocator: the code is written
-// through a read-write view and executed through a separate read-execute view, so no page is ever
-// writable and executable at the same time (DESIGN.md invariant 8). After fork() a child process
-// builds into code memory of its own (the dual mapping is shared memory, which the child inherits
-// shared); routines built before the fork keep running in both processes.
+// Code memory is shared anonymous memory mapped twice (runtime/src/jit_memory.hpp): the code is
+// written through a read-write view and executed through a separate read-execute view, so no page
+// is ever writable and executable at the same time. No file descriptor refers to it, so programs
+// the process starts inherit nothing of it.
+// fork(): routines built before the fork keep their code in both processes, whatever either
+// process builds or destroys afterwards (memory that existed at the fork is never reused; each
+// process builds into new memory). Only fork() through glibc counts (pthread_atfork); a raw
+// clone(2) without CLONE_VM followed by building in both processes is not supported.
+//
+// COPYSYNTH_PERF_MAP=1 in the environment: every routine built is appended to /tmp/perf-PID.map
+// ("START SIZE copysynth:NAME", hex), where perf report / perf top find names for JIT code.
 #pragma once
 
 #include <cstddef>
@@ -29,7 +35,8 @@ class Routine {
  public:
   /// Emits `plan` and installs it in executable memory. Refuses (kUnsupportedIsa) a plan whose
   /// params need features `cpu` lacks, so a routine that would fault with #UD is never created.
-  /// Other errors: check_plan()'s, kEmitFailed, kJitFailed. Building does not verify: the tuner's
+  /// Other errors: check_plan()'s, kEmitFailed, kJitUnavailable (the system denies executable
+  /// memory: EACCES/EPERM), kJitFailed (no memory for it). Building does not verify: the tuner's
   /// verify_routine() must pass before the routine is timed, installed or written out.
   static Result<Routine> build(const CopyPlan& plan, const CpuInfo& cpu = CpuInfo::host());
 
@@ -71,11 +78,17 @@ class Routine {
   bool is_copy() const {
     return plan_.params.operation.value == Operation::kMemcpy || plan_.params.operation.value == Operation::kMemmove;
   }
-  void* fn_ = nullptr;  // the entry point in executable memory
-  void* rt_ = nullptr;  // the asmjit::JitRuntime that holds it (a child process gets its own)
+  void* fn_ = nullptr;           // the entry point in executable memory (64-byte aligned)
+  std::size_t code_bytes_ = 0;   // bytes allocated for it (a multiple of 64)
+  void* chunk_ = nullptr;        // the code memory chunk that holds it (runtime/src/jit_memory.cpp)
   CopyPlan plan_;
   std::vector<std::uint8_t> bytes_;
 };
+
+/// Whether this process may map executable memory: empty, or kJitUnavailable when the system
+/// denies it (SELinux deny_execmem, a seccomp filter), kJitFailed when
+/// memory is short. Cheap after the first call (it maps the first chunk of code memory).
+Status jit_available();
 
 /// Short name of a params set (same format as Routine::name()).
 std::string short_name(const CopyParams& p);

@@ -109,7 +109,9 @@ std::string format_targets(const ReportTable* seeds, const ReportTable* misalign
 double read_bandwidth_gbps(std::size_t bytes = std::size_t{64} << 20);
 
 /// An SVG line plot of tuned / glibc against the length (log scale), one line per alignment
-/// pair. Returns false (and says why in *error) when the file cannot be written.
+/// pair; the speedup axis is logarithmic with ticks at round values (plot.hpp: log_ticks), so
+/// 0.3x and 30x are both legible. Returns false (and says why in *error) when there is no point
+/// with a positive speedup or the file cannot be written. Defined in plot.cpp.
 bool write_speedup_svg(const ReportTable& points, const std::string& title, const std::string& path,
                        std::string* error);
 

@@ -61,15 +61,7 @@ Result<AsmFlavor> asm_flavor(const std::string& name) {
         "\t.type {name}, @function\n"
         "{name}:\n"
         "\tendbr64\n";
-    f.epilogue =
-        "\t.size {name}, .-{name}\n"
-        "\t.section .note.GNU-stack, \"\", @progbits\n"
-        "\t.section .note.gnu.property, \"a\"\n"
-        "\t.p2align 3\n"
-        "\t.long 4, 16, 5\t/* n_namesz, n_descsz, NT_GNU_PROPERTY_TYPE_0 */\n"
-        "\t.asciz \"GNU\"\n"
-        "\t.long 0xc0000002, 4, 3\t/* GNU_PROPERTY_X86_FEATURE_1_AND, 4 bytes: IBT | SHSTK */\n"
-        "\t.p2align 3\n";
+    f.epilogue = "\t.size {name}, .-{name}\n" + std::string(cet_property_note());
     f.label = ".L{label}";
     f.ret = "ret";
     f.entry_bytes = 4;
@@ -92,6 +84,16 @@ std::string default_asm_symbol(Operation op) {
     case Operation::kClearPage: return "clear_page_copysynth";
   }
   return "copysynth_routine";
+}
+
+std::string_view cet_property_note() {
+  return "\t.section .note.GNU-stack, \"\", @progbits\n"
+         "\t.section .note.gnu.property, \"a\"\n"
+         "\t.p2align 3\n"
+         "\t.long 4, 16, 5\t/* n_namesz, n_descsz, NT_GNU_PROPERTY_TYPE_0 */\n"
+         "\t.asciz \"GNU\"\n"
+         "\t.long 0xc0000002, 4, 3\t/* GNU_PROPERTY_X86_FEATURE_1_AND, 4 bytes: IBT | SHSTK */\n"
+         "\t.p2align 3\n";
 }
 
 }  // namespace copysynth

@@ -249,13 +249,7 @@ std::string guard_asm(const GuardSpec& g, const std::string& signature, const st
        "__copysynth_cpu_state:\n"
        "\t.zero 4\n"
        "\t.size __copysynth_cpu_state, 4\n"
-       "\t.section .note.GNU-stack, \"\", @progbits\n"
-       "\t.section .note.gnu.property, \"a\"\n"
-       "\t.p2align 3\n"
-       "\t.long 4, 16, 5\t/* n_namesz, n_descsz, NT_GNU_PROPERTY_TYPE_0 */\n"
-       "\t.asciz \"GNU\"\n"
-       "\t.long 0xc0000002, 4, 3\t/* GNU_PROPERTY_X86_FEATURE_1_AND, 4 bytes: IBT | SHSTK */\n"
-       "\t.p2align 3\n";
+    << cet_property_note();
   return o.str();
 }
 

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "copysynth/asm_writer.hpp"
@@ -31,5 +32,12 @@ std::vector<std::string> asm_flavor_names();
 /// ("memcpy_copysynth", "memmove_copysynth", "memset_copysynth", "clear_page_copysynth"), so a
 /// file linked into a program never replaces the C library's routine by accident.
 std::string default_asm_symbol(Operation op);
+
+/// GNU as text that marks an object as CET-ready and its stack not executable: an empty
+/// `.note.GNU-stack` section and a `.note.gnu.property` note with
+/// GNU_PROPERTY_X86_FEATURE_1_AND = IBT | SHSTK (x86-64 psABI, "Program Property"), written out
+/// so that `as` alone produces it. The plain flavour's epilogue ends with it; the ahead-of-time
+/// library's objects too.
+std::string_view cet_property_note();
 
 }  // namespace copysynth

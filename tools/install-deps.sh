@@ -8,7 +8,7 @@
 #                (compiler-rt) for the fuzz stage (g++'s ASan/UBSan runtimes come with g++);
 #                zstd, xz-utils and sqlite3, the real programs run under the LD_PRELOAD shim;
 #                pkgconf, to build the installed-package example with pkg-config;
-#                libseccomp-dev and locales for the JIT-memory and locale tests;
+#                locales for the locale tests;
 #                ansible-core and python3-apt for the fleet playbook's test
 #   --bench      also Google Benchmark (bench/, copysynth_bench) and the DPDK headers (the
 #                rte_memcpy peer); tools/bench-preload.sh needs the --test programs
@@ -47,6 +47,7 @@ packages=(
   libcli11-dev
   doctest-dev
   libzydis-dev     # disassembler for the static checker of emitted code (tuner)
+  libseccomp-dev   # the tests (built by default) deny executable memory with a seccomp filter
 )
 
 if [ $with_test -eq 1 ]; then
@@ -62,9 +63,8 @@ if [ $with_test -eq 1 ]; then
   # Unmodified programs the LD_PRELOAD shim test runs (tests/preload_test.sh); pkg-config for the
   # installed-package test (tests/install_test.sh).
   packages+=(zstd xz-utils sqlite3 pkgconf)
-  # The seccomp filter that denies executable memory (tests/test_jit_memory.cpp); the locale
-  # definitions a decimal-comma locale is built from (localedef, in the locale tests).
-  packages+=(libseccomp-dev locales)
+  # The locale definitions a decimal-comma locale is built from (localedef, in the locale tests).
+  packages+=(locales)
   # The fleet playbook's test (tests/ansible_test.sh): Ansible, and python3-apt for its apt task.
   packages+=(ansible-core python3-apt)
 fi

@@ -37,6 +37,14 @@ std::vector<std::string> columns_of(const std::vector<Peer>& ps, const ReportOpt
   return c;
 }
 
+/// An empty table whose columns are the peers of `ps`, the other routines of `opt`, then "tuned".
+ReportTable table_for(const std::vector<Peer>& ps, const ReportOptions& opt) {
+  ReportTable t;
+  t.columns = columns_of(ps, opt);
+  t.peers = ps.size();
+  return t;
+}
+
 std::string ratio(double r) {
   char b[32];
   snprintf_c(b, sizeof b, "%.2fx", r);
@@ -124,9 +132,7 @@ std::string ReportTable::format() const {
 
 ReportTable report_points(const Routine& tuned, const Workload& w, const ReportOptions& opt) {
   const auto ps = peers(tuned.operation());
-  ReportTable t;
-  t.columns = columns_of(ps, opt);
-  t.peers = ps.size();
+  ReportTable t = table_for(ps, opt);
   const auto entries = entries_of(ps, tuned, opt);
   std::uint64_t max_n = 4096;
   for (const auto& p : w.points) max_n = std::max(max_n, p.size);
@@ -158,10 +164,8 @@ ReportTable report_points(const Routine& tuned, const Workload& w, const ReportO
 ReportTable report_distributions(const Routine& tuned, const std::vector<std::string>& names,
                                  const ReportOptions& opt) {
   const auto ps = peers(tuned.operation());
-  ReportTable t;
+  ReportTable t = table_for(ps, opt);
   t.per_call = true;
-  t.columns = columns_of(ps, opt);
-  t.peers = ps.size();
   const auto entries = entries_of(ps, tuned, opt);
   ThreadPin pin;
   TimingOptions topt;
@@ -201,14 +205,10 @@ const std::vector<std::uint64_t>& use_sizes() {
 
 ReportTable report_uses(const Routine& tuned, const ReportOptions& opt) {
   const auto ps = peers(tuned.operation());
-  ReportTable t;
+  ReportTable t = table_for(ps, opt);
   t.labelled = true;
-  t.columns = columns_of(ps, opt);
-  t.peers = ps.size();
   const auto entries = entries_of(ps, tuned, opt);
-  const bool copy = tuned.operation() == Operation::kMemcpy || tuned.operation() == Operation::kMemmove;
-  const std::vector<Use> uses =
-      copy ? std::vector<Use>{Use::kCopy, Use::kThenRead, Use::kThenWrite} : std::vector<Use>{Use::kCopy, Use::kThenRead};
+  const std::vector<Use> uses = uses_of(tuned.operation());
   ThreadPin pin;
   struct Key {
     std::uint64_t size;

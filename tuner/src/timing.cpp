@@ -138,6 +138,11 @@ std::string_view use_name(Use u) noexcept {
   return "?";
 }
 
+std::vector<Use> uses_of(Operation op) {
+  if (op == Operation::kMemcpy || op == Operation::kMemmove) return {Use::kCopy, Use::kThenRead, Use::kThenWrite};
+  return {Use::kCopy, Use::kThenRead};
+}
+
 std::string_view cache_state_name(CacheState s) noexcept {
   switch (s) {
     case CacheState::kAsLeft: return "as left";

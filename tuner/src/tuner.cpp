@@ -969,10 +969,7 @@ class Search {
 
   /// The use patterns a threshold must win (timing.hpp, Use): a copy that the program then
   /// reads, or whose source it refills, pays for where the variant left the data.
-  std::vector<Use> uses() const {
-    if (op_ == Operation::kMemcpy || op_ == Operation::kMemmove) return {Use::kCopy, Use::kThenRead, Use::kThenWrite};
-    return {Use::kCopy, Use::kThenRead};
-  }
+  std::vector<Use> uses() const { return uses_of(op_); }
 
   /// Measures `variant` (rep movs/stos, or non-temporal stores, for every size from the loop's
   /// start) against `base` on a size ladder, each batch warm (the caller just wrote the source and

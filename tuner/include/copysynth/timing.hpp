@@ -85,6 +85,10 @@ enum class Use : std::uint8_t {
   kThenWrite,  ///< a producer refilling its buffer: one 8-byte store to every line of [src, src+n)
 };
 std::string_view use_name(Use u) noexcept;  ///< "copy", "copy+read", "copy+write"
+/// The uses that mean something for `op`: copies all three; fill and clear_page the copy alone
+/// and read back (they have no source to overwrite). The threshold stages and the report's use
+/// table both time these.
+std::vector<Use> uses_of(Operation op);
 
 /// The cache state each timed batch starts from (compare() sets it before the batch, untimed).
 /// Interleaving routines round by round guards against drift, but without a reset one routine's

@@ -127,3 +127,21 @@ TEST_CASE("choose_threshold with bands: rep wins a middle range only, the loop a
   CHECK(t.index == 1);
   CHECK(t.end == 3);
 }
+
+TEST_CASE("choose_threshold: rows the variant ties do not veto it; a row it loses does") {
+  // rep only for a 64-aligned dst: the misaligned-dst rows run the loop's own code (gain exactly
+  // 0 after the noise shrink); the aligned rows win 1.3x from 64K (ladder 16K, 32K, ... 1M).
+  const double tol = std::log(1.03), min_gain = std::log(1.03);
+  const auto aligned = gains({0.6, 0.9, 1.3, 1.3, 1.25, 1.2, 1.2});
+  const auto read = gains({0.6, 0.92, 1.15, 1.2, 1.1, 1.15, 1.1});
+  const auto tie = gains({1, 1, 1, 1, 1, 1, 1});
+  const auto r = choose_threshold({aligned, tie, tie, read}, {}, tol, min_gain, true);
+  CHECK(r.index == 2);
+  CHECK(r.end == 7);
+  // A misaligned row that loses 2% everywhere (inside the per-size tolerance) loses in total:
+  // vetoed, whatever the aligned rows gain.
+  const auto small_loss = gains({0.98, 0.98, 0.98, 0.98, 0.98, 0.98, 0.98});
+  CHECK(choose_threshold({aligned, small_loss, read}, {}, tol, min_gain, true).index == kNoThreshold);
+  // Ties alone are no win.
+  CHECK(choose_threshold({tie, tie}, {}, tol, min_gain, true).index == kNoThreshold);
+}

@@ -68,7 +68,10 @@ ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
           sum += row[s];
           if (row[s] < -tolerance) ok = false;
         }
-        if (sum <= 0) ok = false;
+        // A row the variant ties (gain 0 after the noise shrink: e.g. a dst offset that a rep
+        // class taken only for aligned dst hands back to the same loop) does not veto it; a row
+        // it loses in total does.
+        if (sum < 0) ok = false;
         total += sum / double(gain.size());
       }
       for (const auto& row : check)

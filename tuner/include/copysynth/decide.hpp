@@ -58,8 +58,10 @@ std::size_t pick(const std::vector<double>& scores, double margin = 0.01);
 /// objective) at ladder size s, sizes ascending. check[q][s]: the same for patterns that only
 /// veto (the cold-cache case). A threshold at size index t is admissible when, for every row of
 /// gain and check, no size s >= t loses by more than `tolerance` (log(cost) units, e.g.
-/// log(1.03)) and, for every row of gain, the sum over s >= t is positive: a variant is a win
-/// only where it wins each way the data is used. Among admissible t, the one with the largest
+/// log(1.03)) and, for every row of gain, the sum over s >= t is not negative: a variant is a
+/// win only where it wins or ties each way the data is used (a tie: a row where it runs the
+/// base's own code, e.g. a misaligned dst under a rep class for aligned dst only). Among
+/// admissible t, the one with the largest
 /// mean-over-patterns summed gain wins, if that is at least `min_gain`. Returns the size index,
 /// or kNoThreshold when no t qualifies.
 inline constexpr std::size_t kNoThreshold = std::numeric_limits<std::size_t>::max();

@@ -232,7 +232,8 @@ class Search {
     const bool thresholds = !w_.is_distribution() || w_.distribution->max_size() >= 16384;
     if (mix_buf_)
       say("the kernel, small-length and dispatch stages also replay the production mix (the eight "
-          "MemcpyGoogle distributions, " + std::to_string(mix_calls_.size()) + " calls): half of their score");
+          "MemcpyGoogle distributions, " + std::to_string(mix_calls_.size()) +
+          " calls): half of their score, all of the dispatch stage's");
     if (w_.is_distribution())
       say("workload " + w_.name + ": " + std::to_string(calls_.size()) + " calls replayed per round, mean " +
           fmt("%.1f", w_.distribution->mean_size()) + " bytes, largest " +
@@ -451,13 +452,24 @@ class Search {
     say("floor: the winner, " + std::to_string(live.size() - 1) + " other configurations and " +
         std::to_string(ps.size()) + " peers (from 64 KiB on: warm, the copy read back)");
     const std::size_t groups = std::size(kFloorClassHi);
-    // The workload's points, plus 1, 4 and 16 MiB when it reaches 1 MiB or more (a point
-    // workload's large lengths are few: the seeds have 256 KiB and 64 MiB only, and a rep band
-    // or a non-temporal threshold between them would otherwise go unjudged).
+    // The workload's points, plus 32, 64 and 128 KiB (dst aligned and 1 byte off) and 1, 4 and
+    // 16 MiB when it reaches 1 MiB or more: a point workload's large lengths are few (the seeds
+    // have 256 KiB and 64 MiB only), and a rep band or a non-temporal threshold between them
+    // would otherwise go unjudged, or be moved by the composite to the next point it has.
     std::vector<Point> pts = w_.points;
-    if (max_size(pts) >= (1u << 20))
-      for (std::uint64_t n : {1ull << 20, 4ull << 20, 16ull << 20})
-        if (std::none_of(pts.begin(), pts.end(), [&](const Point& p) { return p.size == n; })) pts.push_back({n, 0, 0});
+    auto add_point = [&](const Point& q) {
+      if (std::none_of(pts.begin(), pts.end(), [&](const Point& p) {
+            return p.size == q.size && p.src_align == q.src_align && p.dst_align == q.dst_align;
+          }))
+        pts.push_back(q);
+    };
+    if (max_size(pts) >= (1u << 20)) {
+      for (std::uint64_t n : {32ull << 10, 64ull << 10, 128ull << 10}) {
+        add_point({n, 0, 0});
+        add_point({n, 0, 1});
+      }
+      for (std::uint64_t n : {1ull << 20, 4ull << 20, 16ull << 20}) add_point({n, 0, 0});
+    }
     std::vector<std::size_t> group;
     for (const Point& p : pts) group.push_back(floor_class(p.size));
     // Rows 0..live-1 the configurations, then the peers.
@@ -511,7 +523,11 @@ class Search {
         const bool present = std::find(group.begin(), group.end(), g) != group.end();
         const bool wants_rep = present && strategy_at(live[want[g]], lo) == Strategy::kRepString;
         if (wants_rep && rep_lo == kNever) {
-          rep_lo = lo;
+          // From the class's shortest point, not its lower bound: below that point nothing was
+          // measured (rep movsb loses 1.6x at 16 KiB on a Zen 5 host and wins 1.5x at 32 KiB).
+          rep_lo = kNever;
+          for (std::size_t j = 0; j < pts.size(); ++j)
+            if (group[j] == g) rep_lo = std::min(rep_lo, pts[j].size);
           rep_src = &live[want[g]];
         } else if (present && !wants_rep && rep_lo != kNever && rep_hi == kNever) {
           rep_hi = lo;
@@ -654,14 +670,24 @@ class Search {
     return stage("hand-over", out, cands, below_1m_, false);
   }
 
+  /// The dispatch tree's weighting. A distribution workload tries all four (the workload's own
+  /// weights are the program's). A point workload is a grid of lengths, not a frequency: weighting
+  /// the tree by it, or balancing it, moves the short lengths that programs copy most behind more
+  /// branches (on a Zen 5 host the seeds' winner with a flat tree copied 1-128 bytes 0.8-0.85x as
+  /// fast as the same routine with the prior's tree). There the choice is between the production
+  /// prior and smallest-first, and it is scored on the production mix alone: a point times one
+  /// length in a loop whose branches are learnt by heart, whatever the tree.
   Candidate dispatch_stage(const Candidate& best) {
     std::vector<Candidate> cands;
+    const bool points = !w_.is_distribution();
     for (Dispatch d : {Dispatch::kPrior, Dispatch::kWorkload, Dispatch::kFlat, Dispatch::kChain}) {
+      if (points && (d == Dispatch::kWorkload || d == Dispatch::kFlat)) continue;
       Candidate c = best;
       c.dispatch = d;
       cands.push_back(c);
     }
     Blend b(*this, true);
+    MixOnly m(*this, points && mix_buf_ != nullptr);
     return stage("dispatch", best, cands, below_1m_, false);
   }
 
@@ -858,6 +884,7 @@ class Search {
           mix[i] *= std::pow(m[0].ticks_per_call / m[i + 1].ticks_per_call, copy ? 0.5 : 1.0);
       }
     }
+    if (blend && mix_only_) return mix;
     const decide::CostTable table = cost_table(fns, pts, t);
     std::vector<double> s(rs.size());
     for (std::size_t i = 0; i < rs.size(); ++i) {
@@ -909,6 +936,14 @@ class Search {
     bool saved;
     Blend(Search& search, bool on) : s(search), saved(search.blend_) { s.blend_ = on; }
     ~Blend() { s.blend_ = saved; }
+  };
+  /// Whether a blended score() counts the production mix alone (the points not timed).
+  bool mix_only_ = false;
+  struct MixOnly {
+    Search& s;
+    bool saved;
+    MixOnly(Search& search, bool on) : s(search), saved(search.mix_only_) { s.mix_only_ = on; }
+    ~MixOnly() { s.mix_only_ = saved; }
   };
 
   /// Scores `cands` (plus `incumbent`) on `pts`; returns the incumbent unless one wins by >= 1%.

@@ -826,7 +826,7 @@ int main(int argc, char** argv) {
     const Workload& workload = *wl;
     TuneOptions opt;
     opt.operation = op;
-    opt.budget_seconds = quick ? std::min(budget, 8.0) : budget;
+    opt.budget_seconds = quick ? std::min(budget, 6.0) : budget;
     opt.seed = seed;
     opt.quick = quick;
     opt.cpu = cpu;

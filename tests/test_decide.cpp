@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "copysynth/decide.hpp"
+#include "copysynth/stats.hpp"
 
 using namespace copysynth::decide;
 
@@ -144,4 +145,16 @@ TEST_CASE("choose_threshold: rows the variant ties do not veto it; a row it lose
   CHECK(choose_threshold({aligned, small_loss, read}, {}, tol, min_gain, true).index == kNoThreshold);
   // Ties alone are no win.
   CHECK(choose_threshold({tie, tie}, {}, tol, min_gain, true).index == kNoThreshold);
+}
+
+TEST_CASE("stats: median, median absolute deviation and geometric mean") {
+  CHECK(copysynth::median({}) == 0);
+  CHECK(copysynth::median({3, 1, 2}) == 2);
+  CHECK(copysynth::median({4, 1, 3, 2}) == doctest::Approx(2.5));
+  // Deviations from the median 3: 2, 1, 0, 1, 97 -> median 1 (the outlier does not move it).
+  CHECK(copysynth::mad({1, 2, 3, 4, 100}) == 1);
+  CHECK(copysynth::mad({}) == 0);
+  CHECK(copysynth::geomean({}) == 1);
+  CHECK(copysynth::geomean({2, 8}) == doctest::Approx(4));
+  CHECK(copysynth::geomean({0.5, 2}) == doctest::Approx(1));
 }

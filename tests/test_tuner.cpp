@@ -22,6 +22,7 @@
 #include "copysynth/perf_counters.hpp"
 #include "copysynth/plot.hpp"
 #include "copysynth/c_format.hpp"
+#include "copysynth/peers.hpp"
 #include "copysynth/report.hpp"
 #include "copysynth/tuner.hpp"
 #include "copysynth/verify.hpp"

@@ -39,6 +39,7 @@
 #include "copysynth/ladders.hpp"
 #include "copysynth/library_writer.hpp"
 #include "copysynth/static_check.hpp"
+#include "copysynth/peers.hpp"
 #include "copysynth/report.hpp"
 #include "copysynth/tuner.hpp"
 #include "copysynth/wisdom.hpp"

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "copysynth/tuner.hpp"  // system_routine()
+#include "copysynth/c_format.hpp"
 
 // `rep movsb` / `rep stosb` as functions of the memcpy / memset call form (SysV: rdi = dst,
 // rsi = src or the byte, rdx = n; returns dst). The direction flag is clear on entry (ABI).
@@ -324,6 +324,37 @@ std::vector<Peer> peers(Operation op, const IsaFeatures& host) {
       break;
   }
   return out;
+}
+
+// ----- the system routines (the baseline of every speedup) -------------------------------
+
+namespace {
+void* (*volatile g_system_memcpy)(void*, const void*, std::size_t) = &std::memcpy;
+void* (*volatile g_system_memmove)(void*, const void*, std::size_t) = &std::memmove;
+void* (*volatile g_system_memset)(void*, int, std::size_t) = &std::memset;
+void system_clear_page(void* page) { g_system_memset(page, 0, kPageBytes); }
+}  // namespace
+
+CopyFn system_memcpy() { return g_system_memcpy; }
+
+const void* system_routine(Operation op) {
+  switch (op) {
+    case Operation::kMemcpy: return reinterpret_cast<const void*>(g_system_memcpy);
+    case Operation::kMemmove: return reinterpret_cast<const void*>(g_system_memmove);
+    case Operation::kFill: return reinterpret_cast<const void*>(g_system_memset);
+    case Operation::kClearPage: return reinterpret_cast<const void*>(&system_clear_page);
+  }
+  return nullptr;
+}
+
+std::string baseline_name(Operation op) {
+  switch (op) {
+    case Operation::kMemcpy: return "system memcpy";
+    case Operation::kMemmove: return "system memmove";
+    case Operation::kFill: return "system memset";
+    case Operation::kClearPage: return "memset(0) page";
+  }
+  return "system";
 }
 
 }  // namespace copysynth

@@ -10,10 +10,12 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <locale>
 #include <sstream>
 
 #include "copysynth/c_format.hpp"
+#include "copysynth/perf_counters.hpp"
 #include "copysynth/peers.hpp"
 #include "copysynth/timing.hpp"
 #include "copysynth/tuner.hpp"
@@ -88,7 +90,7 @@ std::string ReportTable::format() const {
     o << b;
   }
   o << "  vs best peer  vs glibc" << (aligned_ratio ? "  vs aligned" : "") << "\n";
-  double lb = 0, lg = 0;
+  std::vector<double> vb, vg;
   for (const auto& r : rows) {
     if (per_call || labelled) {
       std::snprintf(b, sizeof b, "%-26s", r.label.c_str());
@@ -109,20 +111,20 @@ std::string ReportTable::format() const {
       o << b;
     }
     o << "\n";
-    lb += std::log(vs_best(r));
-    lg += std::log(vs_glibc(r));
+    vb.push_back(vs_best(r));
+    vg.push_back(vs_glibc(r));
   }
   if (!rows.empty()) {
-    snprintf_c(b, sizeof b, "%.3fx", std::exp(lb / double(rows.size())));
+    snprintf_c(b, sizeof b, "%.3fx", geomean(vb));
     o << "geometric mean over " << rows.size() << (per_call ? " workloads" : " points") << ": tuned vs best peer "
       << b;
-    snprintf_c(b, sizeof b, "%.3fx", std::exp(lg / double(rows.size())));
+    snprintf_c(b, sizeof b, "%.3fx", geomean(vg));
     o << ", tuned vs glibc " << b;
     // Ratios to each peer, for the summary lines of docs/performance.md.
     for (std::size_t c = 1; c + 1 < columns.size(); ++c) {
-      double l = 0;
-      for (const auto& r : rows) l += std::log(per_call ? r.value[c] / r.value.back() : r.value.back() / r.value[c]);
-      snprintf_c(b, sizeof b, "%.3fx", std::exp(l / double(rows.size())));
+      std::vector<double> v;
+      for (const auto& r : rows) v.push_back(per_call ? r.value[c] / r.value.back() : r.value.back() / r.value[c]);
+      snprintf_c(b, sizeof b, "%.3fx", geomean(v));
       o << ", vs " << columns[c] << " " << b;
     }
     o << "\n";
@@ -134,28 +136,21 @@ ReportTable report_points(const Routine& tuned, const Workload& w, const ReportO
   const auto ps = peers(tuned.operation());
   ReportTable t = table_for(ps, opt);
   const auto entries = entries_of(ps, tuned, opt);
-  std::uint64_t max_n = 4096;
-  for (const auto& p : w.points) max_n = std::max(max_n, p.size);
   ThreadPin pin;
   TimingOptions topt;
   topt.rounds = opt.rounds;
-  std::vector<std::vector<std::vector<double>>> samples(w.points.size(), std::vector<std::vector<double>>(entries.size()));
-  for (unsigned pass = 0; pass < opt.passes; ++pass) {
-    BenchBuffers buf(max_n + 4096);  // fresh pages each pass
-    for (std::size_t i = 0; i < w.points.size(); ++i) {
-      const Point& p = w.points[i];
-      const auto m = compare(tuned.operation(), entries, buf, p.size, p.src_align, p.dst_align, topt);
-      for (std::size_t k = 0; k < entries.size(); ++k) samples[i][k].push_back(m[k].gbps);
-    }
+  std::vector<PassCase> cases;
+  for (const Point& p : w.points) cases.push_back({p.size, p.src_align, p.dst_align, topt});
+  const auto m = measure_passes(tuned.operation(), entries, cases, opt.passes, [&](unsigned pass) {
     if (opt.progress)
-      opt.progress("report: pass " + std::to_string(pass + 1) + "/" + std::to_string(opt.passes) + " over " +
+      opt.progress("report: pass " + std::to_string(pass) + "/" + std::to_string(opt.passes) + " over " +
                    std::to_string(w.points.size()) + " points x " + std::to_string(entries.size()) + " routines");
-  }
+  });
   for (std::size_t i = 0; i < w.points.size(); ++i) {
     ReportRow r;
     r.point = w.points[i];
     r.label = size_label(r.point.size) + " " + std::to_string(r.point.src_align) + "/" + std::to_string(r.point.dst_align);
-    for (auto& s : samples[i]) r.value.push_back(median(s));
+    for (const Measurement& e : m[i]) r.value.push_back(e.gbps);
     t.rows.push_back(r);
   }
   return t;
@@ -210,41 +205,32 @@ ReportTable report_uses(const Routine& tuned, const ReportOptions& opt) {
   const auto entries = entries_of(ps, tuned, opt);
   const std::vector<Use> uses = uses_of(tuned.operation());
   ThreadPin pin;
-  struct Key {
-    std::uint64_t size;
-    Use use;
-    CacheState state;
-  };
-  std::vector<Key> keys;
+  std::vector<PassCase> cases;
   for (std::uint64_t n : use_sizes())
     for (Use u : uses)
-      for (CacheState st : {CacheState::kWarm, CacheState::kCold}) keys.push_back({n, u, st});
-  std::vector<std::vector<std::vector<double>>> samples(keys.size(), std::vector<std::vector<double>>(entries.size()));
-  for (unsigned pass = 0; pass < opt.passes; ++pass) {
-    BenchBuffers buf(use_sizes().back() + 4096);  // fresh pages each pass
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      TimingOptions topt;
-      topt.rounds = opt.rounds;
-      topt.use = keys[i].use;
-      topt.state = keys[i].state;
-      topt.min_calls = 4;
-      topt.batch_seconds = 200e-6;
-      topt.max_seconds = 1.5;
-      const auto m = compare(tuned.operation(), entries, buf, keys[i].size, 0, 0, topt);
-      for (std::size_t k = 0; k < entries.size(); ++k) samples[i][k].push_back(m[k].gbps);
-    }
+      for (CacheState st : {CacheState::kWarm, CacheState::kCold}) {
+        PassCase c{n, 0, 0, {}};
+        c.opt.rounds = opt.rounds;
+        c.opt.use = u;
+        c.opt.state = st;
+        c.opt.min_calls = 4;
+        c.opt.batch_seconds = 200e-6;
+        c.opt.max_seconds = 1.5;
+        cases.push_back(c);
+      }
+  const auto m = measure_passes(tuned.operation(), entries, cases, opt.passes, [&](unsigned pass) {
     if (opt.progress)
-      opt.progress("report: uses pass " + std::to_string(pass + 1) + "/" + std::to_string(opt.passes) + " over " +
-                   std::to_string(keys.size()) + " cases x " + std::to_string(entries.size()) + " routines");
-  }
-  for (std::size_t i = 0; i < keys.size(); ++i) {
+      opt.progress("report: uses pass " + std::to_string(pass) + "/" + std::to_string(opt.passes) + " over " +
+                   std::to_string(cases.size()) + " cases x " + std::to_string(entries.size()) + " routines");
+  });
+  for (std::size_t i = 0; i < cases.size(); ++i) {
     ReportRow r;
-    r.point = {keys[i].size, 0, 0};
-    r.use = keys[i].use;
-    r.state = keys[i].state;
-    r.label = size_label(keys[i].size) + " " + std::string(use_name(keys[i].use)) + " " +
-              std::string(cache_state_name(keys[i].state));
-    for (auto& v : samples[i]) r.value.push_back(median(v));
+    r.point = {cases[i].size, 0, 0};
+    r.use = cases[i].opt.use;
+    r.state = cases[i].opt.state;
+    r.label = size_label(cases[i].size) + " " + std::string(use_name(r.use)) + " " +
+              std::string(cache_state_name(r.state));
+    for (const Measurement& e : m[i]) r.value.push_back(e.gbps);
     t.rows.push_back(r);
   }
   return t;
@@ -340,20 +326,19 @@ std::string format_targets(const ReportTable* seeds, const ReportTable* misalign
     std::string names;
     for (std::size_t c : sys) names += (names.empty() ? "" : " and ") + distributions->columns[c];
     for (const Use use : {Use::kCopy, Use::kThenRead}) {
-      double lg = 0, ld = 0;
-      std::size_t n = 0;
+      std::vector<double> vg, vd;
       for (const auto& r : distributions->rows) {
         if (r.use != use) continue;
-        lg += std::log(vs_columns(*distributions, r, sys).first);
-        if (dpdk < distributions->peers) ld += std::log(r.value[dpdk] / r.value.back());
-        ++n;
+        vg.push_back(vs_columns(*distributions, r, sys).first);
+        if (dpdk < distributions->peers) vd.push_back(r.value[dpdk] / r.value.back());
       }
+      const std::size_t n = vg.size();
       if (n == 0) continue;
-      const double g = std::exp(lg / double(n));
+      const double g = geomean(vg);
       line(g >= 1.05,
            std::string("production distributions") + (use == Use::kThenRead ? ", each call reading back the last" : "") +
                ": >= 1.05x the best of " + names + " in ns per call (geometric mean over " + std::to_string(n) + ")",
-           ratio(g) + (dpdk < distributions->peers ? ", " + ratio(std::exp(ld / double(n))) + " vs dpdk" : ", dpdk not built"));
+           ratio(g) + (dpdk < distributions->peers ? ", " + ratio(geomean(vd)) + " vs dpdk" : ", dpdk not built"));
     }
   }
   if (uses && !uses->rows.empty()) {
@@ -415,5 +400,176 @@ double read_bandwidth_gbps(std::size_t bytes) {
 }
 
 // write_speedup_svg: tuner/src/plot.cpp (log-scale speedup axis, ticks from plot.hpp).
+
+// ----- the search's final table (autotune's stdout) ---------------------------------------
+
+double geomean_speedup(const std::vector<MeasuredPoint>& points) {
+  std::vector<double> r;
+  for (const auto& p : points) r.push_back(p.tuned_gbps / p.baseline_gbps);
+  return geomean(r);
+}
+
+std::string format_table(const std::vector<MeasuredPoint>& points, Operation op) {
+  std::ostringstream o;
+  o.imbue(std::locale::classic());  // whatever std::locale::global() says
+  char line[200];
+  if (!points.empty() && !points.front().label.empty()) {
+    // Distribution workloads: ns per call of the replayed sequence.
+    const std::string base = baseline_name(op) + " ns/call";
+    std::snprintf(line, sizeof line, "%-24s  %10s  %*s  %13s  %7s\n", "Workload", "mean bytes",
+                  static_cast<int>(base.size()), base.c_str(), "tuned ns/call", "speedup");
+    o << line;
+    for (const auto& p : points) {
+      snprintf_c(line, sizeof line, "%-24s  %10llu  %*.2f  %13.2f  %6.2fx\n", p.label.c_str(),
+                    static_cast<unsigned long long>(p.size), static_cast<int>(base.size()), p.baseline_ns,
+                    p.tuned_ns, p.baseline_ns / p.tuned_ns);
+      o << line;
+    }
+    return o.str();
+  }
+  const std::string base = baseline_name(op) + " GB/s";
+  const bool counters = std::any_of(points.begin(), points.end(), [](const MeasuredPoint& p) { return p.cycles > 0; });
+  std::snprintf(line, sizeof line, "%10s  %13s  %18s  %10s  %7s", "Len", "Src/Dst align", base.c_str(),
+                "tuned GB/s", "speedup");
+  o << line << (counters ? "  cycles/call    IPC  LLC misses/call\n" : "\n");
+  for (const auto& p : points) {
+    char al[32];
+    std::snprintf(al, sizeof al, "%u/%u", p.src_align, p.dst_align);
+    snprintf_c(line, sizeof line, "%10s  %13s  %*.2f  %10.2f  %6.2fx", size_label(p.size).c_str(), al,
+                  static_cast<int>(std::max<std::size_t>(18, base.size())), p.baseline_gbps, p.tuned_gbps,
+                  p.tuned_gbps / p.baseline_gbps);
+    o << line;
+    if (counters) {
+      snprintf_c(line, sizeof line, "  %11.1f  %5.2f  %15.2f", p.cycles, p.cycles > 0 ? p.instructions / p.cycles : 0.0,
+                    p.cache_misses);
+      o << line;
+    }
+    o << "\n";
+  }
+  snprintf_c(line, sizeof line, "geometric-mean speedup over %zu points: %.2fx\n", points.size(),
+                geomean_speedup(points));
+  o << line;
+  return o.str();
+}
+
+std::string format_patch_table(const std::vector<MeasuredPoint>& points, const std::string& caption) {
+  std::ostringstream o;
+  o.imbue(std::locale::classic());  // whatever std::locale::global() says
+  if (!caption.empty()) o << caption << (caption.back() == '\n' ? "" : "\n");
+  // Three or four significant digits whatever the length: 1.67, 123.4, 5495631.
+  const auto ns = [](double v) {
+    char b[32];
+    snprintf_c(b, sizeof b, v < 100 ? "%.2f" : v < 10000 ? "%.1f" : "%.0f", v);
+    return std::string(b);
+  };
+  struct Row {
+    std::string len, align, old_ns, new_ns, speedup;
+  };
+  std::vector<Row> rows;
+  std::size_t w[5] = {3, 13, 3, 3, 7};  // at least the headers' widths
+  for (const auto& p : points) {
+    char al[32], sp[32];
+    std::snprintf(al, sizeof al, "%u/%u", p.src_align, p.dst_align);
+    snprintf_c(sp, sizeof sp, "%.2fx", p.baseline_ns / p.tuned_ns);
+    rows.push_back({p.label.empty() ? size_label(p.size) : p.label, p.label.empty() ? al : "-", ns(p.baseline_ns),
+                    ns(p.tuned_ns), sp});
+    const Row& r = rows.back();
+    w[0] = std::max(w[0], r.len.size());
+    w[2] = std::max(w[2], r.old_ns.size());
+    w[3] = std::max(w[3], r.new_ns.size());
+  }
+  w[0] = std::max<std::size_t>(w[0], 6);
+  w[2] = std::max<std::size_t>(w[2], 8);
+  w[3] = std::max<std::size_t>(w[3], 8);
+  const auto line = [&](const Row& r) {
+    char b[256];
+    std::snprintf(b, sizeof b, "%*s  %*s  %*s  %*s  %*s\n", int(w[0]), r.len.c_str(), int(w[1]), r.align.c_str(),
+                  int(w[2]), r.old_ns.c_str(), int(w[3]), r.new_ns.c_str(), int(w[4]), r.speedup.c_str());
+    return std::string(b);
+  };
+  o << line({"Len", "Src/Dst align", "old", "new", "speedup"});
+  for (const Row& r : rows) o << line(r);
+  char b[128];
+  snprintf_c(b, sizeof b, "geometric-mean speedup over %zu points: %.2fx\n", points.size(), geomean_speedup(points));
+  o << b;
+  return o.str();
+}
+
+std::vector<MeasuredPoint> measure_table(const Routine& r, const Workload& w, unsigned rounds,
+                                         const std::function<void(const std::string&)>& progress) {
+  ThreadPin pin;
+  TimingOptions t;
+  t.rounds = rounds;
+  if (w.is_distribution()) {
+    // A fresh sequence (another seed than the search's), three passes, medians.
+    const auto calls = make_calls(*w.distribution, 32768, 0x5EED);  // the search's replay length, another seed
+    ReplayBuffers rb(w.distribution->max_size(), w.cold);
+    std::vector<double> base_ns, tuned_ns, base_gb, tuned_gb;
+    for (int pass = 0; pass < 3; ++pass) {
+      const auto m = replay(r.operation(), {system_routine(r.operation()), r.entry()}, calls, rb, t);
+      base_ns.push_back(m[0].ns_per_call);
+      tuned_ns.push_back(m[1].ns_per_call);
+      base_gb.push_back(m[0].gbps);
+      tuned_gb.push_back(m[1].gbps);
+    }
+    if (progress) progress("measured " + w.name + ": 3 passes of " + std::to_string(calls.size()) + " calls");
+    MeasuredPoint mp;
+    mp.label = w.name;
+    mp.size = static_cast<std::uint64_t>(w.distribution->mean_size() + 0.5);
+    mp.baseline_gbps = median(base_gb);
+    mp.tuned_gbps = median(tuned_gb);
+    mp.baseline_ns = median(base_ns);
+    mp.tuned_ns = median(tuned_ns);
+    return {mp};
+  }
+  // Three passes over the whole workload, a median per point across passes (measure_passes).
+  constexpr unsigned kPasses = 3;
+  std::vector<PassCase> cases;
+  std::uint64_t max_n = 4096;
+  for (const Point& p : w.points) {
+    cases.push_back({p.size, p.src_align, p.dst_align, t});
+    max_n = std::max(max_n, p.size);
+  }
+  const auto m = measure_passes(r.operation(), {system_routine(r.operation()), r.entry()}, cases, kPasses,
+                                [&](unsigned pass) {
+                                  if (progress)
+                                    progress("measured pass " + std::to_string(pass) + "/" + std::to_string(kPasses) +
+                                             " over " + std::to_string(w.points.size()) + " points");
+                                });
+  PerfCounters pmu;
+  std::unique_ptr<BenchBuffers> bufp;
+  if (pmu.available()) bufp = std::make_unique<BenchBuffers>(max_n + 4096);
+  std::vector<MeasuredPoint> out;
+  for (std::size_t i = 0; i < w.points.size(); ++i) {
+    const Point& p = w.points[i];
+    MeasuredPoint mp;
+    if (pmu.available()) {  // one extra batch of the tuned routine, counted
+      const unsigned calls = static_cast<unsigned>(std::clamp(2e5 / (double(p.size) + 64), 1.0, 1e5));
+      std::uint8_t* src = bufp->src() + p.src_align;
+      std::uint8_t* dst = bufp->dst() + p.dst_align;
+      pmu.start();
+      for (unsigned c = 0; c < calls; ++c) {
+        switch (r.operation()) {
+          case Operation::kFill: r.fill_fn()(dst, 0x5A, p.size); break;
+          case Operation::kClearPage: r.clear_page_fn()(bufp->dst()); break;
+          default: r.fn()(dst, src, p.size); break;
+        }
+      }
+      const CounterValues cv = pmu.stop(calls);
+      mp.cycles = cv.cycles;
+      mp.instructions = cv.instructions;
+      mp.cache_misses = cv.cache_misses;
+    }
+    mp.size = p.size;
+    mp.src_align = p.src_align;
+    mp.dst_align = p.dst_align;
+    mp.baseline_gbps = m[i][0].gbps;
+    mp.tuned_gbps = m[i][1].gbps;
+    mp.baseline_ns = m[i][0].ns_per_call;
+    mp.tuned_ns = m[i][1].ns_per_call;
+    out.push_back(mp);
+  }
+  return out;
+}
 
 }  // namespace copysynth

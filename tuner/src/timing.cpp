@@ -8,6 +8,7 @@
 #include <x86intrin.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <new>
@@ -76,16 +77,6 @@ double tsc_hz() {
     return median(rates);
   }();
   return hz;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  const std::size_t m = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + m, v.end());
-  if (v.size() % 2) return v[m];
-  const double hi = v[m];
-  const double lo = *std::max_element(v.begin(), v.begin() + m);
-  return (lo + hi) / 2;
 }
 
 ThreadPin::ThreadPin() {
@@ -300,9 +291,7 @@ std::vector<Measurement> compare(Operation op, const std::vector<const void*>& e
   for (std::size_t i = 0; i < k; ++i) {
     Measurement& m = out[i];
     m.ticks_per_call = median(samples[i]);
-    std::vector<double> dev;
-    for (double s : samples[i]) dev.push_back(std::fabs(s - m.ticks_per_call));
-    m.mad_ticks = median(dev);
+    m.mad_ticks = mad(samples[i]);
     m.ns_per_call = m.ticks_per_call / hz * 1e9;
     m.gbps = m.ns_per_call > 0 ? double(size) / m.ns_per_call : 0;
     m.samples = samples[i].size();
@@ -404,13 +393,45 @@ std::vector<Measurement> replay(Operation op, const std::vector<const void*>& en
   for (std::size_t i = 0; i < k; ++i) {
     Measurement& m = out[i];
     m.ticks_per_call = median(samples[i]);
-    std::vector<double> dev;
-    for (double s : samples[i]) dev.push_back(std::fabs(s - m.ticks_per_call));
-    m.mad_ticks = median(dev);
+    m.mad_ticks = mad(samples[i]);
     m.ns_per_call = m.ticks_per_call / hz * 1e9;
     m.gbps = m.ns_per_call > 0 ? mean_bytes / m.ns_per_call : 0;
     m.samples = samples[i].size();
   }
+  return out;
+}
+
+std::vector<std::vector<Measurement>> measure_passes(Operation op, const std::vector<const void*>& entries,
+                                                     const std::vector<PassCase>& cases, unsigned passes,
+                                                     const std::function<void(unsigned)>& after_pass) {
+  std::uint64_t max_n = 4096;
+  for (const auto& c : cases) max_n = std::max(max_n, c.size);
+  // samples[case][entry][field]: ticks, ns, GB/s of each pass.
+  std::vector<std::vector<std::array<std::vector<double>, 3>>> samples(
+      cases.size(), std::vector<std::array<std::vector<double>, 3>>(entries.size()));
+  for (unsigned pass = 0; pass < passes; ++pass) {
+    BenchBuffers buf(max_n + 4096);  // fresh pages each pass
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      const PassCase& c = cases[i];
+      const auto m = compare(op, entries, buf, c.size, c.src_align, c.dst_align, c.opt);
+      for (std::size_t k = 0; k < entries.size(); ++k) {
+        samples[i][k][0].push_back(m[k].ticks_per_call);
+        samples[i][k][1].push_back(m[k].ns_per_call);
+        samples[i][k][2].push_back(m[k].gbps);
+      }
+    }
+    if (after_pass) after_pass(pass + 1);
+  }
+  std::vector<std::vector<Measurement>> out(cases.size(), std::vector<Measurement>(entries.size()));
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    for (std::size_t k = 0; k < entries.size(); ++k) {
+      Measurement& m = out[i][k];
+      m.ticks_per_call = median(samples[i][k][0]);
+      m.mad_ticks = mad(samples[i][k][0]);
+      m.ns_per_call = median(samples[i][k][1]);
+      m.gbps = median(samples[i][k][2]);
+      m.samples = passes;
+    }
   return out;
 }
 

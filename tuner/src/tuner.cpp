@@ -17,15 +17,11 @@
 #include "copysynth/ladders.hpp"
 #include "copysynth/peers.hpp"
 #include "copysynth/perf_counters.hpp"
+#include "copysynth/report.hpp"
 
 namespace copysynth {
 
 namespace {
-void* (*volatile g_system_memcpy)(void*, const void*, std::size_t) = &std::memcpy;
-void* (*volatile g_system_memmove)(void*, const void*, std::size_t) = &std::memmove;
-void* (*volatile g_system_memset)(void*, int, std::size_t) = &std::memset;
-void system_clear_page(void* page) { g_system_memset(page, 0, kPageBytes); }
-
 double now() {
   using namespace std::chrono;
   return duration<double>(steady_clock::now().time_since_epoch()).count();
@@ -37,121 +33,6 @@ std::string fmt(const char* f, double v) {
   return b;
 }
 }  // namespace
-
-CopyFn system_memcpy() { return g_system_memcpy; }
-
-const void* system_routine(Operation op) {
-  switch (op) {
-    case Operation::kMemcpy: return reinterpret_cast<const void*>(g_system_memcpy);
-    case Operation::kMemmove: return reinterpret_cast<const void*>(g_system_memmove);
-    case Operation::kFill: return reinterpret_cast<const void*>(g_system_memset);
-    case Operation::kClearPage: return reinterpret_cast<const void*>(&system_clear_page);
-  }
-  return nullptr;
-}
-
-std::string baseline_name(Operation op) {
-  switch (op) {
-    case Operation::kMemcpy: return "system memcpy";
-    case Operation::kMemmove: return "system memmove";
-    case Operation::kFill: return "system memset";
-    case Operation::kClearPage: return "memset(0) page";
-  }
-  return "system";
-}
-
-double geomean_speedup(const std::vector<MeasuredPoint>& points) {
-  if (points.empty()) return 1.0;
-  double s = 0;
-  for (const auto& p : points) s += std::log(p.tuned_gbps / p.baseline_gbps);
-  return std::exp(s / double(points.size()));
-}
-
-std::string format_table(const std::vector<MeasuredPoint>& points, Operation op) {
-  std::ostringstream o;
-  o.imbue(std::locale::classic());  // whatever std::locale::global() says
-  char line[200];
-  if (!points.empty() && !points.front().label.empty()) {
-    // Distribution workloads: ns per call of the replayed sequence.
-    const std::string base = baseline_name(op) + " ns/call";
-    std::snprintf(line, sizeof line, "%-24s  %10s  %*s  %13s  %7s\n", "Workload", "mean bytes",
-                  static_cast<int>(base.size()), base.c_str(), "tuned ns/call", "speedup");
-    o << line;
-    for (const auto& p : points) {
-      snprintf_c(line, sizeof line, "%-24s  %10llu  %*.2f  %13.2f  %6.2fx\n", p.label.c_str(),
-                    static_cast<unsigned long long>(p.size), static_cast<int>(base.size()), p.baseline_ns,
-                    p.tuned_ns, p.baseline_ns / p.tuned_ns);
-      o << line;
-    }
-    return o.str();
-  }
-  const std::string base = baseline_name(op) + " GB/s";
-  const bool counters = std::any_of(points.begin(), points.end(), [](const MeasuredPoint& p) { return p.cycles > 0; });
-  std::snprintf(line, sizeof line, "%10s  %13s  %18s  %10s  %7s", "Len", "Src/Dst align", base.c_str(),
-                "tuned GB/s", "speedup");
-  o << line << (counters ? "  cycles/call    IPC  LLC misses/call\n" : "\n");
-  for (const auto& p : points) {
-    char al[32];
-    std::snprintf(al, sizeof al, "%u/%u", p.src_align, p.dst_align);
-    snprintf_c(line, sizeof line, "%10s  %13s  %*.2f  %10.2f  %6.2fx", size_label(p.size).c_str(), al,
-                  static_cast<int>(std::max<std::size_t>(18, base.size())), p.baseline_gbps, p.tuned_gbps,
-                  p.tuned_gbps / p.baseline_gbps);
-    o << line;
-    if (counters) {
-      snprintf_c(line, sizeof line, "  %11.1f  %5.2f  %15.2f", p.cycles, p.cycles > 0 ? p.instructions / p.cycles : 0.0,
-                    p.cache_misses);
-      o << line;
-    }
-    o << "\n";
-  }
-  snprintf_c(line, sizeof line, "geometric-mean speedup over %zu points: %.2fx\n", points.size(),
-                geomean_speedup(points));
-  o << line;
-  return o.str();
-}
-
-std::string format_patch_table(const std::vector<MeasuredPoint>& points, const std::string& caption) {
-  std::ostringstream o;
-  o.imbue(std::locale::classic());  // whatever std::locale::global() says
-  if (!caption.empty()) o << caption << (caption.back() == '\n' ? "" : "\n");
-  // Three or four significant digits whatever the length: 1.67, 123.4, 5495631.
-  const auto ns = [](double v) {
-    char b[32];
-    snprintf_c(b, sizeof b, v < 100 ? "%.2f" : v < 10000 ? "%.1f" : "%.0f", v);
-    return std::string(b);
-  };
-  struct Row {
-    std::string len, align, old_ns, new_ns, speedup;
-  };
-  std::vector<Row> rows;
-  std::size_t w[5] = {3, 13, 3, 3, 7};  // at least the headers' widths
-  for (const auto& p : points) {
-    char al[32], sp[32];
-    std::snprintf(al, sizeof al, "%u/%u", p.src_align, p.dst_align);
-    snprintf_c(sp, sizeof sp, "%.2fx", p.baseline_ns / p.tuned_ns);
-    rows.push_back({p.label.empty() ? size_label(p.size) : p.label, p.label.empty() ? al : "-", ns(p.baseline_ns),
-                    ns(p.tuned_ns), sp});
-    const Row& r = rows.back();
-    w[0] = std::max(w[0], r.len.size());
-    w[2] = std::max(w[2], r.old_ns.size());
-    w[3] = std::max(w[3], r.new_ns.size());
-  }
-  w[0] = std::max<std::size_t>(w[0], 6);
-  w[2] = std::max<std::size_t>(w[2], 8);
-  w[3] = std::max<std::size_t>(w[3], 8);
-  const auto line = [&](const Row& r) {
-    char b[256];
-    std::snprintf(b, sizeof b, "%*s  %*s  %*s  %*s  %*s\n", int(w[0]), r.len.c_str(), int(w[1]), r.align.c_str(),
-                  int(w[2]), r.old_ns.c_str(), int(w[3]), r.new_ns.c_str(), int(w[4]), r.speedup.c_str());
-    return std::string(b);
-  };
-  o << line({"Len", "Src/Dst align", "old", "new", "speedup"});
-  for (const Row& r : rows) o << line(r);
-  char b[128];
-  snprintf_c(b, sizeof b, "geometric-mean speedup over %zu points: %.2fx\n", points.size(), geomean_speedup(points));
-  o << b;
-  return o.str();
-}
 
 namespace {
 
@@ -1206,20 +1087,18 @@ class Search {
       tc.solo = true;
       tc.rounds = 3 * t.rounds;
       tc.max_seconds = opt_.quick ? 0.5 : 2.0;
-      double l = 0, worst = 0;
-      int k = 0;
+      std::vector<double> ratios;
+      double worst = 0;
       const std::uint64_t last = rep && out.params.rep_stop.value != kNever ? out.params.rep_stop.value / 2 : sizes.back();
       for (std::uint64_t sz : {best_thr, last})
         for (Use u : pats) {
           tc.use = u;
           tc.state = CacheState::kWarm;
           const auto m = compare(op_, {rs[0]->entry(), chosen->entry()}, buf, sz, 0, 0, tc);
-          const double g = std::log(m[0].ticks_per_call / m[1].ticks_per_call);
-          l += g;
-          worst = std::min(worst, g);
-          ++k;
+          ratios.push_back(m[0].ticks_per_call / m[1].ticks_per_call);
+          worst = std::min(worst, std::log(ratios.back()));
         }
-      const double gain_c = std::exp(l / k);
+      const double gain_c = geomean(ratios);
       if (gain_c < 1.01 || worst < -std::log(1.06)) {
         const std::string why = std::string(name) + " threshold " + std::to_string(best_thr) +
                                 " did not confirm in solo runs (" + fmt("%.3f", gain_c) + "x on average, worst pattern " +
@@ -1288,92 +1167,6 @@ Result<TuneResult> tune(const Workload& w, const TuneOptions& opt) {
   COPYSYNTH_TRY(jit_available());
   Search s(w, opt);
   return s.run();
-}
-
-std::vector<MeasuredPoint> measure_table(const Routine& r, const Workload& w, unsigned rounds,
-                                         const std::function<void(const std::string&)>& progress) {
-  ThreadPin pin;
-  TimingOptions t;
-  t.rounds = rounds;
-  if (w.is_distribution()) {
-    // A fresh sequence (another seed than the search's), three passes, medians.
-    const auto calls = make_calls(*w.distribution, kReplayCalls, 0x5EED);
-    ReplayBuffers rb(w.distribution->max_size(), w.cold);
-    std::vector<double> base_ns, tuned_ns, base_gb, tuned_gb;
-    for (int pass = 0; pass < 3; ++pass) {
-      const auto m = replay(r.operation(), {system_routine(r.operation()), r.entry()}, calls, rb, t);
-      base_ns.push_back(m[0].ns_per_call);
-      tuned_ns.push_back(m[1].ns_per_call);
-      base_gb.push_back(m[0].gbps);
-      tuned_gb.push_back(m[1].gbps);
-    }
-    if (progress) progress("measured " + w.name + ": 3 passes of " + std::to_string(calls.size()) + " calls");
-    MeasuredPoint mp;
-    mp.label = w.name;
-    mp.size = static_cast<std::uint64_t>(w.distribution->mean_size() + 0.5);
-    mp.baseline_gbps = median(base_gb);
-    mp.tuned_gbps = median(tuned_gb);
-    mp.baseline_ns = median(base_ns);
-    mp.tuned_ns = median(tuned_ns);
-    return {mp};
-  }
-  const std::uint64_t buf_bytes = std::max<std::uint64_t>(max_size(w.points), 4096) + 4096;
-  std::unique_ptr<BenchBuffers> bufp;
-  // Three passes over the whole workload, a median per point across passes: a burst of
-  // interference from another process hits one pass of a point, not all three; and each pass
-  // maps fresh buffers, so one physical placement (which can move a point by 10-30% here, for
-  // glibc as for copysynth) does not decide a figure.
-  constexpr int kPasses = 3;
-  std::vector<std::vector<double>> base(w.points.size()), tuned(w.points.size());
-  std::vector<std::vector<double>> base_ns(w.points.size()), tuned_ns(w.points.size());
-  for (int pass = 0; pass < kPasses; ++pass) {
-    bufp.reset();
-    bufp = std::make_unique<BenchBuffers>(buf_bytes);
-    BenchBuffers& buf = *bufp;
-    for (std::size_t i = 0; i < w.points.size(); ++i) {
-      const Point& p = w.points[i];
-      const auto m = compare(r.operation(), {system_routine(r.operation()), r.entry()}, buf, p.size, p.src_align,
-                             p.dst_align, t);
-      base[i].push_back(m[0].gbps);
-      tuned[i].push_back(m[1].gbps);
-      base_ns[i].push_back(m[0].ns_per_call);
-      tuned_ns[i].push_back(m[1].ns_per_call);
-    }
-    if (progress) progress("measured pass " + std::to_string(pass + 1) + "/" + std::to_string(kPasses) +
-                           " over " + std::to_string(w.points.size()) + " points");
-  }
-  PerfCounters pmu;
-  std::vector<MeasuredPoint> out;
-  for (std::size_t i = 0; i < w.points.size(); ++i) {
-    const Point& p = w.points[i];
-    MeasuredPoint mp;
-    if (pmu.available()) {  // one extra batch of the tuned routine, counted
-      const unsigned calls = static_cast<unsigned>(std::clamp(2e5 / (double(p.size) + 64), 1.0, 1e5));
-      std::uint8_t* src = bufp->src() + p.src_align;
-      std::uint8_t* dst = bufp->dst() + p.dst_align;
-      pmu.start();
-      for (unsigned c = 0; c < calls; ++c) {
-        switch (r.operation()) {
-          case Operation::kFill: r.fill_fn()(dst, 0x5A, p.size); break;
-          case Operation::kClearPage: r.clear_page_fn()(bufp->dst()); break;
-          default: r.fn()(dst, src, p.size); break;
-        }
-      }
-      const CounterValues cv = pmu.stop(calls);
-      mp.cycles = cv.cycles;
-      mp.instructions = cv.instructions;
-      mp.cache_misses = cv.cache_misses;
-    }
-    mp.size = p.size;
-    mp.src_align = p.src_align;
-    mp.dst_align = p.dst_align;
-    mp.baseline_gbps = median(base[i]);
-    mp.tuned_gbps = median(tuned[i]);
-    mp.baseline_ns = median(base_ns[i]);
-    mp.tuned_ns = median(tuned_ns[i]);
-    out.push_back(mp);
-  }
-  return out;
 }
 
 }  // namespace copysynth

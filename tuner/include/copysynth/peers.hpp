@@ -34,6 +34,7 @@
 
 #include "copysynth/cpu.hpp"
 #include "copysynth/params.hpp"
+#include "copysynth/routine.hpp"
 
 namespace copysynth {
 
@@ -90,5 +91,16 @@ std::optional<AoclThresholds> aocl_peer_thresholds() noexcept;
 
 /// Length from which avx2_nt_loop uses non-temporal stores (bytes).
 inline constexpr std::size_t kPeerNtThreshold = std::size_t{1} << 20;
+
+/// The system memcpy, called through a pointer the compiler cannot see through.
+CopyFn system_memcpy();
+
+/// The system routine an operation is compared with: glibc's memcpy, memmove, memset, and
+/// memset(page, 0, 4096) for clear_page. An entry point of the operation's call form.
+const void* system_routine(Operation op);
+
+/// What the baseline column is called: "system memcpy", "system memmove", "system memset",
+/// "memset(0) page".
+std::string baseline_name(Operation op);
 
 }  // namespace copysynth

@@ -22,6 +22,7 @@
 
 #include "copysynth/routine.hpp"
 #include "copysynth/timing.hpp"
+#include "copysynth/wisdom.hpp"
 #include "copysynth/workload.hpp"
 
 namespace copysynth {
@@ -114,5 +115,31 @@ double read_bandwidth_gbps(std::size_t bytes = std::size_t{64} << 20);
 /// with a positive speedup or the file cannot be written. Defined in plot.cpp.
 bool write_speedup_svg(const ReportTable& points, const std::string& title, const std::string& path,
                        std::string* error);
+
+// ----- the search's final table (tune(), autotune --from) -----------------------------------
+
+/// Measures `r` against the system routine of its operation on every point of `w`, interleaved,
+/// `rounds` per point, in three passes over the workload, each pass on freshly mapped buffers;
+/// each figure is the median of the three.
+std::vector<MeasuredPoint> measure_table(const Routine& r, const Workload& w, unsigned rounds,
+                                         const std::function<void(const std::string&)>& progress = {});
+
+/// The seeds-style table: "Len  Src/Dst align  system memcpy GB/s  tuned GB/s  speedup" (the
+/// baseline named for `op`), one row per point, and a last line with the geometric-mean speedup.
+std::string format_table(const std::vector<MeasuredPoint>& points, Operation op = Operation::kMemcpy);
+
+/// The table for a commit message, in the layout of the patches copysynth started from:
+///   "Len  Src/Dst align     old     new  speedup"
+/// one row per point (Len as size_label(): 64, 4096, 1M, ...; alignments in bytes from a 64-byte
+/// boundary), old = the system routine and new = the tuned one in ns per call (median TSC time,
+/// both measured in the same run; two decimals below 100 ns, one below 10 us, none above),
+/// speedup = old / new; then the geometric-mean speedup. Columns widen to fit. The
+/// caption, when not empty, comes first (say what old and new are and where they were measured).
+/// Distribution points (with a label) give one row each with the label in place of Len and
+/// alignments.
+std::string format_patch_table(const std::vector<MeasuredPoint>& points, const std::string& caption = {});
+
+/// Geometric mean of tuned/baseline over the points (1.0 when empty).
+double geomean_speedup(const std::vector<MeasuredPoint>& points);
 
 }  // namespace copysynth

@@ -12,12 +12,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "copysynth/result.hpp"
 #include "copysynth/routine.hpp"
+#include "copysynth/stats.hpp"
 #include "copysynth/workload.hpp"
 
 namespace copysynth {
@@ -166,7 +168,24 @@ std::vector<Measurement> replay(Operation op, const std::vector<const void*>& en
                                 const std::vector<Call>& calls, ReplayBuffers& buf,
                                 const TimingOptions& opt = {});
 
-/// Median of a non-empty vector (by value; averages the two middle elements for even sizes).
-double median(std::vector<double> v);
+/// One case of measure_passes(): `size` bytes at src + src_align / dst + dst_align (bytes),
+/// timed with `opt` (compare()).
+struct PassCase {
+  std::uint64_t size = 0;
+  std::uint32_t src_align = 0, dst_align = 0;
+  TimingOptions opt;
+};
+
+/// Times `entries` (compare(): interleaved round by round) on every case, `passes` times over
+/// the whole list, each pass on freshly mapped BenchBuffers of the largest case + 4 KiB: a burst
+/// of interference from another process hits one pass of a case, not all, and one physical
+/// placement of the buffers (which can move a figure by 10-30 %) does not decide it. Returns
+/// out[case][entry]: the medians across passes of ticks_per_call, ns_per_call and gbps, with
+/// mad_ticks the spread of ticks_per_call across passes and samples = passes. `after_pass`
+/// (optional) is called with the 1-based pass number after each pass (progress lines).
+/// Throws what compare() throws.
+std::vector<std::vector<Measurement>> measure_passes(Operation op, const std::vector<const void*>& entries,
+                                                     const std::vector<PassCase>& cases, unsigned passes,
+                                                     const std::function<void(unsigned)>& after_pass = {});
 
 }  // namespace copysynth

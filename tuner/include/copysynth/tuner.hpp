@@ -90,16 +90,6 @@ struct TuneResult {
   std::vector<std::string> log;      ///< one line per stage decision
 };
 
-/// The system memcpy, called through a pointer the compiler cannot see through.
-CopyFn system_memcpy();
-
-/// The system routine an operation is compared with: glibc's memcpy, memmove, memset, and
-/// memset(page, 0, 4096) for clear_page. An entry point of the operation's call form.
-const void* system_routine(Operation op);
-
-/// What the baseline column is called: "system memcpy", "system memmove", "system memset",
-/// "memset(0) page".
-std::string baseline_name(Operation op);
 
 /// The search budgets tune() accepts, in seconds (as `autotune --budget`).
 inline constexpr double kMinBudgetSeconds = 1;
@@ -115,32 +105,11 @@ Status check_budget(double budget_seconds);
 /// default candidate does not pass (a copysynth bug).
 Result<TuneResult> tune(const Workload& w, const TuneOptions& opt);
 
-/// Measures `r` against the system routine of its operation on every point of `w`, interleaved,
-/// `rounds` per point, in three passes over the workload, each pass on freshly mapped buffers;
-/// each figure is the median of the three.
-std::vector<MeasuredPoint> measure_table(const Routine& r, const Workload& w, unsigned rounds,
-                                         const std::function<void(const std::string&)>& progress = {});
-
-/// The seeds-style table: "Len  Src/Dst align  system memcpy GB/s  tuned GB/s  speedup" (the
-/// baseline named for `op`), one row per point, and a last line with the geometric-mean speedup.
-std::string format_table(const std::vector<MeasuredPoint>& points, Operation op = Operation::kMemcpy);
 
 /// The wisdom entry of a tune result: its operation, `workload` (the workload's name), the
 /// winner's plan, the hash of its code and the final measurement.
 WisdomEntry wisdom_entry(const TuneResult& r, const std::string& workload);
 
-/// The table for a commit message, in the layout of the patches copysynth started from:
-///   "Len  Src/Dst align     old     new  speedup"
-/// one row per point (Len as size_label(): 64, 4096, 1M, ...; alignments in bytes from a 64-byte
-/// boundary), old = the system routine and new = the tuned one in ns per call (median TSC time,
-/// both measured in the same run; two decimals below 100 ns, one below 10 us, none above),
-/// speedup = old / new; then the geometric-mean speedup. Columns widen to fit. The
-/// caption, when not empty, comes first (say what old and new are and where they were measured).
-/// Distribution points (with a label) give one row each with the label in place of Len and
-/// alignments.
-std::string format_patch_table(const std::vector<MeasuredPoint>& points, const std::string& caption = {});
 
-/// Geometric mean of tuned/baseline over the points (1.0 when empty).
-double geomean_speedup(const std::vector<MeasuredPoint>& points);
 
 }  // namespace copysynth

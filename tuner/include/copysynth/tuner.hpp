@@ -21,7 +21,10 @@
 //   2. small      head/tail register width (full or half the vector width); on AVX-512 hosts
 //                 also one masked move for lengths 0..16/32/64 (mask_max) and vector registers
 //                 0-15 or 16-31 (register_bank); then the hand-over to the loop;
-//   2b. dispatch  dispatch-tree weights: the production prior, the workload's own, flat, chain;
+//   2b. dispatch  dispatch-tree weights: the production prior or smallest-first (chain); for a
+//                 distribution workload also its own weights and a flat tree. On a point workload
+//                 this stage is scored on the production mix alone (a point's branches are
+//                 learnt by heart whatever the tree, and its grid of lengths is no frequency);
 //   3. prefetch   prefetch distance x hint, on the points that reach the main loop (copies only);
 //   3b. alias     4K aliasing: the guard window x the software-pipelined loop, on the loop points
 //                 and the misaligned-destination matrix;
@@ -38,14 +41,19 @@
 //   routine timed in runs of its own.
 //   Then a second pass over 1-3 with the thresholds in place, when the budget allows, and,
 //   whatever the budget, 7. floor: the winner, the winner without each threshold, the seeds
-//   and every peer (peers.hpp) at every workload point in the same rounds (from 64 KiB on warm,
-//   the copy read back); where a peer wins a size class beyond the noise, the configuration
+//   and every peer (peers.hpp) at every workload point plus 32, 64 and 128 KiB (dst aligned and
+//   1 byte off) and 1, 4 and 16 MiB, in the same rounds (from 64 KiB on warm, the copy read
+//   back); a per-class composite (a rep band from the shortest point of the first class that
+//   picks rep; the last class's non-temporal threshold) is timed with them; where a peer wins a
+//   size class beyond the noise, the configuration
 //   that scores best against the best peer at each point replaces the winner when it beats it
 //   by 1%, and every class still lost is logged with the peer and the figure. Last, the full
 //   verification and the final measurement (the table). clear_page has one length, so one
 //   flat stage over loop / non-temporal loop (width x unroll) / rep stosb / rep stosq.
 // A stage keeps the current choice unless a candidate wins by >= 1% (decide::pick; a narrow win
 // is confirmed head to head), which keeps two runs from flip-flopping on noise.
+// --quick: one pass, fewer candidates and rounds, the rep stage right after the small lengths
+// (a short budget still decides it), no padding stage, no composite in the floor.
 #pragma once
 
 #include <cstdint>
@@ -68,7 +76,7 @@ struct TuneOptions {
   double budget_seconds = 30;   ///< wall-clock budget of the search (stages 0-6 and the second
                                 ///< pass; the floor and the final measurement come after), seconds: 1..86400
   std::uint64_t seed = 1;       ///< orders candidates and seeds verification; same seed, same order
-  bool quick = false;           ///< fewer rounds and candidates (about 10 s)
+  bool quick = false;           ///< fewer rounds and candidates (autotune --quick: a 6 s budget)
   CpuInfo cpu = CpuInfo::host();///< features to tune for (cap it to tune a lower ISA level)
   VerifyOptions verify;         ///< conformance checks every candidate must pass
   /// Progress lines (no trailing newline); autotune prints them on stderr.

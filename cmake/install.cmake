@@ -1,6 +1,6 @@
 # Installation: `cmake --install BUILD [--prefix DIR]` installs
 #   include/copysynth/*.hpp, copysynth.h, version.h   the C++ and C headers
-#   lib/libcopysynth.a and lib/libcopysynth_{tuner,runtime,templates,generator}.a
+#   lib/libcopysynth.a and lib/libcopysynth_{tuner,verify,runtime,templates,generator}.a
 #   lib/libcopysynth-preload.so                        the LD_PRELOAD shim
 #   bin/autotune                                       the tool
 #   lib/cmake/copysynth/                               find_package(copysynth): copysynth::copysynth
@@ -20,15 +20,18 @@ set(copysynth_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/copysynth)
 set_target_properties(copysynth_generator PROPERTIES EXPORT_NAME generator)
 set_target_properties(copysynth_templates PROPERTIES EXPORT_NAME templates)
 set_target_properties(copysynth_runtime PROPERTIES EXPORT_NAME runtime)
+set_target_properties(copysynth_verify PROPERTIES EXPORT_NAME verify)
 set_target_properties(copysynth_tuner PROPERTIES EXPORT_NAME tuner)
 
-install(TARGETS copysynth_api copysynth_tuner copysynth_runtime copysynth_templates copysynth_generator
+install(TARGETS copysynth_api copysynth_tuner copysynth_verify copysynth_runtime copysynth_templates
+                copysynth_generator
         EXPORT copysynthTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS copysynth_preload LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS autotune RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(DIRECTORY generator/include/ templates/include/ runtime/include/ tuner/include/ api/include/
+install(DIRECTORY generator/include/ templates/include/ runtime/include/ verify/include/ tuner/include/
+                  api/include/
                   ${PROJECT_BINARY_DIR}/include/
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY data/size-distributions/ DESTINATION ${CMAKE_INSTALL_DATADIR}/copysynth/size-distributions)

@@ -21,11 +21,11 @@ check "cmake --install exits 0 (rc=$rc)" test $rc -eq 0
 [ $rc -eq 0 ] || tail -20 "$tmp/install.log"
 libdir=$(dirname "$(find "$prefix" -name libcopysynth.a | head -1)")
 for f in include/copysynth/copysynth.hpp include/copysynth/copysynth.h include/copysynth/version.h \
-         include/copysynth/params.hpp include/copysynth/install.hpp bin/autotune \
+         include/copysynth/params.hpp include/copysynth/install.hpp include/copysynth/verify.hpp bin/autotune \
          share/copysynth/size-distributions/MemcpyGoogleA.csv; do
   check "installed $f" test -s "$prefix/$f"
 done
-for f in libcopysynth.a libcopysynth_tuner.a libcopysynth_runtime.a libcopysynth_templates.a libcopysynth_generator.a \
+for f in libcopysynth.a libcopysynth_tuner.a libcopysynth_verify.a libcopysynth_runtime.a libcopysynth_templates.a libcopysynth_generator.a \
          libcopysynth-preload.so cmake/copysynth/copysynthConfig.cmake cmake/copysynth/copysynthConfigVersion.cmake \
          cmake/copysynth/copysynthTargets.cmake pkgconfig/copysynth.pc; do
   check "installed lib/.../$f" test -s "$libdir/$f"

@@ -2,7 +2,9 @@
 # `cmake --install` and the installed package, as a user meets them: installs BUILD_DIR into a
 # temporary prefix, checks what is there, builds examples/installed against it with
 # find_package(copysynth) (CMAKE_PREFIX_PATH), tuned_copy.c and tuned_copy.cpp with pkg-config
-# (tuned_copy.c also with --static), and runs them,
+# (tuned_copy.c also with --static), and runs them; tune_copy.c (copysynth_tune, from
+# libcopysynth-tune.a) with copysynth::tune and with pkg-config copysynth-tune, run with a budget
+# the tuner refuses (it must link and reach the tuner's check, not tune for a minute),
 # the installed autotune (--show, and a distribution found in the prefix's share/) and the
 # installed shim with this host's wisdom.
 #
@@ -21,13 +23,15 @@ check "cmake --install exits 0 (rc=$rc)" test $rc -eq 0
 [ $rc -eq 0 ] || tail -20 "$tmp/install.log"
 libdir=$(dirname "$(find "$prefix" -name libcopysynth.a | head -1)")
 for f in include/copysynth/copysynth.hpp include/copysynth/copysynth.h include/copysynth/version.h \
-         include/copysynth/params.hpp include/copysynth/install.hpp bin/autotune \
+         include/copysynth/params.hpp include/copysynth/install.hpp include/copysynth/verify.hpp \
+         include/copysynth/static_check.hpp include/copysynth/tuner.hpp bin/autotune \
          share/copysynth/size-distributions/MemcpyGoogleA.csv; do
   check "installed $f" test -s "$prefix/$f"
 done
-for f in libcopysynth.a libcopysynth_tuner.a libcopysynth_runtime.a libcopysynth_templates.a libcopysynth_generator.a \
+for f in libcopysynth.a libcopysynth-tune.a libcopysynth_tuner.a libcopysynth_verify.a libcopysynth_runtime.a \
+         libcopysynth_templates.a libcopysynth_generator.a \
          libcopysynth-preload.so cmake/copysynth/copysynthConfig.cmake cmake/copysynth/copysynthConfigVersion.cmake \
-         cmake/copysynth/copysynthTargets.cmake pkgconfig/copysynth.pc; do
+         cmake/copysynth/copysynthTargets.cmake pkgconfig/copysynth.pc pkgconfig/copysynth-tune.pc; do
   check "installed lib/.../$f" test -s "$libdir/$f"
 done
 check "no test or example binary is installed" bash -c "! find '$prefix' -name 'test_*' -o -name 'preload_probe' | grep -q ."
@@ -69,6 +73,15 @@ check "tuned_copy installed the host's memcpy, memmove and fill" \
 "$tmp/app/tuned_copy" "$tmp/none.json" >"$tmp/cpp2.out" 2>&1
 rc=$?
 check "tuned_copy without wisdom falls back and exits 0 (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'using the system routines: cannot read wisdom file' '$tmp/cpp2.out'"
+# tune_copy (copysynth::tune): a budget of 0 s is refused by the tuner's check_budget, so the
+# program linked the tuning library and reached the tuner, then copies with the system memcpy.
+"$tmp/app/tune_copy" 0 >"$tmp/tune.out" 2>&1
+rc=$?
+cat "$tmp/tune.out"
+check "tune_copy (C, copysynth::tune) refuses a 0 s budget with the tuner's message, exits 1 (rc=$rc)" \
+  bash -c "test $rc -eq 1 && grep -q 'budget_seconds must be between 1 and 86400' '$tmp/tune.out' && grep -q 'memcpy system: copies ok' '$tmp/tune.out'"
+check "tuned_copy (copysynth::copysynth alone) links no tuner library" \
+  bash -c "! grep -q -E 'libcopysynth_tuner\.a|libcopysynth-tune\.a' '$tmp/app/CMakeFiles/tuned_copy.dir/link.txt'"
 
 # pkg-config, from C.
 export PKG_CONFIG_PATH=$libdir/pkgconfig
@@ -85,6 +98,20 @@ COPYSYNTH_WISDOM=$wisdom "$tmp/tuned_copy_c" >"$tmp/c.out" 2>&1
 rc=$?
 cat "$tmp/c.out"
 check "tuned_copy_c (C, pkg-config) exits 0 with the tuned memcpy (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'memcpy memcpy/.*: copies ok' '$tmp/c.out'"
+
+# pkg-config copysynth-tune, from C: its libraries come before copysynth's, as a static link needs.
+check "pkg-config --libs copysynth-tune puts -lcopysynth-tune and the tuner before -lcopysynth ($(pkg-config --libs copysynth-tune))" \
+  bash -c "pkg-config --libs copysynth-tune | grep -q -- '-lcopysynth-tune -lcopysynth_tuner .*-lcopysynth -lcopysynth_verify'"
+check "pkg-config --libs copysynth names no tuner library" bash -c "! pkg-config --libs copysynth | grep -q -E 'tune'"
+# shellcheck disable=SC2046
+"$cc" "$src/examples/installed/tune_copy.c" $(pkg-config --cflags --libs copysynth-tune) -o "$tmp/tune_copy_pc" 2>"$tmp/cc-tune.log"
+rc=$?
+check "cc tune_copy.c \$(pkg-config --cflags --libs copysynth-tune) (rc=$rc)" test $rc -eq 0
+[ $rc -eq 0 ] || cat "$tmp/cc-tune.log"
+"$tmp/tune_copy_pc" 0 >"$tmp/tune-pc.out" 2>&1
+rc=$?
+check "... and it reaches the tuner's budget check (rc=$rc)" \
+  bash -c "test $rc -eq 1 && grep -q 'budget_seconds must be between 1 and 86400' '$tmp/tune-pc.out'"
 
 # pkg-config from C++, as README shows it (g++ 12 needs -std=c++20 for the headers).
 # shellcheck disable=SC2046

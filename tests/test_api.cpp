@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "copysynth/copysynth.hpp"
+#include "copysynth/tuner.hpp"  // TuneOptions, for tune_and_install (libcopysynth-tune.a)
 #include "temp_dir.hpp"
 
 using namespace copysynth;

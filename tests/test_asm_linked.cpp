@@ -3,7 +3,7 @@
 // into this program. Each linked function must be an endbr64 entry followed by exactly the bytes of the JIT routine for its
 // plan (assemble() and, where the host can run it, Routine::build()), pass the static code
 // checks for its target, and — where the host can run it — pass the same conformance suite as a
-// JIT routine (tuner/verify.hpp), called at its linked address.
+// JIT routine (verify/verify.hpp), called at its linked address.
 #include <doctest/doctest.h>
 
 #include <algorithm>

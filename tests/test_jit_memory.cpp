@@ -30,6 +30,7 @@
 
 #include "copysynth/copysynth.h"
 #include "copysynth/copysynth.hpp"
+#include "copysynth/tuner.hpp"
 
 extern char** environ;
 

@@ -1,4 +1,4 @@
-// Tests of the static machine-code checker (tuner/static_check.hpp): it flags each kind of bad
+// Tests of the static machine-code checker (verify/static_check.hpp): it flags each kind of bad
 // snippet (hand-assembled with asmjit), passes every real plan the generator makes for every ISA
 // level, and catches faults injected into a real routine's bytes. Nothing here executes
 // generated code, so AVX-512 plans are checked on any host.

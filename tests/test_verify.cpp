@@ -1,4 +1,4 @@
-// The verification suite (tuner/verify.hpp, tuner/static_check.hpp) over every operation, and
+// The verification suite (verify/verify.hpp, verify/static_check.hpp) over every operation, and
 // proof that it catches each kind of fault real memcpy/memmove implementations have shipped:
 // every fault is injected on purpose (EmitFaults) and must be caught. No test asserts a speed.
 #include <csignal>

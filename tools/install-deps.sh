@@ -46,7 +46,7 @@ packages=(
   nlohmann-json3-dev
   libcli11-dev
   doctest-dev
-  libzydis-dev     # disassembler for the static checker of emitted code (tuner)
+  libzydis-dev     # disassembler for the static checker of emitted code (verify)
   libseccomp-dev   # the tests (built by default) deny executable memory with a seccomp filter
 )
 

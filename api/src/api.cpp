@@ -1,4 +1,4 @@
-// copysynth — the C++ embedding API (see copysynth.hpp).
+// copysynth — the C++ embedding API (see copysynth.hpp), all but tune_and_install (tune.cpp).
 #include "copysynth/copysynth.hpp"
 
 #include <algorithm>
@@ -57,14 +57,6 @@ Result<WisdomInstall> install_wisdom(const std::string& path, const WisdomOption
   return out;
 }
 
-Result<WisdomEntry> tune_and_install(const TuneOptions& opt, const std::string& workload) {
-  auto wl = make_workload(workload, opt.operation);
-  if (!wl) return wl.error();
-  auto result = tune(*wl, opt);
-  if (!result) return result.error();
-  WisdomEntry e = wisdom_entry(*result, wl->name);
-  COPYSYNTH_TRY(install(std::move(result->routine), opt.verify));
-  return e;
-}
+// tune_and_install: tune.cpp (libcopysynth-tune.a), as it needs the tuner.
 
 }  // namespace copysynth

@@ -1,19 +1,19 @@
 // copysynth — the C API (see copysynth.h): thin wrappers over the C++ API that turn every error,
-// and every exception, into a status code and this thread's message.
+// and every exception, into a status code and this thread's message. All but copysynth_tune,
+// which is in c_api_tune.cpp (libcopysynth-tune.a) since it needs the tuner.
 #include "copysynth/copysynth.h"
 
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
-#include <new>
 #include <string>
 
+#include "c_api_status.hpp"
 #include "copysynth/copysynth.hpp"
 
 namespace {
 
 using namespace copysynth;
+using namespace copysynth::c_api;
 
 static_assert(COPYSYNTH_OK == static_cast<int>(ErrorCode::kOk));
 static_assert(COPYSYNTH_INVALID_PARAMS == static_cast<int>(ErrorCode::kInvalidParams));
@@ -34,38 +34,14 @@ static_assert(COPYSYNTH_OP_CLEAR_PAGE == static_cast<int>(Operation::kClearPage)
 
 thread_local std::string t_last_error;
 
-copysynth_status fail(const Error& e) {
+}  // namespace
+
+copysynth_status copysynth::c_api::fail(const Error& e) {
   t_last_error = e.message;
   return static_cast<copysynth_status>(e.code);
 }
 
-/// Runs `body` (returning a Status); records its error, or an exception's, for this thread.
-template <class Body>
-copysynth_status guarded(Body&& body) noexcept {
-  try {
-    const Status st = body();
-    if (!st) return fail(st.error());
-    t_last_error.clear();
-    return COPYSYNTH_OK;
-  } catch (const std::bad_alloc&) {
-    return fail(make_error(ErrorCode::kSystem, "out of memory"));
-  } catch (const std::exception& ex) {
-    return fail(make_error(ErrorCode::kSystem, std::string("internal error: ") + ex.what() +
-                                                   " (a copysynth bug: please report it)"));
-  } catch (...) {
-    return fail(make_error(ErrorCode::kSystem, "internal error: unknown exception (a copysynth bug: please report it)"));
-  }
-}
-
-bool known(int op) { return op >= COPYSYNTH_OP_MEMCPY && op <= COPYSYNTH_OP_CLEAR_PAGE; }
-
-Error unknown_op(int op) {
-  return make_error(ErrorCode::kInvalidArgument,
-                    "unknown operation " + std::to_string(op) +
-                        " (use COPYSYNTH_OP_MEMCPY, COPYSYNTH_OP_MEMMOVE, COPYSYNTH_OP_FILL or COPYSYNTH_OP_CLEAR_PAGE)");
-}
-
-}  // namespace
+void copysynth::c_api::clear_error() { t_last_error.clear(); }
 
 extern "C" {
 
@@ -97,18 +73,7 @@ copysynth_status copysynth_load_wisdom(const char* path) {
   });
 }
 
-copysynth_status copysynth_tune(copysynth_operation op, double budget_seconds) {
-  return guarded([&]() -> Status {
-    if (!known(op)) return unknown_op(op);
-    COPYSYNTH_TRY(check_budget(budget_seconds));  // before the workload is made; tune() checks it again
-    TuneOptions opt;
-    opt.operation = static_cast<Operation>(op);
-    opt.budget_seconds = budget_seconds;
-    auto e = tune_and_install(opt);
-    if (!e) return e.error();
-    return {};
-  });
-}
+// copysynth_tune: c_api_tune.cpp (libcopysynth-tune.a), as it needs the tuner.
 
 copysynth_status copysynth_uninstall(copysynth_operation op) {
   return guarded([&]() -> Status {

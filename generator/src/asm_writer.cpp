@@ -4,7 +4,7 @@
 // {disp32}, {vex3}, {load}, {store}) and "i386-Jumps" (branch relaxation); Intel SDM vol. 2,
 // 2.1.5 (ModRM/SIB and displacements), 2.3.5 (VEX 2- and 3-byte forms), 2.7.5 (EVEX compressed
 // disp8*N). Zydis 4.x (Debian libzydis-dev) decodes and formats: the decoder API is the one
-// tuner/src/static_check.cpp uses, the formatter runs in ZYDIS_FORMATTER_STYLE_ATT.
+// verify/src/static_check.cpp uses, the formatter runs in ZYDIS_FORMATTER_STYLE_ATT.
 #include "copysynth/asm_writer.hpp"
 
 #include <Zydis/Zydis.h>

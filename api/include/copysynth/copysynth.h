@@ -2,6 +2,7 @@
  *
  *   #include <copysynth/copysynth.h>
  *   cc app.c $(pkg-config --cflags --libs copysynth)     (or CMake: copysynth::copysynth)
+ *   copysynth_tune() also needs libcopysynth-tune.a: pkg-config copysynth-tune, copysynth::tune
  *
  *   if (copysynth_load_wisdom("best.json") != COPYSYNTH_OK)      // or NULL: $COPYSYNTH_WISDOM
  *     fprintf(stderr, "copysynth: %s\n", copysynth_last_error());  // the system routines stay
@@ -90,7 +91,9 @@ copysynth_status copysynth_load_wisdom(const char* path);
 
 /* Tunes `op` on this host within budget_seconds (1 .. 86400; the floor against the peers and
  * the final measurement add about 5 s to 20 s) on the seeds' workload and installs the verified winner. For programs that tune at
- * start-up; `autotune --emit` once plus copysynth_load_wisdom is cheaper. */
+ * start-up; `autotune --emit` once plus copysynth_load_wisdom is cheaper. Provided by
+ * libcopysynth-tune.a, not libcopysynth.a, since it runs the tuner: link it as well (CMake:
+ * copysynth::tune; pkg-config: copysynth-tune). Every other function here is in libcopysynth.a. */
 copysynth_status copysynth_tune(copysynth_operation op, double budget_seconds);
 
 /* Puts the system routine of `op` back (the replaced routine stays mapped). */

@@ -4,6 +4,12 @@
 //   CMake: find_package(copysynth) + target_link_libraries(app PRIVATE copysynth::copysynth)
 //   pkg-config: c++ -std=c++20 app.cpp $(pkg-config --cflags --libs copysynth)
 //
+// Two libraries provide it. libcopysynth.a (copysynth::copysynth, pkg-config copysynth) holds
+// everything here but tune_and_install, on top of verification and installation (verify.hpp,
+// install.hpp) and nothing of the tuner. tune_and_install, which runs the tuner, is in
+// libcopysynth-tune.a: link copysynth::tune (pkg-config copysynth-tune) as well to call it, and
+// include <copysynth/tuner.hpp> for TuneOptions.
+//
 // Three ways in, each ending in verified routines behind typed function pointers:
 //
 //   1. Wisdom at start-up (FFTW's import_wisdom): tune once with `autotune --emit best.json`, then
@@ -12,7 +18,7 @@
 //      byte-identical to what was tuned, verifies it (VerifyOptions::startup(), a few ms) and
 //      installs it process-wide. On any error nothing changes: the routines serving calls before
 //      keep serving them.
-//   2. Tuning in-process, for programs that tune at start-up:
+//   2. Tuning in-process, for programs that tune at start-up (libcopysynth-tune.a, see above):
 //        auto e = copysynth::tune_and_install(opt);   // opt.budget_seconds bounds the search
 //   3. From parameters: copysynth::make_routine(params) gives a verified Routine the caller owns
 //      and calls through `routine.fn()` (or entry<Operation::kMemcpy>(routine)).
@@ -35,7 +41,6 @@
 #include "copysynth/install.hpp"
 #include "copysynth/ladders.hpp"
 #include "copysynth/routine.hpp"
-#include "copysynth/tuner.hpp"
 #include "copysynth/verify.hpp"
 #include "copysynth/version.h"
 #include "copysynth/wisdom.hpp"
@@ -136,6 +141,11 @@ struct WisdomInstall {
 /// path (but kInvalidArgument for an empty path).
 Result<WisdomInstall> install_wisdom(const std::string& path, const WisdomOptions& opt = {});
 
+/// Tuning options (tuner.hpp). Only declared here: include <copysynth/tuner.hpp> to fill them in.
+struct TuneOptions;
+
+/// Provided by libcopysynth-tune.a (CMake: copysynth::tune; pkg-config: copysynth-tune), not by
+/// libcopysynth.a, since it runs the tuner; TuneOptions is in <copysynth/tuner.hpp>.
 /// Tunes opt.operation on this host for the named workload (make_workload: "seeds", a shipped
 /// size distribution such as "MemcpyGoogleA", or a .csv path) within opt.budget_seconds (plus the
 /// final measurement: about budget + 2 s; opt.quick for a short search), then installs the

@@ -1,4 +1,4 @@
-// copysynth — conformance verification of generated routines (DESIGN.md invariants 1-9).
+// copysynth — conformance verification of generated routines (docs/architecture.md, invariants 1-9).
 //
 // Every candidate passes this before it is timed, installed or written out; tests/ run the same
 // checks. Every call goes through an ABI probe (a small assembly trampoline) that loads known

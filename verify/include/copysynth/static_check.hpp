@@ -1,4 +1,4 @@
-// copysynth — static checks of emitted machine code (DESIGN.md invariants 1, 4, 5, 6).
+// copysynth — static checks of emitted machine code (docs/architecture.md, invariants 1, 4, 5, 6).
 //
 // The conformance checker (verify.hpp) runs a routine; this checker never does. It decodes the
 // bytes with Zydis (Debian libzydis-dev) from offset 0, follows the control flow, and proves for
@@ -17,7 +17,7 @@
 // dirty, non-temporal store pending}: each instruction is visited at most once per state (at most
 // 4 times), so loops terminate and joins cost nothing extra — no path enumeration.
 //
-// Rules' sources: see the comment at the top of tuner/src/static_check.cpp.
+// Rules' sources: see the comment at the top of verify/src/static_check.cpp.
 #pragma once
 
 #include <cstddef>

@@ -1,0 +1,20 @@
+// copysynth — the C++ API's tuning entry point, tune_and_install (declared in copysynth.hpp). It
+// is built into libcopysynth-tune.a (copysynth::tune), apart from libcopysynth.a, because it runs
+// the tuner: programs that only load wisdom or build routines from parameters, and the
+// LD_PRELOAD shim, link none of the search, timing or reports.
+#include "copysynth/copysynth.hpp"
+#include "copysynth/tuner.hpp"
+
+namespace copysynth {
+
+Result<WisdomEntry> tune_and_install(const TuneOptions& opt, const std::string& workload) {
+  auto wl = make_workload(workload, opt.operation);
+  if (!wl) return wl.error();
+  auto result = tune(*wl, opt);
+  if (!result) return result.error();
+  WisdomEntry e = wisdom_entry(*result, wl->name);
+  COPYSYNTH_TRY(install(std::move(result->routine), opt.verify));
+  return e;
+}
+
+}  // namespace copysynth

@@ -363,7 +363,7 @@ class RoutineEmitter {
   /// of a page; a masked store into the next, mapped page costs 14. glibc's evex memset checks
   /// the same ("mask stores suffer serious performance degradation when it has to fault
   /// suppress"). So when [src, src+bytes) or [dst, dst+bytes) crosses a 4 KiB boundary the
-  /// call takes the unmasked small ladder (small_fallback) instead.
+  /// call takes the plan's unmasked page_cross classes (small_fallback) instead.
   void masked(unsigned bytes) {
     Label cross = a_.newLabel();
     const int32_t reach = static_cast<int32_t>(bytes - 1);
@@ -413,20 +413,15 @@ class RoutineEmitter {
     }
     ret();
     bind(cross, "page_cross");
-    small_fallback(bytes);
+    small_fallback();
   }
 
-  /// The unmasked ladder for 0 <= n <= bytes (n = 0; n = 1; head/tail (b, 2b] up to bytes), a
-  /// balanced dispatch tree: the page-crossing path of a masked class.
-  void small_fallback(unsigned bytes) {
-    CopyPlan sub;
-    sub.params = p_;
-    sub.vec = V_;
-    sub.classes.push_back({0, 0, Strategy::kNone, 0, 1.0});
-    sub.classes.push_back({1, 1, Strategy::kBlock, 1, 1.0});
-    for (unsigned b = 1; b < bytes; b *= 2) sub.classes.push_back({b + 1, 2ull * b, Strategy::kHeadTail, b, 1.0});
-    const auto tree = dispatch_tree(sub);
-    (void)node(sub.classes, tree, 0);  // leaves of these kinds cannot fail
+  /// The page-crossing path of a masked class: the plan's unmasked `page_cross` classes for
+  /// 0 <= n <= block (the template's small_ladder; check_plan has checked they cover exactly
+  /// that), behind their own dispatch tree.
+  void small_fallback() {
+    const auto tree = dispatch_tree(plan_.page_cross);
+    (void)node(plan_.page_cross, tree, 0);  // leaves of these kinds cannot fail
   }
 
   // ----- small classes ---------------------------------------------------------------------

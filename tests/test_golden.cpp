@@ -140,15 +140,25 @@ TEST_CASE("golden: one small plan per strategy class, byte for byte") {
                                                                              << ": the byte count does not match");
     if (*bytes == want) continue;
     ++changed;
-    std::size_t at = 0;
+    // The differing region: after the common prefix and before the common suffix. Its first byte
+    // is often a branch whose target moved; its last is nearer an inserted or removed instruction.
+    std::size_t at = 0, tail = 0;
     while (at < want.size() && at < bytes->size() && want[at] == (*bytes)[at]) ++at;
+    while (tail < want.size() - at && tail < bytes->size() - at &&
+           want[want.size() - 1 - tail] == (*bytes)[bytes->size() - 1 - tail])
+      ++tail;
     const std::size_t from = at < 8 ? 0 : at - 8;
-    const std::string insn = instruction_at(g.plan, at);
+    const std::size_t last = bytes->size() - tail;  // end of the differing bytes now (exclusive)
+    const std::string first_insn = instruction_at(g.plan, at);
+    const std::string last_insn = last > at ? instruction_at(g.plan, last - 1) : std::string();
     FAIL_CHECK("emitted code differs from code_bytes.txt (line "
                << it->second.line << ") at offset 0x" << format_c("%04zx", at) << "\n  plan:   " << g.key
                << "\n  golden: " << hex_run(want, from, at + 8, at) << "  (" << want.size() << " bytes)"
                << "\n  now:    " << hex_run(*bytes, from, at + 8, at) << "  (" << bytes->size() << " bytes)"
-               << (insn.empty() ? "" : "\n  now at that offset: " + insn));
+               << format_c("\n  differing bytes: golden [0x%04zx, 0x%04zx), now [0x%04zx, 0x%04zx)", at,
+                           want.size() - tail, at, last)
+               << (first_insn.empty() ? "" : "\n  now at the first: " + first_insn)
+               << (last_insn.empty() || last_insn == first_insn ? "" : "\n  now at the last:  " + last_insn));
   }
   if (changed)
     FAIL_CHECK(changed << " of " << plans.size()

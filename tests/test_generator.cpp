@@ -1239,6 +1239,60 @@ TEST_CASE("check_plan rejects hand-broken plans") {
   }
 }
 
+TEST_CASE("small_ladder: the page-crossing classes of a masked class, checked by check_plan") {
+  // n = 0, n = 1, then (b, 2b] up to the block, equal weights.
+  const std::vector<SizeClass> want = {{0, 0, Strategy::kNone, 0, 1.0},     {1, 1, Strategy::kBlock, 1, 1.0},
+                                       {2, 2, Strategy::kHeadTail, 1, 1.0}, {3, 4, Strategy::kHeadTail, 2, 1.0},
+                                       {5, 8, Strategy::kHeadTail, 4, 1.0}, {9, 16, Strategy::kHeadTail, 8, 1.0}};
+  CHECK(small_ladder(16) == want);
+  CHECK(small_ladder(128).back() == SizeClass{65, 128, Strategy::kHeadTail, 64, 1.0});
+  for (std::uint32_t m : {0u, 16u, 32u, 64u, 128u}) {
+    CAPTURE(m);
+    CopyParams p = params_w(64);
+    p.mask_max = m;
+    const CopyPlan plan = plan_for(p);
+    CHECK(plan.page_cross == (m ? small_ladder(m) : std::vector<SizeClass>{}));
+  }
+  CopyParams p = params_w(64);
+  p.mask_max = 64;
+  const CopyPlan good = plan_for(p);
+  auto rejects = [](const CopyPlan& plan, const char* what, const char* text) {
+    const Status st = check_plan(plan);
+    CHECK_MESSAGE(!st.ok(), what);
+    if (!st.ok()) CHECK_MESSAGE(contains(st.error().message, text), st.error().message);
+  };
+  {
+    CopyPlan q = good;
+    q.page_cross.clear();
+    rejects(q, "masked class without page-crossing classes", "page_cross");
+  }
+  {
+    CopyPlan q = good;
+    q.page_cross.pop_back();
+    rejects(q, "page-crossing classes short of the block", "not at the masked block's 64");
+  }
+  {
+    CopyPlan q = good;
+    q.page_cross.push_back({65, 128, Strategy::kHeadTail, 64, 1.0});
+    rejects(q, "page-crossing classes past the block", "not at the masked block's 64");
+  }
+  {
+    CopyPlan q = good;
+    q.page_cross[3].lo += 1;
+    rejects(q, "a gap", "page-crossing class 3");
+  }
+  {
+    CopyPlan q = good;
+    q.page_cross.back() = {33, 64, Strategy::kAlignedLoop, 0, 1.0};
+    rejects(q, "a loop behind the page guard", "must be n = 0, a block move or head/tail");
+  }
+  {
+    CopyPlan q = plan_for(params_w(64));
+    q.page_cross = small_ladder(64);
+    rejects(q, "page-crossing classes without a masked class", "no masked class");
+  }
+}
+
 // ========================================================================= dispatch tree ==
 
 namespace {

@@ -336,14 +336,7 @@ class RoutineEmitter {
           // Non-temporal stores only when the buffers do not overlap at all.
           need_loop_entry_ = true;
           comment("non-temporal stores only when the buffers do not overlap; else the loop");
-          a_.mov(x86::rcx, x86::rdi);
-          a_.sub(x86::rcx, x86::rsi);
-          a_.cmp(x86::rcx, x86::rdx);
-          a_.jb(loop_entry_);  // 0 <= dst - src < n
-          a_.mov(x86::rcx, x86::rsi);
-          a_.sub(x86::rcx, x86::rdi);
-          a_.cmp(x86::rcx, x86::rdx);
-          a_.jb(loop_entry_);  // 0 <= src - dst < n
+          jump_if_overlap(loop_entry_, loop_entry_);
         }
         forward_loop(true);
         break;
@@ -363,7 +356,7 @@ class RoutineEmitter {
   /// of a page; a masked store into the next, mapped page costs 14. glibc's evex memset checks
   /// the same ("mask stores suffer serious performance degradation when it has to fault
   /// suppress"). So when [src, src+bytes) or [dst, dst+bytes) crosses a 4 KiB boundary the
-  /// call takes the unmasked small ladder (small_fallback) instead.
+  /// call takes the plan's unmasked page_cross classes (small_fallback) instead.
   void masked(unsigned bytes) {
     Label cross = a_.newLabel();
     const int32_t reach = static_cast<int32_t>(bytes - 1);
@@ -413,20 +406,15 @@ class RoutineEmitter {
     }
     ret();
     bind(cross, "page_cross");
-    small_fallback(bytes);
+    small_fallback();
   }
 
-  /// The unmasked ladder for 0 <= n <= bytes (n = 0; n = 1; head/tail (b, 2b] up to bytes), a
-  /// balanced dispatch tree: the page-crossing path of a masked class.
-  void small_fallback(unsigned bytes) {
-    CopyPlan sub;
-    sub.params = p_;
-    sub.vec = V_;
-    sub.classes.push_back({0, 0, Strategy::kNone, 0, 1.0});
-    sub.classes.push_back({1, 1, Strategy::kBlock, 1, 1.0});
-    for (unsigned b = 1; b < bytes; b *= 2) sub.classes.push_back({b + 1, 2ull * b, Strategy::kHeadTail, b, 1.0});
-    const auto tree = dispatch_tree(sub);
-    (void)node(sub.classes, tree, 0);  // leaves of these kinds cannot fail
+  /// The page-crossing path of a masked class: the plan's unmasked `page_cross` classes for
+  /// 0 <= n <= block (the template's small_ladder; check_plan has checked they cover exactly
+  /// that), behind their own dispatch tree.
+  void small_fallback() {
+    const auto tree = dispatch_tree(plan_.page_cross);
+    (void)node(plan_.page_cross, tree, 0);  // leaves of these kinds cannot fail
   }
 
   // ----- small classes ---------------------------------------------------------------------
@@ -726,6 +714,25 @@ class RoutineEmitter {
     }
   }
 
+  /// memmove's overlap test, the one place it is emitted (the loop class picks a direction with
+  /// it; the rep and non-temporal classes leave overlapping buffers to the loop). Jumps to
+  /// `dst_ahead` when 0 <= dst - src < n: dst lies in [src, src + n), so a forward copy would
+  /// overwrite source bytes not yet read. Then, when `src_ahead` is a valid label, jumps to it
+  /// when 0 <= src - dst < n: src lies in [dst, dst + n). One unsigned compare tests each side
+  /// (a negative difference is a huge unsigned one). Falls through when the buffers do not
+  /// overlap (without `src_ahead`: when dst is not in [src, src + n)). Writes rcx.
+  void jump_if_overlap(const Label& dst_ahead, const Label& src_ahead) {
+    a_.mov(x86::rcx, x86::rdi);
+    a_.sub(x86::rcx, x86::rsi);
+    a_.cmp(x86::rcx, x86::rdx);
+    a_.jb(dst_ahead);  // 0 <= dst - src < n
+    if (!src_ahead.isValid()) return;
+    a_.mov(x86::rcx, x86::rsi);
+    a_.sub(x86::rcx, x86::rdi);
+    a_.cmp(x86::rcx, x86::rdx);
+    a_.jb(src_ahead);  // 0 <= src - dst < n
+  }
+
   /// Jumps to `target` when a forward copy would 4K-alias: 0 < (dst - src) mod 4096 < window,
   /// i.e. (dst - src - 1) mod 4096 < window - 1. At 0 (page-multiple distance, as page-aligned
   /// buffers have) a forward loop's loads run ahead of its stores' offsets and do not wait, so
@@ -752,17 +759,9 @@ class RoutineEmitter {
     if (memmove() && !f_.wrong_overlap_order) {
       Label forward = a_.newLabel();
       comment("0 <= dst - src < n: a forward copy would overwrite source bytes not yet read");
-      a_.mov(x86::rcx, x86::rdi);
-      a_.sub(x86::rcx, x86::rsi);
-      a_.cmp(x86::rcx, x86::rdx);
-      a_.jb(backward_);  // 0 <= dst - src < n: must go backward
-      if (alias) {
-        a_.mov(x86::rcx, x86::rsi);
-        a_.sub(x86::rcx, x86::rdi);
-        a_.cmp(x86::rcx, x86::rdx);
-        a_.jb(forward);  // 0 <= src - dst < n: must go forward
-        alias_check(backward_, p_.alias_window.value);
-      }
+      // Overlapping with src ahead must go forward, whatever the alias window says.
+      jump_if_overlap(backward_, alias ? forward : Label());
+      if (alias) alias_check(backward_, p_.alias_window.value);
       bind(forward, "forward");
     } else if (alias) {
       alias_check(backward_, p_.alias_window.value);
@@ -846,14 +845,8 @@ class RoutineEmitter {
     if (memmove()) {
       need_loop_entry_ = true;
       comment("forward rep only when the buffers do not overlap; else the loop");
-      a_.mov(x86::rcx, x86::rdi);
-      a_.sub(x86::rcx, x86::rsi);
-      a_.cmp(x86::rcx, x86::rdx);
-      a_.jb(loop_entry_);  // 0 <= dst - src < n: must go backward
-      a_.mov(x86::rcx, x86::rsi);
-      a_.sub(x86::rcx, x86::rdi);
-      a_.cmp(x86::rcx, x86::rdx);
-      a_.jb(loop_entry_);  // 0 <= src - dst < n: overlapping, the loop saves head and tail first
+      // dst ahead must go backward; src ahead overlaps too: the loop saves head and tail first.
+      jump_if_overlap(loop_entry_, loop_entry_);
     }
     if (!fill() && p_.rep_alias_window.value != 0) {
       need_loop_entry_ = true;  // a copy that would 4K-alias takes the loop class instead

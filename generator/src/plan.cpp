@@ -29,11 +29,80 @@ std::string range_text(const SizeClass& c) {
   std::string hi = c.hi == kNever ? "" : std::to_string(c.hi);
   return std::to_string(c.lo) + (c.lo == c.hi ? "" : (c.hi == kNever ? " .. " : " .. ") + hi);
 }
-Error class_error(std::size_t i, const SizeClass& c, const std::string& what) {
-  return make_error(ErrorCode::kInvalidParams, "size class " + std::to_string(i) + " [" +
+/// `which`: "size class" (plan.classes) or "page-crossing class" (plan.page_cross).
+Error class_error(const char* which, std::size_t i, const SizeClass& c, const std::string& what) {
+  return make_error(ErrorCode::kInvalidParams, std::string(which) + " " + std::to_string(i) + " [" +
                                                    range_text(c) + "] (" +
                                                    std::string(strategy_name(c.strategy)) +
                                                    "): " + what);
+}
+
+/// The rules of one class of a ladder that starts at 0 and is contiguous: `expect` is where the
+/// previous class ended (+1).
+Status check_class(const CopyPlan& plan, const char* which, std::size_t i, const SizeClass& c, std::uint64_t expect) {
+  const std::uint64_t V = plan.vec;
+  if (c.lo != expect) return class_error(which, i, c, "does not start where the previous class ended");
+  if (c.hi < c.lo) return class_error(which, i, c, "is empty");
+  if (!(c.weight >= 0)) return class_error(which, i, c, "has a negative or NaN weight");
+  switch (c.strategy) {
+    case Strategy::kNone:
+      if (c.lo != 0 || c.hi != 0) return class_error(which, i, c, "kNone only handles n == 0");
+      break;
+    case Strategy::kMasked:
+      if (c.lo != 0 || c.block == 0 || c.hi != c.block || (c.block != 16 && c.block != 32 && c.block != 64 && c.block != 128))
+        return class_error(which, i, c, "a masked class covers n = 0..block with block 16, 32, 64 or 128");
+      break;
+    case Strategy::kBlock:
+      if (c.lo != c.hi || c.block != c.lo || c.block == 0 || c.block > 8 || !std::has_single_bit(c.block))
+        return class_error(which, i, c, "a block move handles exactly n == block, a power of two <= 8");
+      break;
+    case Strategy::kHeadTail:
+      if (c.block == 0 || !std::has_single_bit(c.block) || c.block > c.lo || c.hi > 2ull * c.block)
+        return class_error(which, i, c, "head/tail needs a power-of-two block with block <= n <= 2*block");
+      // Registers free for one end's moves: 2 GPRs at width 8, 8 vectors otherwise.
+      if (c.block > (V == 8 ? 16 : 4 * V) ||
+          (c.block > 16 && plan.params.head_tail_width.value &&
+           c.block / std::min<std::uint64_t>(c.block, plan.params.head_tail_width.value) > 8))
+        return class_error(which, i, c, "head/tail block exceeds the registers available at this width");
+      break;
+    case Strategy::kAlignedLoop:
+    case Strategy::kNonTemporalLoop:
+      if (c.lo < 4 * V) return class_error(which, i, c, "a loop class needs n >= 4 x vector width");
+      break;
+    case Strategy::kRepString:
+      if (c.lo < 4 * V) return class_error(which, i, c, "the rep class must lie above the loop's start");
+      if (plan.params.rep_align_dst && c.lo < 64)
+        return class_error(which, i, c, "rep movsb with dst alignment needs n >= 64");
+      break;
+  }
+  return {};
+}
+
+/// The page-crossing ladder of a masked class: exactly its lengths 0..block, in none, block and
+/// head/tail classes (emit() lays them out behind the page guard, where no loop can follow).
+Status check_page_cross(const CopyPlan& plan) {
+  const bool masked = plan.classes.front().strategy == Strategy::kMasked;
+  if (!masked) {
+    if (plan.page_cross.empty()) return {};
+    return make_error(ErrorCode::kInvalidParams, "the plan has page-crossing classes but no masked class");
+  }
+  const std::uint64_t top = plan.classes.front().hi;
+  if (plan.page_cross.empty())
+    return make_error(ErrorCode::kInvalidParams,
+                      "a masked class needs the unmasked classes 0.." + std::to_string(top) +
+                          " its page-crossing calls take (page_cross; the template builds them)");
+  std::uint64_t expect = 0;
+  for (std::size_t i = 0; i < plan.page_cross.size(); ++i) {
+    const auto& c = plan.page_cross[i];
+    if (c.strategy != Strategy::kNone && c.strategy != Strategy::kBlock && c.strategy != Strategy::kHeadTail)
+      return class_error("page-crossing class", i, c, "must be n = 0, a block move or head/tail");
+    COPYSYNTH_TRY(check_class(plan, "page-crossing class", i, c, expect));
+    expect = c.hi + 1;
+  }
+  if (expect != top + 1)
+    return make_error(ErrorCode::kInvalidParams, "the page-crossing classes end at n = " + std::to_string(expect - 1) +
+                                                     ", not at the masked block's " + std::to_string(top));
+  return {};
 }
 }  // namespace
 
@@ -41,12 +110,11 @@ Status check_plan(const CopyPlan& plan) {
   if (plan.classes.empty()) return make_error(ErrorCode::kInvalidParams, "plan has no size classes");
   if (plan.vec != plan.params.vector_width)
     return make_error(ErrorCode::kInvalidParams, "plan vector width differs from its params");
-  const std::uint64_t V = plan.vec;
   if (plan.params.operation.value == Operation::kClearPage) {
     const auto& c = plan.classes[0];
     if (plan.classes.size() != 1 || c.lo != kPageBytes || c.hi != kPageBytes ||
         !(c.strategy == Strategy::kAlignedLoop || c.strategy == Strategy::kRepString ||
-          c.strategy == Strategy::kNonTemporalLoop))
+          c.strategy == Strategy::kNonTemporalLoop) || !plan.page_cross.empty())
       return make_error(ErrorCode::kInvalidParams,
                         "a clear_page plan has exactly one size class, n = 4096, with strategy "
                         "aligned_loop, rep_string or nt_loop");
@@ -55,44 +123,10 @@ Status check_plan(const CopyPlan& plan) {
   std::uint64_t expect = 0;
   for (std::size_t i = 0; i < plan.classes.size(); ++i) {
     const auto& c = plan.classes[i];
-    if (c.lo != expect) return class_error(i, c, "does not start where the previous class ended");
-    if (c.hi < c.lo) return class_error(i, c, "is empty");
-    if (!(c.weight >= 0)) return class_error(i, c, "has a negative or NaN weight");
-    switch (c.strategy) {
-      case Strategy::kNone:
-        if (c.lo != 0 || c.hi != 0) return class_error(i, c, "kNone only handles n == 0");
-        break;
-      case Strategy::kMasked:
-        if (c.lo != 0 || c.block == 0 || c.hi != c.block || (c.block != 16 && c.block != 32 && c.block != 64 && c.block != 128))
-          return class_error(i, c, "a masked class covers n = 0..block with block 16, 32, 64 or 128");
-        break;
-      case Strategy::kBlock:
-        if (c.lo != c.hi || c.block != c.lo || c.block == 0 || c.block > 8 ||
-            !std::has_single_bit(c.block))
-          return class_error(i, c, "a block move handles exactly n == block, a power of two <= 8");
-        break;
-      case Strategy::kHeadTail:
-        if (c.block == 0 || !std::has_single_bit(c.block) || c.block > c.lo || c.hi > 2ull * c.block)
-          return class_error(i, c, "head/tail needs a power-of-two block with block <= n <= 2*block");
-        // Registers free for one end's moves: 2 GPRs at width 8, 8 vectors otherwise.
-        if (c.block > (V == 8 ? 16 : 4 * V) ||
-            (c.block > 16 && plan.params.head_tail_width.value &&
-             c.block / std::min<std::uint64_t>(c.block, plan.params.head_tail_width.value) > 8))
-          return class_error(i, c, "head/tail block exceeds the registers available at this width");
-        break;
-      case Strategy::kAlignedLoop:
-      case Strategy::kNonTemporalLoop:
-        if (c.lo < 4 * V) return class_error(i, c, "a loop class needs n >= 4 x vector width");
-        break;
-      case Strategy::kRepString:
-        if (c.lo < 4 * V) return class_error(i, c, "the rep class must lie above the loop's start");
-        if (plan.params.rep_align_dst && c.lo < 64)
-          return class_error(i, c, "rep movsb with dst alignment needs n >= 64");
-        break;
-    }
+    COPYSYNTH_TRY(check_class(plan, "size class", i, c, expect));
     if (c.hi == kNever) {
-      if (i + 1 != plan.classes.size()) return class_error(i, c, "unbounded class is not the last");
-      return {};
+      if (i + 1 != plan.classes.size()) return class_error("size class", i, c, "unbounded class is not the last");
+      return check_page_cross(plan);
     }
     expect = c.hi + 1;
   }
@@ -209,13 +243,15 @@ nlohmann::json to_json(const CopyPlan& plan) {
   return {{"ladder", plan.ladder}, {"vector_width", plan.vec}, {"classes", classes}};
 }
 
-std::vector<DispatchNode> dispatch_tree(const CopyPlan& plan) {
-  const int k = static_cast<int>(plan.classes.size());
+std::vector<DispatchNode> dispatch_tree(const CopyPlan& plan) { return dispatch_tree(plan.classes); }
+
+std::vector<DispatchNode> dispatch_tree(const std::vector<SizeClass>& classes) {
+  const int k = static_cast<int>(classes.size());
   std::vector<DispatchNode> nodes;
   if (k == 0) return nodes;
   // cost[i][j]: expected compares for classes i..j; split[i][j]: first class of the right side.
   std::vector<double> W(k + 1, 0.0);
-  for (int i = 0; i < k; ++i) W[i + 1] = W[i] + plan.classes[i].weight + 1e-9;
+  for (int i = 0; i < k; ++i) W[i + 1] = W[i] + classes[i].weight + 1e-9;
   std::vector<std::vector<double>> cost(k, std::vector<double>(k, 0.0));
   std::vector<std::vector<int>> split(k, std::vector<int>(k, -1));
   for (int len = 2; len <= k; ++len) {
@@ -244,7 +280,7 @@ std::vector<DispatchNode> dispatch_tree(const CopyPlan& plan) {
       return id;
     }
     const int s = split[i][j];
-    nodes[id].pivot = plan.classes[s].lo;
+    nodes[id].pivot = classes[s].lo;
     const int l = self(self, i, s - 1);
     const int r = self(self, s, j);
     nodes[id].left = l;

@@ -27,6 +27,14 @@ double default_class_weight(std::uint64_t lo, std::uint64_t hi) {
   return std::max(w, 0.002);
 }
 
+std::vector<SizeClass> small_ladder(std::uint32_t bytes) {
+  std::vector<SizeClass> c;
+  c.push_back({0, 0, Strategy::kNone, 0, 1.0});
+  c.push_back({1, 1, Strategy::kBlock, 1, 1.0});
+  for (std::uint32_t b = 1; b < bytes; b *= 2) c.push_back({b + 1, 2ull * b, Strategy::kHeadTail, b, 1.0});
+  return c;
+}
+
 CopyPlan clear_page_plan(const CopyParams& p) {
   CopyPlan plan;
   plan.params = p;
@@ -50,6 +58,7 @@ CopyPlan vector_ladder(const CopyParams& p) {
   const std::uint64_t M = p.mask_max;  // 0, or lengths 0..M take one masked move
   if (M) {
     c.push_back({0, M, Strategy::kMasked, static_cast<std::uint32_t>(M)});
+    plan.page_cross = small_ladder(static_cast<std::uint32_t>(M));  // when the masked block crosses a page
   } else {
     c.push_back({0, 0, Strategy::kNone, 0});
     c.push_back({1, 1, Strategy::kBlock, 1});

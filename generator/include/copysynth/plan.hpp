@@ -25,9 +25,10 @@
 //                    `block` bytes with the mask (1 << n) - 1 (bzhi); block 128: two masked
 //                    64-byte moves, at +0 and +64. Masked-off bytes are never accessed (AVX-512
 //                    fault suppression), so no branch per small class. When [src, src+block) or
-//                    [dst, dst+block) crosses a 4 KiB page, the call takes the unmasked ladder for
-//                    0..block instead (n = 0, n = 1, head/tail (b, 2b]): fault suppression into
-//                    an unmapped page costs a microcode assist (~70x slower, emit.cpp masked()).
+//                    [dst, dst+block) crosses a 4 KiB page, the call takes the unmasked classes
+//                    of `page_cross` instead (n = 0, n = 1, head/tail (b, 2b], built by the
+//                    template): fault suppression into an unmapped page costs a microcode assist
+//                    (~70x slower, emit.cpp masked()).
 #pragma once
 
 #include <cstdint>
@@ -70,6 +71,11 @@ struct CopyPlan {
   std::string ladder;            ///< name of the template that built it ("vector", ...)
   std::uint32_t vec = 32;        ///< register width in bytes (== params.vector_width)
   std::vector<SizeClass> classes;
+  /// With a kMasked class: the unmasked classes covering 0..block that its calls take when the
+  /// masked block would cross a 4 KiB page (templates' small_ladder()); emit() lays them out
+  /// behind the page guard. Empty without a masked class. Not written to JSON: like the class
+  /// bounds, the template rebuilds it from the params when wisdom is read.
+  std::vector<SizeClass> page_cross;
   bool operator==(const CopyPlan&) const = default;
 };
 
@@ -77,7 +83,9 @@ struct CopyPlan {
 /// ending at kNever; kNone only for {0}; head/tail blocks a power of two with block <= lo and
 /// hi <= 2*block; loop classes start at >= 4V; rep classes with dst alignment start at >= 64.
 /// A clear_page plan instead has exactly one class, n = 4096, with a loop or rep strategy.
-/// Error kInvalidParams names the offending class.
+/// `page_cross` is empty, or with a masked class covers exactly its lengths 0..block with
+/// none/block/head-tail classes (each under the same rules). Error kInvalidParams names the
+/// offending class.
 Status check_plan(const CopyPlan& plan);
 
 /// Width in bytes of one register that moves a group of `block` bytes (a head/tail end, or a
@@ -116,5 +124,7 @@ struct DispatchNode {
 /// Deterministic: ties pick the leftmost split. nodes[0] is the root. emit() lays out the
 /// heavier side of every node as the fall-through, so the likeliest lengths take no branch.
 std::vector<DispatchNode> dispatch_tree(const CopyPlan& plan);
+/// The same over any ladder of contiguous classes (the plan's `page_cross` classes).
+std::vector<DispatchNode> dispatch_tree(const std::vector<SizeClass>& classes);
 
 }  // namespace copysynth

@@ -29,7 +29,11 @@
 // masked load and store of M bytes (M = 128: two of 64 bytes), and the head/tail classes start at
 // M + 1. A call whose masked block would cross a 4 KiB page (src or dst) takes the unmasked
 // classes 0..M instead, inside the masked class (fault suppression into an unmapped page is a
-// microcode assist, ~70x slower).
+// microcode assist, ~70x slower): small_ladder(M), the plan's `page_cross` classes,
+//
+//   n = 0   return dst;   n = 1   one byte;   n = (b, 2b] for b = 1, 2, 4, ... M/2   head/tail, b-byte ends
+//
+// with equal weights (a balanced dispatch tree: which lengths cross a page is not predictable).
 //
 // memcpy, memmove and fill share this ladder (memmove's loop and rep classes pick a direction;
 // fill stores a broadcast byte). clear_page has one class, n = 4096: rep stos if rep_threshold <=
@@ -53,6 +57,11 @@ namespace copysynth {
 /// The "vector" ladder for `p` (the one-class clear_page plan for Operation::kClearPage). Does
 /// not validate `p` (make_plan does).
 CopyPlan vector_ladder(const CopyParams& p);
+
+/// The short-length ladder for 0 <= n <= bytes (a power of two): n = 0, n = 1, then
+/// head/tail (b, 2b] for b = 1, 2, ... bytes/2, every weight 1. The page-crossing path of a masked
+/// class of `bytes` (CopyPlan::page_cross; vector_ladder fills it in).
+std::vector<SizeClass> small_ladder(std::uint32_t bytes);
 
 /// Validates `p` against `target` (CopyParams validate()) and builds the plan of the named ladder.
 /// Errors: those of validate(); kInvalidArgument for an unknown ladder name.

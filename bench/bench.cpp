@@ -1,5 +1,5 @@
 // copysynth_bench — the tuned routines against their peers (tuner/peers.hpp), with Google
-// Benchmark (issue 8).
+// Benchmark.
 //
 //   COPYSYNTH_WISDOM=best.json build/bench/copysynth_bench --benchmark_min_time=0.1
 //       --benchmark_out_format=json --benchmark_out=bench.json

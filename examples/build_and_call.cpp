@@ -2,7 +2,7 @@
 //
 //   build/examples/build_and_call
 //
-// A routine must pass verification before it is used (DESIGN.md invariant 9): build() only
+// A routine must pass verification before it is used (docs/architecture.md, invariant 9): build() only
 // emits and installs code, check_routine() runs the conformance suite.
 #include <cstdio>
 #include <cstring>

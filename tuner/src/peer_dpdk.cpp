@@ -7,7 +7,7 @@
 //
 // rte_memcpy has no vzeroupper of its own: it relies on the compiler's vzeroupper insertion,
 // which GCC runs only with -fexpensive-optimizations (-O2 and up), not in the -O1 sanitizer
-// build. The explicit _mm256_zeroupper() keeps the ABI (DESIGN.md invariant 5) at every level;
+// build. The explicit _mm256_zeroupper() keeps the ABI (docs/architecture.md, invariant 5) at every level;
 // at -O2 GCC merges it with its own.
 #include <immintrin.h>
 #include <stddef.h>

@@ -240,7 +240,7 @@ class Search {
     }
     {
       Candidate c = plain;
-      c.params.rep_threshold = 0;  // raised to the loop's start (invariant 10)
+      c.params.rep_threshold = 0;  // raised to the loop's start (docs/architecture.md, invariant 10)
       c.params.rep_unit = 1;
       out.emplace_back("rep_first", c);
     }

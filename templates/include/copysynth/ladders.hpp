@@ -1,8 +1,8 @@
 // copysynth — routine templates: named ladders of size classes built from CopyParams.
 //
 // A template decides which strategy handles which lengths; emit() decides the instructions.
-// Issue-2 ships one template, "vector" (the default vector ladder below); later templates (GPR
-// kernel loop, rep-first for FSRM, non-temporal streaming, ...) register here too.
+// There is one template today, "vector" (the ladder below); another one (a GPR kernel loop, a
+// rep-first ladder for FSRM, ...) would register in make_plan() and ladder_names().
 //
 // The "vector" ladder for vector width V (bytes) — the size ladder on one page:
 //

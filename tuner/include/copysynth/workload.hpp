@@ -60,7 +60,7 @@ struct Workload {
 /// clear_page the workload is the one page (4096 bytes, page-aligned).
 Workload seeds_workload(Operation op = Operation::kMemcpy);
 
-/// The misaligned-destination matrix of the performance targets (issue 8): lengths 4 KiB,
+/// The misaligned-destination matrix of the performance targets (docs/performance.md): lengths 4 KiB,
 /// 8 KiB, ..., 512 KiB (powers of two) with src aligned and dst offset by 0, 1, 4, 15 and 33
 /// bytes. The 0 column is each length's aligned reference. (For fill, the same dst offsets.)
 /// Not defined for clear_page (one page-aligned length).

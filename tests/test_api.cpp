@@ -13,46 +13,29 @@
 
 #include "copysynth/copysynth.hpp"
 #include "copysynth/tuner.hpp"  // TuneOptions, for tune_and_install (libcopysynth-tune.a)
-#include "temp_dir.hpp"
+#include "support/temp_dir.hpp"
+#include "support/text.hpp"
+#include "support/wisdom.hpp"
 
 using namespace copysynth;
 
 namespace {
 
-bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
-
-using copysynth_test::TempDir;
+using test::contains;
+using test::entry_for;
+using test::TempDir;
 
 unsigned host_width() { return CpuInfo::host().features().max_vector_bytes() >= 32 ? 32 : 16; }
 
-/// A wisdom entry for this host with the code hash of what these params build.
-WisdomEntry entry_for(CopyParams p) {
-  auto plan = make_plan(p, CpuInfo::host().features());
-  REQUIRE_MESSAGE(plan.ok(), (plan.ok() ? std::string() : plan.error().message));
-  auto code = assemble(*plan);
-  REQUIRE(code.ok());
-  WisdomEntry e;
-  e.operation = p.operation;
-  e.workload = "seeds";
-  e.plan = *plan;
-  e.code_hash = fnv1a64(*code);
-  return e;
-}
-
 /// This host's wisdom with memcpy (unroll 2) and memmove (unroll 4) entries.
 Wisdom host_wisdom() {
-  Wisdom w;
-  set_cpu(w, CpuInfo::host());
-  w.created = "2026-03-04T05:06:07Z";
-  w.command = "test_api";
   CopyParams c;
   c.vector_width = host_width();
   c.unroll = 2;
   CopyParams m = c;
   m.operation = Operation::kMemmove;
   m.unroll = 4;
-  w.entries = {entry_for(c), entry_for(m)};
-  return w;
+  return test::wisdom_of(CpuInfo::host(), {entry_for(c), entry_for(m)}, "test_api");
 }
 
 /// Copies through the process-wide routines and checks the bytes (memcpy, and memmove both ways).

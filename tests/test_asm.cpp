@@ -26,6 +26,8 @@
 #include <vector>
 
 #include "asm_grid.hpp"
+#include "support/temp_dir.hpp"
+#include "support/text.hpp"
 #include "copysynth/asm_flavors.hpp"
 #include "copysynth/asm_writer.hpp"
 #include "copysynth/emit.hpp"
@@ -37,21 +39,11 @@ using Bytes = std::vector<std::uint8_t>;
 namespace {
 
 /// A scratch directory, removed at the end unless a check failed there (then its path is printed).
-struct TempDir {
-  TempDir() {
-    std::string t = (std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + std::string("/copysynth-asm-XXXXXX");
-    std::vector<char> b(t.begin(), t.end());
-    b.push_back('\0');
-    REQUIRE_MESSAGE(mkdtemp(b.data()) != nullptr, "cannot create a scratch directory under " << t);
-    path = b.data();
-  }
-  ~TempDir() {
-    if (keep) std::fprintf(stderr, "test_asm: files of the failing case kept in %s\n", path.c_str());
-    else std::system(("rm -rf '" + path + "'").c_str());
-  }
-  std::string path;
-  bool keep = false;
+struct TempDir : test::TempDir {
+  TempDir() : test::TempDir("copysynth-asm") {}
 };
+using test::count;
+using test::write_file;
 
 /// Runs a shell command; returns its exit status and puts its output (stdout + stderr) in *out.
 int run(const std::string& cmd, std::string* out = nullptr) {
@@ -64,12 +56,6 @@ int run(const std::string& cmd, std::string* out = nullptr) {
   const int st = pclose(f);
   if (out) *out = text;
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  REQUIRE_MESSAGE(f.good(), "cannot write " << path);
 }
 
 Bytes read_file(const std::string& path) {
@@ -159,12 +145,6 @@ std::string write(const CopyPlan& plan, const std::string& fl, const std::string
   auto t = write_asm(plan, flavor(fl), o);
   REQUIRE_MESSAGE(t.ok(), (t.ok() ? "" : t.error().message));
   return t->text;
-}
-
-std::size_t count(const std::string& hay, const std::string& needle) {
-  std::size_t n = 0;
-  for (std::size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
-  return n;
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include "copysynth/nops.hpp"
 #include "copysynth/params.hpp"
 #include "copysynth/plan.hpp"
+#include "support/text.hpp"
 
 using namespace copysynth;
 using nlohmann::json;
@@ -46,9 +47,7 @@ std::string hex(const Bytes& b) {
   return s;
 }
 
-bool contains(const std::string& hay, const std::string& needle) {
-  return hay.find(needle) != std::string::npos;
-}
+using test::contains;
 
 Bytes cat(std::initializer_list<Bytes> parts) {
   Bytes out;

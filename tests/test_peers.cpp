@@ -17,6 +17,7 @@
 
 #include "copysynth/peers.hpp"
 #include "copysynth/verify.hpp"
+#include "support/verify_options.hpp"
 
 using namespace copysynth;
 
@@ -46,10 +47,7 @@ namespace {
 const IsaFeatures& host() { return CpuInfo::host().features(); }
 
 VerifyOptions peer_options() {
-  VerifyOptions o;
-  o.dense_max = 300;
-  o.random_sizes = 4;
-  o.max_size = 4 << 20;
+  VerifyOptions o = test::light_options(4 << 20);
   o.static_check = false;  // not applicable: peers are compiled, not emitted
   return o;
 }

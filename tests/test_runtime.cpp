@@ -23,35 +23,29 @@
 #include "copysynth/ladders.hpp"
 #include "copysynth/routine.hpp"
 #include "copysynth/wisdom.hpp"
-#include "temp_dir.hpp"
+#include "support/routines.hpp"
+#include "support/temp_dir.hpp"
+#include "support/text.hpp"
+#include "support/wisdom.hpp"
 
 using namespace copysynth;
 using nlohmann::json;
 
 namespace {
 
-bool contains(const std::string& hay, const std::string& needle) {
-  return hay.find(needle) != std::string::npos;
-}
+using test::contains;
+using test::host_widths;
+using test::read_text;
+using test::TempDir;
+using test::write_file;
 
 constexpr NopForm kForms[] = {NopForm::kSingleByte, NopForm::kLongNop, NopForm::kPrefixedLongNop,
                               NopForm::kJumpOver};
 constexpr std::uint32_t kUnrolls[] = {1, 2, 4, 8, 16};
 
-/// Vector widths the host can run (CPUID ∧ XCR0 as CpuInfo reports them).
-std::vector<std::uint32_t> host_widths() {
-  const auto& f = CpuInfo::host().features();
-  std::vector<std::uint32_t> w{8, 16};
-  if (f.has(Feature::kAVX) && f.has(Feature::kAVX2)) w.push_back(32);
-  if (f.has(Feature::kAVX512F) && f.has(Feature::kAVX2)) w.push_back(64);
-  return w;
-}
-
-CopyPlan plan_for(const CopyParams& p) {
-  auto r = make_plan(p, IsaFeatures::for_level(IsaLevel::kAVX512));
-  REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
-  return r.value();
-}
+/// The plan of `p` for the widest level (AVX-512): these tests build it for the host, or check
+/// that a host without the level refuses it.
+CopyPlan plan_for(const CopyParams& p) { return test::plan_for(p, IsaFeatures::for_level(IsaLevel::kAVX512)); }
 
 Routine build(const CopyParams& p) {
   auto r = Routine::build(plan_for(p));
@@ -232,17 +226,6 @@ TEST_CASE("CpuInfo::synthetic") {
   CHECK(CpuInfo::synthetic("GenuineIntel", 6, 143, 1, c.features()).signature() == c.signature());
   CHECK(CpuInfo::synthetic("GenuineIntel", 6, 144, 8, c.features()).signature() != c.signature());
 }
-
-namespace {
-using copysynth_test::TempDir;
-
-void write_file(const std::string& path, const std::string& text) {
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  REQUIRE(out.good());
-  out << text;
-}
-}  // namespace
 
 TEST_CASE("read_cache_sizes reads a sysfs cache directory") {
   TempDir tmp;
@@ -777,15 +760,9 @@ Wisdom sample_wisdom() {
   p.rep_align_dst = false;
   p.loop_align = 32;
   p.nop_form = NopForm::kJumpOver;
-  WisdomEntry e;
-  e.operation = Operation::kMemcpy;
-  e.workload = "seeds";
-  e.plan = with_weights(plan_for(p), [](std::uint64_t lo, std::uint64_t) {
+  WisdomEntry e = test::entry_for(with_weights(plan_for(p), [](std::uint64_t lo, std::uint64_t) {
     return 0.125 + double(lo % 7) / 3.0;  // not the defaults, not round numbers
-  });
-  auto bytes = assemble(e.plan);
-  REQUIRE(bytes.ok());
-  e.code_hash = fnv1a64(*bytes);
+  }));
   e.points = {{4096, 0, 4, 1.7, 60.1},
               {17, 3, 61, 0.1 + 0.2, 1e-3},
               {std::uint64_t{1} << 20, 63, 0, 12.5, 13.0}};
@@ -903,12 +880,6 @@ std::vector<std::string> names_in(const std::string& dir) {
   for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
-}
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 }  // namespace
 

@@ -26,20 +26,17 @@
 #include "copysynth/report.hpp"
 #include "copysynth/tuner.hpp"
 #include "copysynth/verify.hpp"
-#include "temp_dir.hpp"
+#include "support/temp_dir.hpp"
+#include "support/text.hpp"
+#include "support/verify_options.hpp"
 
 using namespace copysynth;
-using copysynth_test::TempDir;
+using test::contains;
+using test::TempDir;
 
 namespace {
 
-VerifyOptions fast_options() {
-  VerifyOptions o;
-  o.dense_max = 300;
-  o.random_sizes = 4;
-  o.max_size = 1 << 20;
-  return o;
-}
+VerifyOptions fast_options() { return test::light_options(1 << 20); }
 
 // ---- deliberately broken memcpy variants (volatile so the compiler keeps them as written) ----
 
@@ -252,10 +249,6 @@ TEST_CASE("the seeds workload has the seeds' points") {
   CHECK(size_label(64ull << 20) == "64M");
   CHECK(size_label(4096) == "4096");
 }
-
-namespace {
-bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
-}  // namespace
 
 // Regression: a missing file said "cannot read size distribution /tmp/nonexist.csv" with no reason,
 // and a bad field's raw bytes went into the message unescaped (a newline split it).

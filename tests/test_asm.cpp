@@ -384,6 +384,58 @@ TEST_CASE("errors say what to do") {
   CHECK(asm_flavor_names() == std::vector<std::string>{"linux", "glibc", "plain"});
 }
 
+TEST_CASE("check_asm_symbol: the one rule for a routine's name, per flavour") {
+  const AsmFlavor plain = flavor("plain"), linux_ = flavor("linux"), glibc = flavor("glibc");
+  for (const AsmFlavor* f : {&plain, &linux_, &glibc}) {
+    CAPTURE(f->name);
+    for (const char* ok : {"memcpy_copysynth", "__memcpy", "_x", ".x", "a.b", "x$y", "memcpy_avx2", "A9"})
+      CHECK_MESSAGE(check_asm_symbol(ok, *f).ok(), ok);
+    // Refused in every flavour, each with its reason.
+    const std::pair<const char*, const char*> bad[] = {
+        {"", "it is empty"},
+        {"$x", "starts with '$', which AT&T syntax reads as an immediate"},
+        {"9lives", "starts with a digit"},
+        {"mem cpy", "contains a space"},
+        {"a-b", "contains '-'"},
+        {"caf\xc3\xa9", "contains the byte \\303"},
+        {".", "location counter"},
+        {".Lmemcpy", "local labels"},
+    };
+    for (const auto& [name, why] : bad) {
+      CAPTURE(name);
+      const Status st = check_asm_symbol(name, *f);
+      REQUIRE_FALSE(st.ok());
+      CHECK(st.error().code == ErrorCode::kInvalidArgument);
+      const std::string& m = st.error().message;
+      CHECK_MESSAGE(test::contains(m, "\"" + std::string(name) + "\" is not a symbol GNU as takes"), m);
+      CHECK_MESSAGE(test::contains(m, why), m);
+      CHECK_MESSAGE(test::contains(m, "--name memcpy_avx2"), m);
+    }
+  }
+  // The preprocessed flavours: names the C preprocessor replaces, and the kernel's RET macro.
+  for (const char* name : {"linux", "unix", "__linux", "__x86_64__", "__FILE__"}) {
+    CAPTURE(name);
+    CHECK(check_asm_symbol(name, plain).ok());
+    CHECK_FALSE(check_asm_symbol(name, linux_).ok());
+    CHECK_FALSE(check_asm_symbol(name, glibc).ok());
+    CHECK(test::contains(check_asm_symbol(name, glibc).error().message, "C preprocessor"));
+  }
+  CHECK(check_asm_symbol("RET", plain).ok());
+  CHECK(check_asm_symbol("RET", glibc).ok());
+  CHECK_FALSE(check_asm_symbol("RET", linux_).ok());
+  // write_asm applies the same rule: what check_asm_symbol refuses is refused with its message.
+  CopyParams p;
+  auto plan = make_plan(p, IsaFeatures::for_level(IsaLevel::kAVX2));
+  REQUIRE(plan.ok());
+  for (const char* name : {"$x", "linux"}) {
+    AsmOptions o;
+    o.symbol = name;
+    auto r = write_asm(*plan, linux_, o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message == check_asm_symbol(name, linux_).error().message);
+  }
+}
+
 TEST_CASE("emit's notes match the bytes: padding ranges hold nop_padding, labels sit on instruction starts") {
   for (const auto& g : test::asm_grid()) {
     auto a = assemble_annotated(g.plan);

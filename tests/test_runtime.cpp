@@ -20,6 +20,7 @@
 
 #include "copysynth/cpu.hpp"
 #include "copysynth/emit.hpp"
+#include "copysynth/file_io.hpp"
 #include "copysynth/ladders.hpp"
 #include "copysynth/routine.hpp"
 #include "copysynth/wisdom.hpp"
@@ -1342,7 +1343,7 @@ Wisdom other_host(const std::string& vendor, std::initializer_list<Operation> op
     e.operation = op;
     CopyParams p = e.plan.params;
     p.operation = op;
-    if (op == Operation::kFill) p.prefetch_distance = 0;  // fill has no loads to prefetch
+    if (op == Operation::kFill || op == Operation::kClearPage) p.prefetch_distance = 0;  // no loads to prefetch
     e.plan = plan_for(p);
     e.code_hash = 0x1111 * (static_cast<unsigned>(op) + 1);
     w.entries.push_back(e);
@@ -1513,6 +1514,157 @@ TEST_CASE("fleet: merge keys hosts by CPU signature; a later entry replaces an e
   CHECK_MESSAGE(contains(notes[0], a.cpu_signature), notes[0]);
   // The merged fleet is a valid document.
   REQUIRE(fleet_from_json(to_json(m)).ok());
+}
+
+// ====================================================================== keeping on --emit ==
+
+namespace {
+
+/// sample_wisdom() (this CPU) with entries for `ops`, each told apart by its code hash.
+Wisdom this_host(std::initializer_list<Operation> ops, std::uint64_t tag) {
+  Wisdom w = other_host("VendorA", ops);
+  set_cpu(w, CpuInfo::host());
+  for (auto& e : w.entries) e.code_hash += tag;
+  return w;
+}
+
+/// save_wisdom_keeping with its progress lines collected.
+Status save_keeping(const Wisdom& w, const std::string& path, std::vector<std::string>& said) {
+  return save_wisdom_keeping(w, path, CpuInfo::host(), [&](const std::string& s) { said.push_back(s); });
+}
+
+std::vector<Operation> ops_of(const Wisdom& w) {
+  std::vector<Operation> ops;
+  for (const auto& e : w.entries) ops.push_back(e.operation);
+  return ops;
+}
+
+}  // namespace
+
+TEST_CASE("save_wisdom_keeping: a new file is written as it is") {
+  TempDir dir;
+  const std::string path = dir.path + "/best.json";
+  std::vector<std::string> said;
+  const Wisdom w = this_host({Operation::kMemcpy}, 1);
+  REQUIRE(save_keeping(w, path, said).ok());
+  CHECK(said == std::vector<std::string>{"wrote " + path});
+  auto back = load_wisdom(path);
+  REQUIRE(back.ok());
+  CHECK(ops_of(*back) == std::vector<Operation>{Operation::kMemcpy});
+  CHECK(back->entries[0].code_hash == w.entries[0].code_hash);
+}
+
+TEST_CASE("save_wisdom_keeping: this CPU's file keeps its entries for other operations") {
+  TempDir dir;
+  const std::string path = dir.path + "/best.json";
+  const Wisdom old = this_host({Operation::kMemcpy, Operation::kFill, Operation::kClearPage}, 1);
+  REQUIRE(save_wisdom(old, path).ok());
+  Wisdom w = this_host({Operation::kMemcpy, Operation::kMemmove}, 2);
+  w.command = "autotune --op memcpy,memmove --emit best.json";
+  std::vector<std::string> said;
+  REQUIRE(save_keeping(w, path, said).ok());
+  auto back = load_wisdom(path);
+  REQUIRE(back.ok());
+  // The new entries first, then the kept ones; memcpy is the new one; the header is the new one's.
+  CHECK(ops_of(*back) == std::vector<Operation>{Operation::kMemcpy, Operation::kMemmove, Operation::kFill,
+                                                Operation::kClearPage});
+  CHECK(back->entries[0].code_hash == w.entries[0].code_hash);
+  CHECK(back->entries[2].code_hash == old.entries[1].code_hash);
+  CHECK(back->command == w.command);
+  CHECK(said == std::vector<std::string>{"kept the fill entry of " + path, "kept the clear_page entry of " + path,
+                                         "wrote " + path});
+  CHECK_FALSE(std::filesystem::exists(path + ".bak"));
+}
+
+TEST_CASE("save_wisdom_keeping: a file it cannot merge is moved to a free backup name, never overwritten") {
+  TempDir dir;
+  const std::string path = dir.path + "/best.json";
+  const Wisdom w = this_host({Operation::kMemcpy}, 1);
+  std::vector<std::string> said;
+  SUBCASE("another CPU's wisdom") {
+    REQUIRE(save_wisdom(other_host("VendorB", {Operation::kFill}), path).ok());
+    const std::string before = read_text(path);
+    REQUIRE(save_keeping(w, path, said).ok());
+    CHECK(read_text(path + ".bak") == before);
+    REQUIRE(said.size() == 2);
+    CHECK_MESSAGE(contains(said[0], "moved the existing " + path + " to " + path + ".bak: "), said[0]);
+    CHECK_MESSAGE(contains(said[0], "tuned on CPU"), said[0]);  // check_cpu's reason
+  }
+  SUBCASE("not wisdom at all, twice: each file gets its own backup") {
+    write_file(path, "not json");
+    REQUIRE(save_keeping(w, path, said).ok());
+    CHECK_MESSAGE(contains(said[0], "not valid JSON"), said[0]);
+    write_file(path, "second text");
+    REQUIRE(save_keeping(w, path, said).ok());
+    CHECK(read_text(path + ".bak") == "not json");
+    CHECK(read_text(path + ".bak.1") == "second text");
+  }
+  auto back = load_wisdom(path);
+  REQUIRE(back.ok());
+  CHECK(ops_of(*back) == std::vector<Operation>{Operation::kMemcpy});
+}
+
+TEST_CASE("save_wisdom_keeping: into a fleet file this CPU's entries join its host; the others stay") {
+  TempDir dir;
+  const std::string path = dir.path + "/fleet.json";
+  Fleet f;
+  f.hosts = {other_host("VendorB", {Operation::kMemcpy}), this_host({Operation::kMemcpy, Operation::kFill}, 1)};
+  f.created = "2026-01-01T00:00:00Z";
+  REQUIRE(save_fleet(f, path).ok());
+  Wisdom w = this_host({Operation::kMemcpy}, 2);
+  w.created = "2026-05-06T07:08:09Z";
+  std::vector<std::string> said;
+  REQUIRE(save_keeping(w, path, said).ok());
+  CHECK(said == std::vector<std::string>{"wrote this CPU's entries into the fleet file " + path +
+                                         " (2 CPUs; the others unchanged)"});
+  auto back = load_fleet(path);
+  REQUIRE(back.ok());
+  CHECK(back->schema == kFleetSchema);
+  CHECK(back->created == w.created);
+  REQUIRE(back->hosts.size() == 2);
+  CHECK(to_json(back->hosts[0]) == to_json(f.hosts[0]));
+  const Wisdom& mine = back->hosts[1];
+  CHECK(ops_of(mine) == std::vector<Operation>{Operation::kMemcpy, Operation::kFill});
+  CHECK(mine.entries[0].code_hash == w.entries[0].code_hash);        // replaced
+  CHECK(mine.entries[1].code_hash == f.hosts[1].entries[1].code_hash);  // kept
+}
+
+TEST_CASE("save_wisdom_keeping: a directory is refused and nothing moves") {
+  TempDir dir;
+  const std::string path = dir.path + "/adir.json";
+  std::filesystem::create_directory(path);
+  std::vector<std::string> said;
+  const Status st = save_keeping(this_host({Operation::kMemcpy}, 1), path, said);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().code == ErrorCode::kWisdomIo);
+  CHECK_MESSAGE(contains(st.error().message, "is a directory"), st.error().message);
+  CHECK(std::filesystem::is_directory(path));
+  CHECK_FALSE(std::filesystem::exists(path + ".bak"));
+  CHECK(said.empty());
+}
+
+TEST_CASE("free_backup_name: PATH.bak, then PATH.bak.1, .2, ...") {
+  TempDir dir;
+  const std::string path = dir.path + "/w.json";
+  CHECK(free_backup_name(path) == path + ".bak");
+  write_file(path + ".bak", "x");
+  CHECK(free_backup_name(path) == path + ".bak.1");
+  write_file(path + ".bak.1", "x");
+  CHECK(free_backup_name(path) == path + ".bak.2");
+}
+
+TEST_CASE("check_output_path: a file in a directory that exists, never a directory") {
+  TempDir dir;
+  CHECK(check_output_path("--emit", dir.path + "/new.json").ok());
+  const Status is_dir = check_output_path("--emit", dir.path);
+  REQUIRE_FALSE(is_dir.ok());
+  CHECK(is_dir.error().code == ErrorCode::kInvalidArgument);
+  CHECK(is_dir.error().message == "--emit " + dir.path + ": is a directory; give a file name");
+  const Status missing = check_output_path("--svg", dir.path + "/no/such/x.svg");
+  REQUIRE_FALSE(missing.ok());
+  CHECK_MESSAGE(contains(missing.error().message, "--svg " + dir.path + "/no/such/x.svg: the directory " + dir.path +
+                                                      "/no/such does not exist"),
+                missing.error().message);
 }
 
 TEST_CASE("build_entry rebuilds the tuned code and refuses code that differs") {

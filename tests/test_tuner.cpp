@@ -32,6 +32,7 @@
 
 using namespace copysynth;
 using test::contains;
+using test::read_text;
 using test::TempDir;
 
 namespace {
@@ -653,6 +654,85 @@ std::vector<std::pair<double, std::string>> y_labels(const std::string& svg) {
 }
 
 }  // namespace
+
+TEST_CASE("report_sections: which tables run for an operation and a workload") {
+  const ReportSections seeds = report_sections(Operation::kMemcpy, seeds_workload(Operation::kMemcpy));
+  CHECK(seeds.points);
+  CHECK(seeds.misaligned);
+  CHECK(seeds.uses);
+  CHECK(seeds.distributions == production_distributions());
+  // The misaligned matrix as the workload: its own table, no second copy of it, no use table.
+  const ReportSections mis = report_sections(Operation::kMemmove, misaligned_workload(Operation::kMemmove));
+  CHECK(mis.points);
+  CHECK_FALSE(mis.misaligned);
+  CHECK_FALSE(mis.uses);
+  CHECK(mis.distributions == production_distributions());
+  // fill: no distributions (they are copies); clear_page: one page, nothing misaligned, no uses.
+  const ReportSections fill = report_sections(Operation::kFill, seeds_workload(Operation::kFill));
+  CHECK(fill.misaligned);
+  CHECK(fill.uses);
+  CHECK(fill.distributions.empty());
+  const ReportSections page = report_sections(Operation::kClearPage, seeds_workload(Operation::kClearPage));
+  CHECK(page.points);
+  CHECK_FALSE(page.misaligned);
+  CHECK_FALSE(page.uses);
+  CHECK(page.distributions.empty());
+  // A distribution workload: no point table, only its own distribution.
+  auto d = make_workload("MemcpyGoogleQ", Operation::kMemcpy, false);
+  REQUIRE(d.ok());
+  const ReportSections dist = report_sections(Operation::kMemcpy, *d);
+  CHECK_FALSE(dist.points);
+  CHECK_FALSE(dist.misaligned);
+  CHECK_FALSE(dist.uses);
+  CHECK(dist.distributions == std::vector<std::string>{"MemcpyGoogleQ"});
+}
+
+TEST_CASE("report_svg_path: the first operation's plot at the path, the others' beside it") {
+  CHECK(report_svg_path("speedup.svg", Operation::kMemcpy, 0) == "speedup.svg");
+  CHECK(report_svg_path("speedup.svg", Operation::kFill, 1) == "speedup-fill.svg");
+  CHECK(report_svg_path("out/plot.v2.svg", Operation::kClearPage, 3) == "out/plot.v2-clear_page.svg");
+  CHECK(report_svg_path("plot", Operation::kMemmove, 1) == "plot-memmove");
+  CHECK(report_svg_path("a.dir/plot", Operation::kMemmove, 1) == "a.dir/plot-memmove");
+  CHECK(report_svg_path("", Operation::kMemmove, 1).empty());
+}
+
+TEST_CASE("run_report prints each section as it is measured, then the targets; a plot it cannot write is an error") {
+  CopyParams p;
+  p.operation = Operation::kClearPage;
+  p.vector_width = 16;
+  p.prefetch_distance = 0;
+  auto plan = make_plan(p, CpuInfo::host().features());
+  REQUIRE_MESSAGE(plan.ok(), (plan.ok() ? std::string() : plan.error().message));
+  auto r = Routine::build(*plan);
+  REQUIRE(r.ok());
+  ReportOptions ro;
+  ro.rounds = 2;
+  ro.passes = 1;
+  const Workload w = seeds_workload(Operation::kClearPage);
+  std::vector<std::string> printed;
+  auto res = run_report(*r, w, ro, [&](const std::string& text) { printed.push_back(text); });
+  REQUIRE_MESSAGE(res.ok(), (res.ok() ? std::string() : res.error().message));
+  REQUIRE(res->points.has_value());
+  CHECK_FALSE(res->misaligned.has_value());
+  CHECK_FALSE(res->uses.has_value());
+  CHECK_FALSE(res->distributions.has_value());
+  CHECK(res->read_gbps == 0);  // no 64 MiB row
+  REQUIRE(printed.size() == 2);  // the table, then the targets
+  CHECK(printed[0].rfind("seeds matrix, GB/s (higher is better):\n", 0) == 0);
+  CHECK(printed[0] == "seeds matrix, GB/s (higher is better):\n" + res->points->format());
+  CHECK(contains(printed[1], "performance targets"));
+
+  TempDir dir;
+  ro.svg_path = dir.path + "/page.svg";
+  ro.svg_title = "clear_page here";
+  auto plotted = run_report(*r, w, ro, {});
+  REQUIRE(plotted.ok());
+  CHECK(contains(read_text(ro.svg_path), "clear_page here"));
+  ro.svg_path = dir.path + "/no/such/dir/page.svg";
+  auto bad = run_report(*r, w, ro, {});
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().code == ErrorCode::kInvalidArgument);
+}
 
 TEST_CASE("plot: a speedup axis from 0.3x to 30x is logarithmic, labelled 0.5 1 2 5 10 20, labels apart") {
   TempDir dir;

@@ -22,6 +22,7 @@
 #include "copysynth/perf_counters.hpp"
 #include "copysynth/plot.hpp"
 #include "copysynth/c_format.hpp"
+#include "copysynth/library_writer.hpp"
 #include "copysynth/peers.hpp"
 #include "copysynth/report.hpp"
 #include "copysynth/tuner.hpp"
@@ -29,6 +30,7 @@
 #include "support/temp_dir.hpp"
 #include "support/text.hpp"
 #include "support/verify_options.hpp"
+#include "support/wisdom.hpp"
 
 using namespace copysynth;
 using test::contains;
@@ -732,6 +734,113 @@ TEST_CASE("run_report prints each section as it is measured, then the targets; a
   auto bad = run_report(*r, w, ro, {});
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().code == ErrorCode::kInvalidArgument);
+}
+
+TEST_CASE("check_asm_destination: never the wisdom file, never a file copysynth did not write") {
+  TempDir dir;
+  const std::string wisdom = dir.path + "/best.json", S = dir.path + "/memcpy.S";
+  test::write_file(wisdom, "{}");
+  CHECK(check_asm_destination(S, wisdom).ok());  // a new file
+  const Status self = check_asm_destination(wisdom, wisdom);
+  REQUIRE_FALSE(self.ok());
+  CHECK(contains(self.error().message, "is the wisdom file --from reads"));
+  test::write_file(S, "my notes\n");
+  const Status theirs = check_asm_destination(S, wisdom);
+  REQUIRE_FALSE(theirs.ok());
+  CHECK(contains(theirs.error().message, "not overwriting it"));
+  test::write_file(S, "/* memcpy_copysynth: written by copysynth 0.1 */\n");
+  CHECK(check_asm_destination(S, wisdom).ok());  // its own earlier file
+  CHECK_FALSE(check_asm_destination(dir.path, wisdom).ok());
+}
+
+TEST_CASE("asm_entry: the operation asked for, else memcpy, else the only entry") {
+  CopyParams c;
+  c.vector_width = 16;
+  CopyParams f = c;
+  f.operation = Operation::kFill;
+  const Wisdom both = test::wisdom_of(CpuInfo::host(), {test::entry_for(c), test::entry_for(f)});
+  const Wisdom fill_only = test::wisdom_of(CpuInfo::host(), {test::entry_for(f)});
+  CHECK((*asm_entry(both, std::nullopt, "w.json"))->operation == Operation::kMemcpy);
+  CHECK((*asm_entry(both, Operation::kFill, "w.json"))->operation == Operation::kFill);
+  CHECK((*asm_entry(fill_only, std::nullopt, "w.json"))->operation == Operation::kFill);
+  auto none = asm_entry(fill_only, Operation::kMemmove, "w.json");
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.error().code == ErrorCode::kWisdomMismatch);
+  CHECK_MESSAGE(contains(none.error().message, "w.json has no memmove entry (it holds fill)"), none.error().message);
+}
+
+TEST_CASE("write_asm_file: verified before anything is written; what ran is in the header") {
+  TempDir dir;
+  const IsaFeatures& host = CpuInfo::host().features();
+  CopyParams p;
+  p.vector_width = host.max_vector_bytes() >= 32 ? 32 : 16;
+  const Wisdom w = test::wisdom_of(CpuInfo::host(), {test::entry_for(p)});
+  AsmFileOptions o;
+  o.path = dir.path + "/memcpy.S";
+  o.wisdom_path = dir.path + "/best.json";
+  o.command = "autotune --from best.json --emit-asm memcpy.S";
+  o.verify = test::light_options(1 << 16);
+  std::vector<std::string> said;
+  o.progress = [&](const std::string& s) { said.push_back(s); };
+
+  SUBCASE("this host runs it: the conformance suite, then the file") {
+    auto r = write_asm_file(w, w.entries[0], o);
+    REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
+    CHECK(r->executed);
+    CHECK(r->symbol == "memcpy_copysynth");
+    CHECK(r->code_bytes == assemble(w.entries[0].plan)->size());
+    CHECK(r->warnings.empty());
+    const std::string text = read_text(o.path);
+    CHECK(contains(text.substr(0, text.find('\n')), "written by copysynth"));
+    CHECK(contains(text, "Verified: the static checks for "));
+    CHECK(contains(text, "; the conformance suite "));
+    CHECK(contains(text, "Command: " + o.command));
+    CHECK(contains(said.front(), "verifying the memcpy routine on this host before writing it"));
+  }
+  SUBCASE("a host that cannot run it: written after the static checks alone, and said so") {
+    o.target = IsaLevel::kAVX2;
+    CopyParams q;
+    q.vector_width = 32;
+    const Wisdom w2 = test::wisdom_of(CpuInfo::host(), {test::entry_for(q, IsaFeatures::for_level(IsaLevel::kAVX2))});
+    auto r = write_asm_file(w2, w2.entries[0], o, CpuInfo::host().capped(IsaLevel::kSSE2));
+    REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
+    CHECK_FALSE(r->executed);
+    CHECK(r->target == IsaLevel::kAVX2);
+    CHECK(contains(read_text(o.path), "not executed"));
+  }
+  SUBCASE("the linux flavour with vector registers: written, with a warning") {
+    o.flavor = "linux";
+    auto r = write_asm_file(w, w.entries[0], o);
+    REQUIRE(r.ok());
+    REQUIRE(r->warnings.size() == 1);
+    CHECK(contains(r->warnings[0], "kernel_fpu_begin()"));
+  }
+  SUBCASE("refused, nothing written") {
+    WisdomEntry e = w.entries[0];
+    ErrorCode want = ErrorCode::kInvalidArgument;
+    std::string why;
+    SUBCASE("a target below what the plan needs") {
+      o.target = IsaLevel::kSSE2;
+      e.plan.params.vector_width = 32;
+      e = test::entry_for(e.plan.params, IsaFeatures::for_level(IsaLevel::kAVX2));
+      want = ErrorCode::kUnsupportedIsa;
+      why = "cannot run on --target sse2";
+    }
+    SUBCASE("code other than the one tuned") {
+      e.code_hash ^= 1;
+      want = ErrorCode::kWisdomMismatch;
+      why = "emits other code";
+    }
+    SUBCASE("a symbol GNU as does not take") {
+      o.symbol = "$x";
+      why = "is not a symbol GNU as takes";
+    }
+    auto r = write_asm_file(w, e, o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == want);
+    CHECK_MESSAGE(contains(r.error().message, why), r.error().message);
+    CHECK_FALSE(std::filesystem::exists(o.path));
+  }
 }
 
 TEST_CASE("plot: a speedup axis from 0.3x to 30x is logarithmic, labelled 0.5 1 2 5 10 20, labels apart") {

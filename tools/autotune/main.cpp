@@ -88,8 +88,9 @@ int main(int argc, char** argv) {
       "SECONDS in [1, 86400]");
   app.add_option("--budget", o.budget,
                  "Wall-clock budget of the search in seconds (verification + timing); the floor (the "
-                 "winner against every peer) and the final measurement come on top, about 20 s. A full "
-                 "memcpy run takes about 55 s on a 2-core machine, --quick about 15 s")
+                 "winner against every peer) and the final measurement come on top. A full memcpy run "
+                 "takes about a minute on a 2-core machine, --quick under half a minute "
+                 "(docs/performance.md has the measured times)")
       ->check(seconds)
       ->capture_default_str();
   app.add_option("--op", op_names,
@@ -104,7 +105,7 @@ int main(int argc, char** argv) {
                                  "search order)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_flag("--quick", o.quick, "Fewer candidates and rounds (about 2 s)");
+  app.add_flag("--quick", o.quick, "Fewer candidates and rounds (under half a minute for memcpy on 2 cores)");
   app.add_option("--isa", o.isa,
                  "Tune for at most this ISA level on this host: host, sse2, avx2 or avx512 (a level "
                  "above the host's is refused). With --emit-asm: execute at most this level here (a "
@@ -192,7 +193,7 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", o.quiet, "No progress lines on stderr");
   app.footer(
       "Examples:\n"
-      "  autotune --emit best.json            tune (about 10 s), print the table, write best.json\n"
+      "  autotune --emit best.json            tune (about a minute), print the table, write best.json\n"
       "  autotune --quick                     a short search, table only\n"
       "  autotune --from best.json            check a wisdom file on this host and re-measure it\n"
       "  autotune --isa avx2 --emit avx2.json tune without AVX-512 (load it with --isa avx2 too)\n"

@@ -1629,6 +1629,36 @@ TEST_CASE("save_wisdom_keeping: into a fleet file this CPU's entries join its ho
   CHECK(mine.entries[1].code_hash == f.hosts[1].entries[1].code_hash);  // kept
 }
 
+// Regression: a fleet file of one host (`autotune --merge a.json --emit fleet.json`, or a fleet
+// playbook run on one machine) was moved to fleet.json.bak, since only fleets of two or more
+// hosts were merged into.
+TEST_CASE("save_wisdom_keeping: a fleet of one host is merged into too, never moved aside") {
+  TempDir dir;
+  const std::string path = dir.path + "/fleet.json";
+  Fleet f;
+  SUBCASE("of another CPU: this CPU becomes its second host") {
+    f.hosts = {other_host("VendorB", {Operation::kMemcpy})};
+  }
+  SUBCASE("of this CPU: its host takes the entries") {
+    f.hosts = {this_host({Operation::kFill}, 1)};
+  }
+  REQUIRE(save_fleet(f, path).ok());
+  std::vector<std::string> said;
+  REQUIRE(save_keeping(this_host({Operation::kMemcpy}, 2), path, said).ok());
+  CHECK_FALSE(std::filesystem::exists(path + ".bak"));
+  REQUIRE(said.size() == 1);
+  CHECK_MESSAGE(contains(said[0], "into the fleet file"), said[0]);
+  auto back = load_fleet(path);
+  REQUIRE(back.ok());
+  CHECK(back->schema == kFleetSchema);
+  const bool other = f.hosts[0].cpu_signature != CpuInfo::host().signature();
+  CHECK(back->hosts.size() == (other ? 2u : 1u));
+  const Wisdom* mine = back->find(CpuInfo::host().signature());
+  REQUIRE(mine != nullptr);
+  CHECK(mine->find(Operation::kMemcpy) != nullptr);
+  CHECK((mine->find(Operation::kFill) != nullptr) == !other);
+}
+
 TEST_CASE("save_wisdom_keeping: a directory is refused and nothing moves") {
   TempDir dir;
   const std::string path = dir.path + "/adir.json";

@@ -540,7 +540,7 @@ Status save_wisdom_keeping(Wisdom w, const std::string& path, const CpuInfo& cpu
   if (std::filesystem::exists(path, ec)) {
     if (std::filesystem::is_directory(path, ec))
       return make_error(ErrorCode::kWisdomIo, path + " is a directory; give --emit a file name");
-    if (auto fleet = load_fleet(path); fleet && fleet->hosts.size() > 1) {
+    if (auto fleet = load_fleet(path); fleet && fleet->schema == kFleetSchema) {
       Fleet mine;
       mine.hosts = {w};
       Fleet out = *fleet;

@@ -184,13 +184,13 @@ std::string free_backup_name(const std::string& path);
 /// Writes this CPU's wisdom `w` (a single-host document made on `cpu`) to `path` without losing
 /// what a file already there holds — the rule `autotune --emit` follows:
 ///   - no file at `path`: `w` is written as it is (schema 1);
-///   - a fleet file of two or more hosts: `w` joins it as merge_fleets() combines
+///   - a fleet file (schema 2, however many hosts): `w` joins it as merge_fleets() combines
 ///     them — this CPU's host document takes `w`'s entries (one of the same operation replaced,
 ///     the others kept) and `w`'s header, the other hosts stay as they were — and the file is
 ///     written as a fleet whose `created` is `w.created`;
 ///   - wisdom that may run on `cpu` (check_cpu passes): its entries for operations `w` lacks are
 ///     kept, after `w`'s own; the header is `w`'s;
-///   - anything else (another CPU's wisdom, a fleet of one host, a file that is not wisdom at all): the file is first
+///   - anything else (another CPU's wisdom, a file that is not wisdom at all): the file is first
 ///     renamed to free_backup_name(path), so nothing is overwritten, and then `w` is written.
 /// Each step is said through `progress` (when set), one line each: "kept the fill entry of PATH",
 /// "moved the existing PATH to PATH.bak: <why it could not be merged>", "wrote this CPU's entries

@@ -25,6 +25,7 @@
 #include "copysynth/routine.hpp"
 #include "copysynth/wisdom.hpp"
 #include "support/routines.hpp"
+#include "support/skip.hpp"
 #include "support/temp_dir.hpp"
 #include "support/text.hpp"
 #include "support/wisdom.hpp"
@@ -1697,9 +1698,9 @@ TEST_CASE("check_output_path: a file in a directory that exists, never a directo
                 missing.error().message);
 }
 
-TEST_CASE("build_entry rebuilds the tuned code and refuses code that differs") {
+TEST_CASE("build_entry rebuilds the tuned code and refuses code that differs" *
+          test::skip_unless(CpuInfo::host().features().has(Feature::kSSE2), "needs SSE2 (the entry is an SSE2 routine)")) {
   const Wisdom w = sample_wisdom();
-  if (!CpuInfo::host().features().has(Feature::kSSE2)) return;
   auto r = build_entry(w, w.entries[0]);
   REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
   CHECK(fnv1a64(r->bytes()) == w.entries[0].code_hash);

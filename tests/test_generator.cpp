@@ -1,7 +1,7 @@
 // copysynth — tests of the generator and templates modules: CopyParams (JSON, printing,
 // validation), exact NOP padding, emitted bytes and loop-head alignment, the "vector" ladder,
 // check_plan, the dispatch tree and IsaFeatures. Nothing here executes generated code (that is
-// test_runtime's job): the generator never runs code, so neither do its tests.
+// test_routine's job): the generator never runs code, so neither do its tests.
 #include <doctest/doctest.h>
 
 #include <asmjit/x86.h>

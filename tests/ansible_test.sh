@@ -10,14 +10,12 @@
 # Skipped (ctest SKIP_RETURN_CODE 77, with the reason printed) where ansible-playbook is absent.
 set -u
 build=$1 src=$2
-if ! command -v ansible-playbook >/dev/null 2>&1; then
-  echo "SKIPPED: ansible-playbook is not installed (Debian ansible-core: tools/install-deps.sh --test)"
-  exit 77
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 # shellcheck source=tests/check.sh
 . "$(dirname "$0")/check.sh"
+command -v ansible-playbook >/dev/null 2>&1 ||
+  skip_test "ansible-playbook is not installed (Debian ansible-core: tools/install-deps.sh --test)"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
 # What the controller ships: a `cmake --install` tree as a tarball.
 cmake --install "$build" --prefix "$tmp/stage" >"$tmp/install.log" 2>&1

@@ -142,7 +142,7 @@ for f in avx avx2 avx512f avx512bw avx512vl bmi2 erms fsrm prefetchw; do
 done
 guards=("$other_vendor-$family-$model:$feats" "$vendor-$family-$((model + 1)):$feats")
 [ -n "$missing" ] && guards+=("$host_sig,$missing")
-[ -z "$missing" ] && echo "NOTE - this host has every feature copysynth knows: the 'a feature this host lacks' guard is not tried"
+[ -z "$missing" ] && skip_part "this host has every feature copysynth knows: the 'a feature this host lacks' guard is not tried"
 i=0
 for g in "${guards[@]}"; do
   i=$((i + 1))

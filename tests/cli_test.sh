@@ -166,6 +166,22 @@ check "--emit-asm of an operation the file lacks: exit 2, names what it holds (r
 check "a bad --name: exit 1 (rc=$rc)" bash -c "test $rc -eq 1 && grep -q 'is not a symbol GNU as takes' '$tmp/e'"
 "$at" -q --from "$tmp/best.json" --emit-asm "$tmp/x.S" --name "" >/dev/null 2>&1; rc=$?
 check "an empty --name: exit 1 (rc=$rc)" test $rc -eq 1
+# One rule for --name, the writer's (check_asm_symbol): refused before any work, with the reason.
+bad_name() {  # bad_name DESCRIPTION NAME REASON [OPTION...]
+  local what=$1 name=$2 why=$3
+  shift 3
+  "$at" --from "$tmp/best.json" --emit-asm "$tmp/x.S" --name "$name" "$@" >/dev/null 2>"$tmp/e"
+  local rc=$?
+  check "--name $what: exit 1 (rc=$rc)" test $rc -eq 1
+  check "--name $what: the error names it" grep -qF -- "--name \"$name\" is not a symbol GNU as takes" "$tmp/e"
+  check "--name $what: says why" grep -qF -- "$why" "$tmp/e"
+  check "--name $what: before any work" test "$(grep -c . "$tmp/e")" -eq 1
+}
+bad_name "'\$x' (AT&T reads an immediate)" '$x' "starts with '\$', which AT&T syntax reads as an immediate"
+bad_name "empty" "" "it is empty"
+bad_name "starting with a digit" "9lives" "it starts with a digit"
+bad_name "with a space" "mem cpy" "it contains a space"
+bad_name "linux in the linux flavour (the preprocessor replaces it)" "linux" "replaces the name linux" --flavor linux
 cp "$tmp/best.json" "$tmp/in.json"
 "$at" -q --from "$tmp/in.json" --emit-asm "$tmp/in.json" >/dev/null 2>"$tmp/e"; rc=$?
 check "--emit-asm onto its own --from file: refused, the wisdom intact (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'is the wisdom file --from reads' '$tmp/e' && cmp -s '$tmp/in.json' '$tmp/best.json'"

@@ -13,46 +13,30 @@
 
 #include "copysynth/copysynth.hpp"
 #include "copysynth/tuner.hpp"  // TuneOptions, for tune_and_install (libcopysynth-tune.a)
-#include "temp_dir.hpp"
+#include "support/skip.hpp"
+#include "support/temp_dir.hpp"
+#include "support/text.hpp"
+#include "support/wisdom.hpp"
 
 using namespace copysynth;
 
 namespace {
 
-bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
-
-using copysynth_test::TempDir;
+using test::contains;
+using test::entry_for;
+using test::TempDir;
 
 unsigned host_width() { return CpuInfo::host().features().max_vector_bytes() >= 32 ? 32 : 16; }
 
-/// A wisdom entry for this host with the code hash of what these params build.
-WisdomEntry entry_for(CopyParams p) {
-  auto plan = make_plan(p, CpuInfo::host().features());
-  REQUIRE_MESSAGE(plan.ok(), (plan.ok() ? std::string() : plan.error().message));
-  auto code = assemble(*plan);
-  REQUIRE(code.ok());
-  WisdomEntry e;
-  e.operation = p.operation;
-  e.workload = "seeds";
-  e.plan = *plan;
-  e.code_hash = fnv1a64(*code);
-  return e;
-}
-
 /// This host's wisdom with memcpy (unroll 2) and memmove (unroll 4) entries.
 Wisdom host_wisdom() {
-  Wisdom w;
-  set_cpu(w, CpuInfo::host());
-  w.created = "2026-03-04T05:06:07Z";
-  w.command = "test_api";
   CopyParams c;
   c.vector_width = host_width();
   c.unroll = 2;
   CopyParams m = c;
   m.operation = Operation::kMemmove;
   m.unroll = 4;
-  w.entries = {entry_for(c), entry_for(m)};
-  return w;
+  return test::wisdom_of(CpuInfo::host(), {entry_for(c), entry_for(m)}, "test_api");
 }
 
 /// Copies through the process-wide routines and checks the bytes (memcpy, and memmove both ways).
@@ -65,6 +49,16 @@ void check_process_wide_copies() {
   std::memmove(ref.data() + 5, ref.data(), 3000);
   CHECK(copysynth::memmove(a.data() + 5, a.data(), 3000) == a.data() + 5);
   CHECK(a == ref);
+}
+
+/// The level the capped-ISA test caps this host to: AVX2 on an AVX-512 host, else SSE2.
+IsaLevel cap_below_host() {
+  return CpuInfo::host().features().has(Feature::kAVX512F) ? IsaLevel::kAVX2 : IsaLevel::kSSE2;
+}
+
+/// Whether capping changes this host's signature (not on an SSE2-only host).
+bool capped_signature_differs() {
+  return CpuInfo::host().capped(cap_below_host()).signature() != CpuInfo::host().signature();
 }
 
 void put_back_system_routines() {
@@ -257,11 +251,11 @@ TEST_CASE("install_wisdom picks this CPU's host from a fleet and falls back clea
 
 // Regression: wisdom tuned with a capped ISA (`autotune --isa avx2`) was refused on the host that
 // made it, whose full signature has more features.
-TEST_CASE("install_wisdom accepts this CPU's capped-ISA wisdom and refuses a model it was not tuned on") {
+TEST_CASE("install_wisdom accepts this CPU's capped-ISA wisdom and refuses a model it was not tuned on" *
+          test::skip_unless(capped_signature_differs(), "an SSE2-only host: there is no lower level to cap it to")) {
   put_back_system_routines();
   const CpuInfo& host = CpuInfo::host();
-  const IsaLevel cap = host.features().has(Feature::kAVX512F) ? IsaLevel::kAVX2 : IsaLevel::kSSE2;
-  if (host.capped(cap).signature() == host.signature()) return;  // an SSE2-only host: nothing to cap
+  const IsaLevel cap = cap_below_host();
   TempDir dir;
   Wisdom w = host_wisdom();
   set_cpu(w, host.capped(cap));

@@ -26,6 +26,8 @@
 #include <vector>
 
 #include "asm_grid.hpp"
+#include "support/temp_dir.hpp"
+#include "support/text.hpp"
 #include "copysynth/asm_flavors.hpp"
 #include "copysynth/asm_writer.hpp"
 #include "copysynth/emit.hpp"
@@ -37,21 +39,11 @@ using Bytes = std::vector<std::uint8_t>;
 namespace {
 
 /// A scratch directory, removed at the end unless a check failed there (then its path is printed).
-struct TempDir {
-  TempDir() {
-    std::string t = (std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + std::string("/copysynth-asm-XXXXXX");
-    std::vector<char> b(t.begin(), t.end());
-    b.push_back('\0');
-    REQUIRE_MESSAGE(mkdtemp(b.data()) != nullptr, "cannot create a scratch directory under " << t);
-    path = b.data();
-  }
-  ~TempDir() {
-    if (keep) std::fprintf(stderr, "test_asm: files of the failing case kept in %s\n", path.c_str());
-    else std::system(("rm -rf '" + path + "'").c_str());
-  }
-  std::string path;
-  bool keep = false;
+struct TempDir : test::TempDir {
+  TempDir() : test::TempDir("copysynth-asm") {}
 };
+using test::count;
+using test::write_file;
 
 /// Runs a shell command; returns its exit status and puts its output (stdout + stderr) in *out.
 int run(const std::string& cmd, std::string* out = nullptr) {
@@ -64,12 +56,6 @@ int run(const std::string& cmd, std::string* out = nullptr) {
   const int st = pclose(f);
   if (out) *out = text;
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  REQUIRE_MESSAGE(f.good(), "cannot write " << path);
 }
 
 Bytes read_file(const std::string& path) {
@@ -159,12 +145,6 @@ std::string write(const CopyPlan& plan, const std::string& fl, const std::string
   auto t = write_asm(plan, flavor(fl), o);
   REQUIRE_MESSAGE(t.ok(), (t.ok() ? "" : t.error().message));
   return t->text;
-}
-
-std::size_t count(const std::string& hay, const std::string& needle) {
-  std::size_t n = 0;
-  for (std::size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
-  return n;
 }
 
 }  // namespace
@@ -402,6 +382,58 @@ TEST_CASE("errors say what to do") {
   CHECK(r.error().code == ErrorCode::kInvalidParams);
   CHECK(default_asm_symbol(Operation::kFill) == "memset_copysynth");
   CHECK(asm_flavor_names() == std::vector<std::string>{"linux", "glibc", "plain"});
+}
+
+TEST_CASE("check_asm_symbol: the one rule for a routine's name, per flavour") {
+  const AsmFlavor plain = flavor("plain"), linux_ = flavor("linux"), glibc = flavor("glibc");
+  for (const AsmFlavor* f : {&plain, &linux_, &glibc}) {
+    CAPTURE(f->name);
+    for (const char* ok : {"memcpy_copysynth", "__memcpy", "_x", ".x", "a.b", "x$y", "memcpy_avx2", "A9"})
+      CHECK_MESSAGE(check_asm_symbol(ok, *f).ok(), ok);
+    // Refused in every flavour, each with its reason.
+    const std::pair<const char*, const char*> bad[] = {
+        {"", "it is empty"},
+        {"$x", "starts with '$', which AT&T syntax reads as an immediate"},
+        {"9lives", "starts with a digit"},
+        {"mem cpy", "contains a space"},
+        {"a-b", "contains '-'"},
+        {"caf\xc3\xa9", "contains the byte \\303"},
+        {".", "location counter"},
+        {".Lmemcpy", "local labels"},
+    };
+    for (const auto& [name, why] : bad) {
+      CAPTURE(name);
+      const Status st = check_asm_symbol(name, *f);
+      REQUIRE_FALSE(st.ok());
+      CHECK(st.error().code == ErrorCode::kInvalidArgument);
+      const std::string& m = st.error().message;
+      CHECK_MESSAGE(test::contains(m, "\"" + std::string(name) + "\" is not a symbol GNU as takes"), m);
+      CHECK_MESSAGE(test::contains(m, why), m);
+      CHECK_MESSAGE(test::contains(m, "--name memcpy_avx2"), m);
+    }
+  }
+  // The preprocessed flavours: names the C preprocessor replaces, and the kernel's RET macro.
+  for (const char* name : {"linux", "unix", "__linux", "__x86_64__", "__FILE__"}) {
+    CAPTURE(name);
+    CHECK(check_asm_symbol(name, plain).ok());
+    CHECK_FALSE(check_asm_symbol(name, linux_).ok());
+    CHECK_FALSE(check_asm_symbol(name, glibc).ok());
+    CHECK(test::contains(check_asm_symbol(name, glibc).error().message, "C preprocessor"));
+  }
+  CHECK(check_asm_symbol("RET", plain).ok());
+  CHECK(check_asm_symbol("RET", glibc).ok());
+  CHECK_FALSE(check_asm_symbol("RET", linux_).ok());
+  // write_asm applies the same rule: what check_asm_symbol refuses is refused with its message.
+  CopyParams p;
+  auto plan = make_plan(p, IsaFeatures::for_level(IsaLevel::kAVX2));
+  REQUIRE(plan.ok());
+  for (const char* name : {"$x", "linux"}) {
+    AsmOptions o;
+    o.symbol = name;
+    auto r = write_asm(*plan, linux_, o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message == check_asm_symbol(name, linux_).error().message);
+  }
 }
 
 TEST_CASE("emit's notes match the bytes: padding ranges hold nop_padding, labels sit on instruction starts") {

@@ -17,7 +17,7 @@
 #include "copysynth/static_check.hpp"
 #include "copysynth/verify.hpp"
 #include "grid.inc"
-#include "grid_verify_options.hpp"
+#include "support/verify_options.hpp"
 
 using namespace copysynth;
 

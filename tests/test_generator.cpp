@@ -1,7 +1,7 @@
 // copysynth — tests of the generator and templates modules: CopyParams (JSON, printing,
 // validation), exact NOP padding, emitted bytes and loop-head alignment, the "vector" ladder,
 // check_plan, the dispatch tree and IsaFeatures. Nothing here executes generated code (that is
-// test_runtime's job): the generator never runs code, so neither do its tests.
+// test_routine's job): the generator never runs code, so neither do its tests.
 #include <doctest/doctest.h>
 
 #include <asmjit/x86.h>
@@ -24,6 +24,7 @@
 #include "copysynth/nops.hpp"
 #include "copysynth/params.hpp"
 #include "copysynth/plan.hpp"
+#include "support/text.hpp"
 
 using namespace copysynth;
 using nlohmann::json;
@@ -46,9 +47,7 @@ std::string hex(const Bytes& b) {
   return s;
 }
 
-bool contains(const std::string& hay, const std::string& needle) {
-  return hay.find(needle) != std::string::npos;
-}
+using test::contains;
 
 Bytes cat(std::initializer_list<Bytes> parts) {
   Bytes out;

@@ -31,6 +31,7 @@
 #include "copysynth/copysynth.h"
 #include "copysynth/copysynth.hpp"
 #include "copysynth/tuner.hpp"
+#include "support/routines.hpp"
 
 extern char** environ;
 
@@ -114,13 +115,7 @@ CopyParams small_params(unsigned unroll) {
   return p;
 }
 
-Routine build(const CopyParams& p) {
-  auto plan = make_plan(p, CpuInfo::host().features());
-  REQUIRE(plan.ok());
-  auto r = Routine::build(*plan);
-  REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
-  return std::move(r).value();
-}
+using test::build;
 
 bool copies(CopyFn f, std::size_t n) {
   std::vector<unsigned char> src(n + 1), dst(n + 1, 0);

@@ -22,24 +22,25 @@
 #include "copysynth/perf_counters.hpp"
 #include "copysynth/plot.hpp"
 #include "copysynth/c_format.hpp"
+#include "copysynth/library_writer.hpp"
 #include "copysynth/peers.hpp"
 #include "copysynth/report.hpp"
 #include "copysynth/tuner.hpp"
 #include "copysynth/verify.hpp"
-#include "temp_dir.hpp"
+#include "support/skip.hpp"
+#include "support/temp_dir.hpp"
+#include "support/text.hpp"
+#include "support/verify_options.hpp"
+#include "support/wisdom.hpp"
 
 using namespace copysynth;
-using copysynth_test::TempDir;
+using test::contains;
+using test::read_text;
+using test::TempDir;
 
 namespace {
 
-VerifyOptions fast_options() {
-  VerifyOptions o;
-  o.dense_max = 300;
-  o.random_sizes = 4;
-  o.max_size = 1 << 20;
-  return o;
-}
+VerifyOptions fast_options() { return test::light_options(1 << 20); }
 
 // ---- deliberately broken memcpy variants (volatile so the compiler keeps them as written) ----
 
@@ -252,10 +253,6 @@ TEST_CASE("the seeds workload has the seeds' points") {
   CHECK(size_label(64ull << 20) == "64M");
   CHECK(size_label(4096) == "4096");
 }
-
-namespace {
-bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
-}  // namespace
 
 // Regression: a missing file said "cannot read size distribution /tmp/nonexist.csv" with no reason,
 // and a bad field's raw bytes went into the message unescaped (a newline split it).
@@ -564,7 +561,7 @@ TEST_CASE("hardware counters: a reason when unavailable, counts when available")
     CHECK(v.cycles > 0);
     CHECK(v.instructions > 0);
   } else {
-    MESSAGE("no hardware counters here: " << pmu.unavailable());
+    COPYSYNTH_SKIP_PART("no hardware counters here (" + pmu.unavailable() + "): only their absence is checked");
     CHECK_FALSE(pmu.unavailable().empty());
     CHECK(v.cycles == 0);
     CHECK(v.ipc() == 0);
@@ -660,6 +657,192 @@ std::vector<std::pair<double, std::string>> y_labels(const std::string& svg) {
 }
 
 }  // namespace
+
+TEST_CASE("report_sections: which tables run for an operation and a workload") {
+  const ReportSections seeds = report_sections(Operation::kMemcpy, seeds_workload(Operation::kMemcpy));
+  CHECK(seeds.points);
+  CHECK(seeds.misaligned);
+  CHECK(seeds.uses);
+  CHECK(seeds.distributions == production_distributions());
+  // The misaligned matrix as the workload: its own table, no second copy of it, no use table.
+  const ReportSections mis = report_sections(Operation::kMemmove, misaligned_workload(Operation::kMemmove));
+  CHECK(mis.points);
+  CHECK_FALSE(mis.misaligned);
+  CHECK_FALSE(mis.uses);
+  CHECK(mis.distributions == production_distributions());
+  // fill: no distributions (they are copies); clear_page: one page, nothing misaligned, no uses.
+  const ReportSections fill = report_sections(Operation::kFill, seeds_workload(Operation::kFill));
+  CHECK(fill.misaligned);
+  CHECK(fill.uses);
+  CHECK(fill.distributions.empty());
+  const ReportSections page = report_sections(Operation::kClearPage, seeds_workload(Operation::kClearPage));
+  CHECK(page.points);
+  CHECK_FALSE(page.misaligned);
+  CHECK_FALSE(page.uses);
+  CHECK(page.distributions.empty());
+  // A distribution workload: no point table, only its own distribution.
+  auto d = make_workload("MemcpyGoogleQ", Operation::kMemcpy, false);
+  REQUIRE(d.ok());
+  const ReportSections dist = report_sections(Operation::kMemcpy, *d);
+  CHECK_FALSE(dist.points);
+  CHECK_FALSE(dist.misaligned);
+  CHECK_FALSE(dist.uses);
+  CHECK(dist.distributions == std::vector<std::string>{"MemcpyGoogleQ"});
+}
+
+TEST_CASE("report_svg_path: the first operation's plot at the path, the others' beside it") {
+  CHECK(report_svg_path("speedup.svg", Operation::kMemcpy, 0) == "speedup.svg");
+  CHECK(report_svg_path("speedup.svg", Operation::kFill, 1) == "speedup-fill.svg");
+  CHECK(report_svg_path("out/plot.v2.svg", Operation::kClearPage, 3) == "out/plot.v2-clear_page.svg");
+  CHECK(report_svg_path("plot", Operation::kMemmove, 1) == "plot-memmove");
+  CHECK(report_svg_path("a.dir/plot", Operation::kMemmove, 1) == "a.dir/plot-memmove");
+  CHECK(report_svg_path("", Operation::kMemmove, 1).empty());
+}
+
+TEST_CASE("run_report prints each section as it is measured, then the targets; a plot it cannot write is an error") {
+  CopyParams p;
+  p.operation = Operation::kClearPage;
+  p.vector_width = 16;
+  p.prefetch_distance = 0;
+  auto plan = make_plan(p, CpuInfo::host().features());
+  REQUIRE_MESSAGE(plan.ok(), (plan.ok() ? std::string() : plan.error().message));
+  auto r = Routine::build(*plan);
+  REQUIRE(r.ok());
+  ReportOptions ro;
+  ro.rounds = 2;
+  ro.passes = 1;
+  const Workload w = seeds_workload(Operation::kClearPage);
+  std::vector<std::string> printed;
+  auto res = run_report(*r, w, ro, [&](const std::string& text) { printed.push_back(text); });
+  REQUIRE_MESSAGE(res.ok(), (res.ok() ? std::string() : res.error().message));
+  REQUIRE(res->points.has_value());
+  CHECK_FALSE(res->misaligned.has_value());
+  CHECK_FALSE(res->uses.has_value());
+  CHECK_FALSE(res->distributions.has_value());
+  CHECK(res->read_gbps == 0);  // no 64 MiB row
+  REQUIRE(printed.size() == 2);  // the table, then the targets
+  CHECK(printed[0].rfind("seeds matrix, GB/s (higher is better):\n", 0) == 0);
+  CHECK(printed[0] == "seeds matrix, GB/s (higher is better):\n" + res->points->format());
+  CHECK(contains(printed[1], "performance targets"));
+
+  TempDir dir;
+  ro.svg_path = dir.path + "/page.svg";
+  ro.svg_title = "clear_page here";
+  auto plotted = run_report(*r, w, ro, {});
+  REQUIRE(plotted.ok());
+  CHECK(contains(read_text(ro.svg_path), "clear_page here"));
+  ro.svg_path = dir.path + "/no/such/dir/page.svg";
+  auto bad = run_report(*r, w, ro, {});
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().code == ErrorCode::kInvalidArgument);
+}
+
+TEST_CASE("check_asm_destination: never the wisdom file, never a file copysynth did not write") {
+  TempDir dir;
+  const std::string wisdom = dir.path + "/best.json", S = dir.path + "/memcpy.S";
+  test::write_file(wisdom, "{}");
+  CHECK(check_asm_destination(S, wisdom).ok());  // a new file
+  const Status self = check_asm_destination(wisdom, wisdom);
+  REQUIRE_FALSE(self.ok());
+  CHECK(contains(self.error().message, "is the wisdom file --from reads"));
+  test::write_file(S, "my notes\n");
+  const Status theirs = check_asm_destination(S, wisdom);
+  REQUIRE_FALSE(theirs.ok());
+  CHECK(contains(theirs.error().message, "not overwriting it"));
+  test::write_file(S, "/* memcpy_copysynth: written by copysynth 0.1 */\n");
+  CHECK(check_asm_destination(S, wisdom).ok());  // its own earlier file
+  CHECK_FALSE(check_asm_destination(dir.path, wisdom).ok());
+}
+
+TEST_CASE("asm_entry: the operation asked for, else memcpy, else the only entry") {
+  CopyParams c;
+  c.vector_width = 16;
+  CopyParams f = c;
+  f.operation = Operation::kFill;
+  const Wisdom both = test::wisdom_of(CpuInfo::host(), {test::entry_for(c), test::entry_for(f)});
+  const Wisdom fill_only = test::wisdom_of(CpuInfo::host(), {test::entry_for(f)});
+  CHECK((*asm_entry(both, std::nullopt, "w.json"))->operation == Operation::kMemcpy);
+  CHECK((*asm_entry(both, Operation::kFill, "w.json"))->operation == Operation::kFill);
+  CHECK((*asm_entry(fill_only, std::nullopt, "w.json"))->operation == Operation::kFill);
+  auto none = asm_entry(fill_only, Operation::kMemmove, "w.json");
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.error().code == ErrorCode::kWisdomMismatch);
+  CHECK_MESSAGE(contains(none.error().message, "w.json has no memmove entry (it holds fill)"), none.error().message);
+}
+
+TEST_CASE("write_asm_file: verified before anything is written; what ran is in the header") {
+  TempDir dir;
+  const IsaFeatures& host = CpuInfo::host().features();
+  CopyParams p;
+  p.vector_width = host.max_vector_bytes() >= 32 ? 32 : 16;
+  const Wisdom w = test::wisdom_of(CpuInfo::host(), {test::entry_for(p)});
+  AsmFileOptions o;
+  o.path = dir.path + "/memcpy.S";
+  o.wisdom_path = dir.path + "/best.json";
+  o.command = "autotune --from best.json --emit-asm memcpy.S";
+  o.verify = test::light_options(1 << 16);
+  std::vector<std::string> said;
+  o.progress = [&](const std::string& s) { said.push_back(s); };
+
+  SUBCASE("this host runs it: the conformance suite, then the file") {
+    auto r = write_asm_file(w, w.entries[0], o);
+    REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
+    CHECK(r->executed);
+    CHECK(r->symbol == "memcpy_copysynth");
+    CHECK(r->code_bytes == assemble(w.entries[0].plan)->size());
+    CHECK(r->warnings.empty());
+    const std::string text = read_text(o.path);
+    CHECK(contains(text.substr(0, text.find('\n')), "written by copysynth"));
+    CHECK(contains(text, "Verified: the static checks for "));
+    CHECK(contains(text, "; the conformance suite "));
+    CHECK(contains(text, "Command: " + o.command));
+    CHECK(contains(said.front(), "verifying the memcpy routine on this host before writing it"));
+  }
+  SUBCASE("a host that cannot run it: written after the static checks alone, and said so") {
+    o.target = IsaLevel::kAVX2;
+    CopyParams q;
+    q.vector_width = 32;
+    const Wisdom w2 = test::wisdom_of(CpuInfo::host(), {test::entry_for(q, IsaFeatures::for_level(IsaLevel::kAVX2))});
+    auto r = write_asm_file(w2, w2.entries[0], o, CpuInfo::host().capped(IsaLevel::kSSE2));
+    REQUIRE_MESSAGE(r.ok(), (r.ok() ? std::string() : r.error().message));
+    CHECK_FALSE(r->executed);
+    CHECK(r->target == IsaLevel::kAVX2);
+    CHECK(contains(read_text(o.path), "not executed"));
+  }
+  SUBCASE("the linux flavour with vector registers: written, with a warning") {
+    o.flavor = "linux";
+    auto r = write_asm_file(w, w.entries[0], o);
+    REQUIRE(r.ok());
+    REQUIRE(r->warnings.size() == 1);
+    CHECK(contains(r->warnings[0], "kernel_fpu_begin()"));
+  }
+  SUBCASE("refused, nothing written") {
+    WisdomEntry e = w.entries[0];
+    ErrorCode want = ErrorCode::kInvalidArgument;
+    std::string why;
+    SUBCASE("a target below what the plan needs") {
+      o.target = IsaLevel::kSSE2;
+      e.plan.params.vector_width = 32;
+      e = test::entry_for(e.plan.params, IsaFeatures::for_level(IsaLevel::kAVX2));
+      want = ErrorCode::kUnsupportedIsa;
+      why = "cannot run on --target sse2";
+    }
+    SUBCASE("code other than the one tuned") {
+      e.code_hash ^= 1;
+      want = ErrorCode::kWisdomMismatch;
+      why = "emits other code";
+    }
+    SUBCASE("a symbol GNU as does not take") {
+      o.symbol = "$x";
+      why = "is not a symbol GNU as takes";
+    }
+    auto r = write_asm_file(w, e, o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == want);
+    CHECK_MESSAGE(contains(r.error().message, why), r.error().message);
+    CHECK_FALSE(std::filesystem::exists(o.path));
+  }
+}
 
 TEST_CASE("plot: a speedup axis from 0.3x to 30x is logarithmic, labelled 0.5 1 2 5 10 20, labels apart") {
   TempDir dir;
@@ -777,7 +960,7 @@ TEST_CASE("locale: under setlocale(LC_ALL, \"de_DE.UTF-8\") numbers are read and
   RestoreCLocale restore;
   std::string why;
   if (!set_decimal_comma_locale(dir.path, why)) {
-    MESSAGE("skipped: " << why);
+    COPYSYNTH_SKIP_PART(why);
     return;
   }
   char probe[32];
@@ -850,7 +1033,7 @@ TEST_CASE("locale: under std::locale::global(de_DE.UTF-8) the texts copysynth wr
   RestoreCLocale restore;
   std::string why;
   if (!set_decimal_comma_locale(dir.path, why)) {
-    MESSAGE("skipped: " << why);
+    COPYSYNTH_SKIP_PART(why);
     return;
   }
   const std::locale old = std::locale::global(std::locale("de_DE.UTF-8"));

@@ -16,7 +16,10 @@
 #include "copysynth/ladders.hpp"
 #include "copysynth/static_check.hpp"
 #include "copysynth/verify.hpp"
-#include "grid_verify_options.hpp"
+#include "support/routines.hpp"
+#include "support/skip.hpp"
+#include "support/snippet.hpp"
+#include "support/verify_options.hpp"
 
 using namespace copysynth;
 
@@ -24,20 +27,8 @@ namespace {
 
 const IsaFeatures& host() { return CpuInfo::host().features(); }
 
-std::vector<unsigned> host_widths() {
-  std::vector<unsigned> w{8, 16};
-  if (host().max_vector_bytes() >= 32) w.push_back(32);
-  if (host().max_vector_bytes() >= 64) w.push_back(64);
-  return w;
-}
-
-Routine build(const CopyParams& p, const EmitFaults& f = {}) {
-  auto plan = make_plan(p, host());
-  REQUIRE_MESSAGE(plan.ok(), (plan.ok() ? "" : plan.error().message));
-  auto r = f.any() ? Routine::build_with_faults(*plan, f) : Routine::build(*plan);
-  REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
-  return std::move(r).value();
-}
+using test::build;
+using test::host_widths;
 
 /// Cheaper options for the big grid (the full defaults run in the tuner and below).
 using test::grid_options;
@@ -212,8 +203,9 @@ TEST_CASE("fault: a missing sfence after non-temporal stores is caught by the st
   }
 }
 
-TEST_CASE("fault: a missing vzeroupper is caught statically, and dynamically where XINUSE exists") {
-  if (host().max_vector_bytes() < 32) return;
+TEST_CASE("fault: a missing vzeroupper is caught statically, and dynamically where XINUSE exists" *
+          test::skip_unless(CpuInfo::host().features().max_vector_bytes() >= 32,
+                            "needs AVX2 (32-byte vectors): this host has none")) {
   CopyParams p;
   p.vector_width = 32;
   EmitFaults f;
@@ -232,7 +224,7 @@ TEST_CASE("fault: a missing vzeroupper is caught statically, and dynamically whe
     REQUIRE_FALSE(rep.ok());
     CHECK(rep.failure->what.find("vzeroupper") != std::string::npos);
   } else {
-    MESSAGE("XINUSE not available here: the missing vzeroupper is caught by the static checks only");
+    COPYSYNTH_SKIP_PART("XINUSE not available here: the missing vzeroupper is caught by the static checks only");
   }
 }
 
@@ -259,7 +251,7 @@ TEST_CASE("fault: a length truncated to 32 bits is caught at n = 2^32 + 4097") {
   Routine bad = build(p, f);
   const VerifyReport rep = verify_huge(bad);
   if (!rep.notes.empty() && rep.ok()) {
-    MESSAGE("skipped: " << rep.notes.front());
+    COPYSYNTH_SKIP_PART(rep.notes.front());
     return;
   }
   REQUIRE_FALSE(rep.ok());
@@ -355,30 +347,14 @@ TEST_CASE("lengths >= 2^32 are copied, moved and filled whole (or skipped with a
     Routine r = build(p);
     const VerifyReport rep = verify_huge(r);
     CHECK_MESSAGE(rep.ok(), r.name() << ": " << rep.summary());
-    for (const auto& n : rep.notes) MESSAGE("skipped: " << n);
+    for (const auto& n : rep.notes) COPYSYNTH_SKIP_PART(n);
   }
 }
 
 TEST_CASE("the ABI probe reports clobbered callee-saved registers, DF and rsp") {
-  auto make = [](auto body) {
-    asmjit::CodeHolder code;
-    code.init(asmjit::Environment(asmjit::Arch::kX64));
-    asmjit::x86::Assembler a(&code);
-    body(a);
-    code.flatten();
-    const auto& buf = code.textSection()->buffer();
-    return std::vector<std::uint8_t>(buf.data(), buf.data() + buf.size());
-  };
+  const auto make = [](auto body) { return test::assemble_snippet(body); };
   // Run the snippets from an executable, never-writable mapping (mmap + mprotect).
-  auto run = [](const std::vector<std::uint8_t>& bytes) {
-    void* m = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    REQUIRE(m != MAP_FAILED);
-    std::memcpy(m, bytes.data(), bytes.size());
-    REQUIRE(mprotect(m, 4096, PROT_READ | PROT_EXEC) == 0);
-    const AbiCall c = abi_call(m, 1, 2, 3);
-    munmap(m, 4096);
-    return c;
-  };
+  const auto run = [](const std::vector<std::uint8_t>& bytes) { return test::call_snippet(bytes, 1, 2, 3); };
   namespace x86 = asmjit::x86;
   const AbiCall ok = run(make([](x86::Assembler& a) { a.mov(x86::rax, x86::rdi); a.ret(); }));
   CHECK(ok.problem().empty());
@@ -393,13 +369,19 @@ TEST_CASE("the ABI probe reports clobbered callee-saved registers, DF and rsp") 
   CHECK(df.problem().find("direction flag") != std::string::npos);
   if (host().has(Feature::kAVX)) {
     const AbiCall ymm = run(make([](x86::Assembler& a) { a.vpcmpeqb(x86::ymm3, x86::ymm3, x86::ymm3); a.ret(); }));
-    if (ymm.upper_checked) CHECK(ymm.upper_dirty);
+    if (ymm.upper_checked) {
+      CHECK(ymm.upper_dirty);
+    } else {
+      COPYSYNTH_SKIP_PART("XINUSE not available here: a dirty upper state is not seen");
+    }
     const AbiCall clean = run(make([](x86::Assembler& a) {
       a.vpcmpeqb(x86::ymm3, x86::ymm3, x86::ymm3);
       a.vzeroupper();
       a.ret();
     }));
     CHECK_FALSE(clean.upper_dirty);
+  } else {
+    COPYSYNTH_SKIP_PART("no AVX here: the upper-state checks of the probe are not tried");
   }
 }
 

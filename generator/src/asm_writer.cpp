@@ -54,12 +54,27 @@ std::string comment_safe(std::string s) {
   return s;
 }
 
-bool valid_symbol(const std::string& s) {
-  if (s.empty()) return false;
-  const auto first = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '.'; };
-  if (!first(s[0])) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [&](char c) { return first(c) || std::isdigit(static_cast<unsigned char>(c)) || c == '$'; });
+/// Whether `c` may appear in a GNU as symbol name (ASCII letters, digits, '_', '.', '$').
+bool symbol_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$';
+}
+
+/// `c` as a reader should see it in an error message.
+std::string describe_char(char c) {
+  if (c == ' ') return "a space";
+  if (c == '\t') return "a tab";
+  const auto u = static_cast<unsigned char>(c);
+  if (u > 0x20 && u < 0x7f) return std::string("'") + c + "'";
+  char b[16];
+  std::snprintf(b, sizeof b, "the byte \\%03o", u);
+  return b;
+}
+
+/// Names the C preprocessor replaces in a linux or glibc flavour file (gcc -E -x
+/// assembler-with-cpp on x86-64 GNU/Linux predefines them as 1, or as its own values).
+bool preprocessor_name(const std::string& s) {
+  if (s == "linux" || s == "unix" || s == "__linux" || s == "__unix") return true;
+  return s.size() > 4 && s.compare(0, 2, "__") == 0 && s.compare(s.size() - 2, 2, "__") == 0;
 }
 
 /// Lines of at most `width` characters from space-separated words.
@@ -133,13 +148,10 @@ class Writer {
 
   /// The whole file (plan_ set) or the body alone.
   Result<AsmText> run() {
-    if (!opt_.label_prefix.empty() && !valid_symbol("_" + opt_.label_prefix))
+    if (!opt_.label_prefix.empty() && !std::all_of(opt_.label_prefix.begin(), opt_.label_prefix.end(), symbol_char))
       return make_error(ErrorCode::kInvalidArgument,
                         "label prefix \"" + opt_.label_prefix + "\" must be letters, digits, '_', '.' or '$'");
-    if (plan_ && !valid_symbol(opt_.symbol))
-      return make_error(ErrorCode::kInvalidArgument,
-                        "\"" + opt_.symbol + "\" is not an assembler symbol name: use letters, digits, '_', '.' and "
-                        "'$', not starting with a digit (e.g. --name memcpy_avx2)");
+    if (plan_) COPYSYNTH_TRY(check_asm_symbol(opt_.symbol, fl_));
     COPYSYNTH_TRY(decode());
     name_labels();
     AsmText out;
@@ -503,6 +515,33 @@ Result<AsmText> write_asm(const CopyPlan& plan, const AsmFlavor& flavor, const A
   auto code = assemble_annotated(plan);
   if (!code) return std::move(code).error();
   return Writer(&plan, std::move(*code), flavor, opt).run();
+}
+
+Status check_asm_symbol(const std::string& symbol, const AsmFlavor& flavor) {
+  const auto refuse = [&](const std::string& why) -> Status {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "\"" + symbol + "\" is not a symbol GNU as takes" +
+                          (flavor.name.empty() ? std::string() : " in a " + flavor.name + " flavour file") + ": " + why +
+                          "; use letters, digits, '_', '.' and '$', starting with a letter, '_' or '.' "
+                          "(e.g. --name memcpy_avx2)");
+  };
+  if (symbol.empty()) return refuse("it is empty");
+  for (char c : symbol)
+    if (!symbol_char(c)) return refuse("it contains " + describe_char(c));
+  if (std::isdigit(static_cast<unsigned char>(symbol[0]))) return refuse("it starts with a digit, which as reads as a number");
+  if (symbol[0] == '$') return refuse("it starts with '$', which AT&T syntax reads as an immediate");
+  if (symbol == ".") return refuse("\".\" is as's location counter");
+  if (symbol.compare(0, 2, ".L") == 0)
+    return refuse("names starting with .L are as's local labels (this file's own labels among them)");
+  // The linux and glibc frames include headers: the file goes through the C preprocessor first,
+  // which would replace a predefined name or the flavour's own object-like macro (RET).
+  if (flavor.prologue.find("#include") != std::string::npos) {
+    if (preprocessor_name(symbol))
+      return refuse("the C preprocessor this flavour runs first replaces the name " + symbol);
+    if (flavor.ret != "ret" && symbol == flavor.ret)
+      return refuse(symbol + " is this flavour's macro for ret");
+  }
+  return {};
 }
 
 Result<AsmText> asm_body(const AnnotatedCode& code, const AsmFlavor& flavor, const std::string& label_prefix) {

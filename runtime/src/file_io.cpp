@@ -1,4 +1,4 @@
-// copysynth — reading small input files (see file_io.hpp).
+// copysynth — reading small input files, checking where output files go (see file_io.hpp).
 #include "copysynth/file_io.hpp"
 
 #include <fcntl.h>
@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 namespace copysynth {
 namespace {
@@ -74,6 +75,21 @@ Result<std::string> read_regular_file(const std::string& path, const std::string
     return make_error(code, path + " grew past the " + mib(max_bytes) + " a " + what + " may have while it was read");
   text.resize(have);
   return text;
+}
+
+Status check_output_path(const std::string& option, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    return make_error(ErrorCode::kInvalidArgument, option + " " + path + ": is a directory; give a file name");
+  const fs::path dir = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec))
+    return make_error(ErrorCode::kInvalidArgument, option + " " + path + ": the directory " + dir.string() +
+                                                       " does not exist; create it or pick another path");
+  if (::access(dir.c_str(), W_OK) != 0)
+    return make_error(ErrorCode::kInvalidArgument,
+                      option + " " + path + ": cannot write in " + dir.string() + " (" + std::strerror(errno) + ")");
+  return {};
 }
 
 }  // namespace copysynth

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -521,6 +522,54 @@ Fleet merge_fleets(const std::vector<Fleet>& inputs, std::vector<std::string>* n
     }
   }
   return out;
+}
+
+std::string free_backup_name(const std::string& path) {
+  std::error_code ec;
+  std::string bak = path + ".bak";
+  for (int i = 1; std::filesystem::exists(bak, ec); ++i) bak = path + ".bak." + std::to_string(i);
+  return bak;
+}
+
+Status save_wisdom_keeping(Wisdom w, const std::string& path, const CpuInfo& cpu,
+                           const std::function<void(const std::string&)>& progress) {
+  const auto say = [&](const std::string& line) {
+    if (progress) progress(line);
+  };
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
+    if (std::filesystem::is_directory(path, ec))
+      return make_error(ErrorCode::kWisdomIo, path + " is a directory; give --emit a file name");
+    if (auto fleet = load_fleet(path); fleet && fleet->schema == kFleetSchema) {
+      Fleet mine;
+      mine.hosts = {w};
+      Fleet out = *fleet;
+      out.hosts = merge_fleets({*fleet, mine}).hosts;
+      out.created = w.created;
+      COPYSYNTH_TRY(save_fleet(out, path));
+      say("wrote this CPU's entries into the fleet file " + path + " (" + std::to_string(out.hosts.size()) +
+          " CPUs; the others unchanged)");
+      return {};
+    }
+    auto old = load_wisdom(path);
+    Status same_cpu = old ? check_cpu(*old, cpu) : Status(old.error());
+    if (same_cpu.ok()) {
+      for (const auto& e : old->entries)
+        if (!w.find(e.operation)) {
+          w.entries.push_back(e);
+          say("kept the " + std::string(name_of(e.operation)) + " entry of " + path);
+        }
+    } else {
+      const std::string bak = free_backup_name(path);
+      if (std::rename(path.c_str(), bak.c_str()) != 0)
+        return make_error(ErrorCode::kWisdomIo, "cannot move the existing " + path + " aside to " + bak + " (" +
+                                                    std::strerror(errno) + "); nothing was written");
+      say("moved the existing " + path + " to " + bak + ": " + same_cpu.error().message);
+    }
+  }
+  COPYSYNTH_TRY(save_wisdom(w, path));
+  say("wrote " + path);
+  return {};
 }
 
 Result<Routine> build_entry(const Wisdom& w, const WisdomEntry& e, const CpuInfo& cpu) {

@@ -1,4 +1,5 @@
-// copysynth — the ahead-of-time library writer (see library_writer.hpp for what the library holds).
+// copysynth — the .S file and ahead-of-time library writers (see library_writer.hpp for what the
+// library holds).
 //
 // Why not GNU IFUNC (as glibc's multiarch string functions and AMD AOCL-LibMem's
 // src/libmem_ifunc_dispatcher.c dispatch): a preloaded library is relocated after the libraries
@@ -34,6 +35,11 @@
 
 #include "copysynth/asm_flavors.hpp"
 #include "copysynth/asm_writer.hpp"
+#include "copysynth/c_format.hpp"
+#include "copysynth/file_io.hpp"
+#include "copysynth/peers.hpp"
+#include "copysynth/report.hpp"
+#include "copysynth/static_check.hpp"
 #include "copysynth/ladders.hpp"
 #include "copysynth/routine.hpp"
 #include "copysynth/version.h"
@@ -576,4 +582,127 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
   return result;
 }
 
+// ----- one routine as a .S file -----------------------------------------------------------------
+
+Status check_asm_destination(const std::string& path, const std::string& wisdom_path) {
+  std::error_code ec;
+  if (fs::exists(path, ec)) {
+    if (!wisdom_path.empty() && fs::equivalent(path, wisdom_path, ec))
+      return make_error(ErrorCode::kInvalidArgument, "--emit-asm " + path + " is the wisdom file --from reads; "
+                                                     "give the .S file another name");
+    std::ifstream in(path);
+    std::string first;
+    std::getline(in, first);
+    if (first.find("written by copysynth") == std::string::npos)
+      return make_error(ErrorCode::kInvalidArgument, "--emit-asm " + path + " exists and is not a .S file copysynth "
+                                                     "wrote; not overwriting it: remove it or pick another name");
+  }
+  return check_output_path("--emit-asm", path);
+}
+
+Result<const WisdomEntry*> asm_entry(const Wisdom& w, std::optional<Operation> op, const std::string& wisdom_path) {
+  std::string held;
+  for (const auto& e : w.entries) held += (held.empty() ? "" : ", ") + std::string(name_of(e.operation));
+  const Operation want = op.value_or(Operation::kMemcpy);
+  if (const WisdomEntry* e = w.find(want)) return e;
+  if (!op && w.entries.size() == 1) return &w.entries.front();
+  return make_error(ErrorCode::kWisdomMismatch,
+                    wisdom_path + " has no " + std::string(name_of(want)) + " entry (it holds " +
+                        (held.empty() ? "none" : held) + "): pick one of those with --op, or tune it with autotune --op " +
+                        std::string(name_of(want)) + " --emit " + wisdom_path);
+}
+
+Result<AsmFileResult> write_asm_file(const Wisdom& w, const WisdomEntry& entry, const AsmFileOptions& opt,
+                                     const CpuInfo& host) {
+  const auto say = [&](const std::string& s) {
+    if (opt.progress) opt.progress(s);
+  };
+  const CopyPlan& plan = entry.plan;
+  const std::string op = std::string(name_of(entry.operation));
+  auto flavor = asm_flavor(opt.flavor);
+  if (!flavor) return flavor.error();
+  AsmOptions o;
+  o.symbol = opt.symbol.empty() ? default_asm_symbol(entry.operation) : opt.symbol;
+  COPYSYNTH_TRY(check_asm_symbol(o.symbol, *flavor));
+  // The target: opt.target, or the lowest ISA level the plan runs on.
+  IsaLevel level = IsaLevel::kSSE2;
+  if (opt.target) {
+    level = *opt.target;
+    if (auto st = validate(plan.params, IsaFeatures::for_level(level)); !st) {
+      const std::string name(isa_level_name(level));
+      return make_error(ErrorCode::kUnsupportedIsa, "the " + op + " routine in " + opt.wisdom_path +
+                                                        " cannot run on --target " + name + ": " + st.error().message +
+                                                        "; pick a higher --target, or tune for it with autotune --isa " +
+                                                        name + " --emit FILE");
+    }
+  } else {
+    for (IsaLevel l : {IsaLevel::kSSE2, IsaLevel::kAVX2, IsaLevel::kAVX512}) {
+      level = l;
+      if (validate(plan.params, IsaFeatures::for_level(l)).ok()) break;
+    }
+  }
+  const IsaFeatures target = IsaFeatures::for_level(level);
+  auto bytes = assemble(plan);
+  if (!bytes) return bytes.error();
+  if (fnv1a64(*bytes) != entry.code_hash)
+    return make_error(ErrorCode::kWisdomMismatch,
+                      "this copysynth (" + std::string(COPYSYNTH_VERSION) + ") emits other code for the " + op +
+                          " plan in " + opt.wisdom_path + " (made by copysynth " + w.generator_version +
+                          "), so the file would not be the routine that was tuned; re-run autotune --emit " +
+                          opt.wisdom_path + " with this version");
+  // Verification before writing: the static checks for the target always, the conformance suite
+  // when this host can run the code.
+  AsmFileResult res;
+  res.path = opt.path;
+  res.symbol = o.symbol;
+  res.target = level;
+  const StaticReport sr = check_code(*bytes, target);
+  if (!sr.ok())
+    return make_error(ErrorCode::kVerifyFailed, "the " + op + " routine fails the static checks for " +
+                                                    std::string(isa_level_name(level)) + ": " + sr.summary());
+  std::string verified = "Verified: the static checks for " + std::string(isa_level_name(level)) + " passed";
+  if (validate(plan.params, host.features()).ok()) {
+    auto r = Routine::build(plan, host);
+    if (!r) return r.error();
+    say("verifying the " + op + " routine on this host before writing it");
+    const VerifyReport rep = verify_routine(*r, opt.verify);
+    if (!rep.ok())
+      return make_error(ErrorCode::kVerifyFailed, "the " + op + " routine failed verification: " + rep.summary());
+    verified += "; the conformance suite " + rep.summary() + " on " + host.brand();
+    res.executed = true;
+  } else {
+    verified += "; not executed (the generating host, " + host.brand() + " with " + host.features().to_string() +
+                ", lacks features it needs)";
+    say("not executing the routine: this host (with --isa: " + host.features().to_string() +
+        ") lacks features it needs; static checks only");
+  }
+  o.header.push_back("Tuned on: " + (w.cpu_brand.empty() ? w.cpu_vendor : w.cpu_brand) + " (" + w.cpu_signature +
+                     "), workload " + entry.workload + ", " + w.created + ", copysynth " + w.generator_version + ".");
+  if (!entry.points.empty()) {
+    char b[160];
+    snprintf_c(b, sizeof b, "Measured then: %.2fx the speed of the %s (geometric mean over %zu points).",
+               geomean_speedup(entry.points), baseline_name(entry.operation).c_str(), entry.points.size());
+    o.header.push_back(b);
+  }
+  o.header.push_back("Target: " + std::string(isa_level_name(level)) + " (" + target.to_string() + ").");
+  o.header.push_back(verified + ".");
+  o.header.push_back("Command: " + opt.command);
+  auto text = write_asm(plan, *flavor, o);
+  if (!text) return text.error();
+  if (opt.flavor == "linux" && plan.vec > 8)
+    res.warnings.push_back("this " + op + " routine uses " + std::to_string(plan.vec) +
+                           "-byte vector registers; the kernel allows them only between kernel_fpu_begin() and "
+                           "kernel_fpu_end(), so this file cannot replace an arch/x86/lib routine as it is (that needs "
+                           "a GPR plan, CopyParams vector_width = 8, which autotune's search does not force)");
+  std::ofstream f(opt.path, std::ios::binary);
+  f << text->text;
+  f.close();
+  if (!f)
+    return make_error(ErrorCode::kInvalidArgument, "cannot write " + opt.path + " (" + std::strerror(errno) + ")");
+  res.instructions = text->instructions;
+  res.code_bytes = text->code_bytes;
+  return res;
+}
+
 }  // namespace copysynth
+

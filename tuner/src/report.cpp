@@ -572,4 +572,80 @@ std::vector<MeasuredPoint> measure_table(const Routine& r, const Workload& w, un
   return out;
 }
 
+ReportSections report_sections(Operation op, const Workload& w) {
+  ReportSections s;
+  const bool seeds = !w.is_distribution() && w.name == "seeds";
+  s.points = !w.is_distribution();
+  s.misaligned = seeds && op != Operation::kClearPage;
+  s.uses = seeds && op != Operation::kClearPage;
+  if (op == Operation::kMemcpy || op == Operation::kMemmove)
+    s.distributions = w.is_distribution() ? std::vector<std::string>{w.distribution->name} : production_distributions();
+  return s;
+}
+
+std::string report_svg_path(const std::string& svg_path, Operation op, std::size_t index) {
+  if (svg_path.empty() || index == 0) return svg_path;
+  const std::string suffix = "-" + std::string(name_of(op));
+  const auto dot = svg_path.rfind('.');
+  const auto slash = svg_path.rfind('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return svg_path + suffix;
+  return svg_path.substr(0, dot) + suffix + svg_path.substr(dot);
+}
+
+Result<ReportResult> run_report(const Routine& tuned, const Workload& w, const ReportOptions& opt,
+                                const std::function<void(const std::string&)>& print) {
+  const Operation op = tuned.params().operation;
+  const ReportSections sections = report_sections(op, w);
+  const auto out = [&](const std::string& text) {
+    if (print) print(text);
+  };
+  ReportResult res;
+  if (sections.points) {
+    ReportTable& t = res.points.emplace(report_points(tuned, w, opt));
+    t.aligned_ratio = w.name == "misaligned";
+    out(w.name + " matrix, GB/s (higher is better):\n" + t.format());
+    for (const auto& row : t.rows)
+      if (row.point.size >= (std::uint64_t{64} << 20) && row.point.src_align == 0 && row.point.dst_align == 0) {
+        res.read_gbps = read_bandwidth_gbps();
+        char b[160];
+        snprintf_c(b, sizeof b, "64 MiB: tuned %.2f GB/s; this machine streams reads at %.2f GB/s (the limit)\n",
+                   row.value.back(), res.read_gbps);
+        out(b);
+      }
+    if (!opt.svg_path.empty()) {
+      std::string err;
+      const std::string title =
+          opt.svg_title.empty() ? std::string(name_of(op)) + ": tuned vs glibc" : opt.svg_title;
+      if (!write_speedup_svg(t, title, opt.svg_path, &err)) return make_error(ErrorCode::kInvalidArgument, err);
+      if (opt.progress) opt.progress("wrote " + opt.svg_path);
+    }
+  }
+  if (sections.misaligned) {
+    ReportTable& m = res.misaligned.emplace(report_points(tuned, misaligned_workload(op), opt));
+    m.aligned_ratio = true;
+    out("\nmisaligned destination, GB/s (vs aligned: tuned / tuned at dst offset 0):\n" + m.format());
+  }
+  if (sections.uses) {
+    const ReportTable& u = res.uses.emplace(report_uses(tuned, opt));
+    out("\nthe copy being used, 64 KiB-64 MiB, GB/s (higher is better; the use's time included: "
+        "copy+read loads every line of dst afterwards, copy+write stores to every line of src; "
+        "warm: src just written and dst just read, cold: both flushed):\n" +
+        u.format());
+  }
+  if (!sections.distributions.empty()) {
+    const ReportTable& d = res.distributions.emplace(report_distributions(tuned, sections.distributions, opt));
+    out("\nproduction size distributions, ns per call (lower is better):\n" + d.format());
+  }
+  // The targets of the seeds' matrix need the seeds workload; the misaligned ones take the
+  // misaligned matrix, or the point table when the workload was that matrix.
+  const ReportTable* seeds = res.points && w.name == "seeds" ? &*res.points : nullptr;
+  const ReportTable* misaligned = res.misaligned                            ? &*res.misaligned
+                                  : res.points && w.name == "misaligned" ? &*res.points
+                                                                         : nullptr;
+  out("\n" + format_targets(seeds, misaligned, res.distributions ? &*res.distributions : nullptr, res.read_gbps,
+                            res.uses ? &*res.uses : nullptr));
+  return res;
+}
+
 }  // namespace copysynth
+

@@ -62,7 +62,7 @@ struct AsmFlavor {
 
 /// What goes into a file besides the code.
 struct AsmOptions {
-  std::string symbol;                ///< the function's name: [A-Za-z_.][A-Za-z0-9_.$]*
+  std::string symbol;                ///< the function's name; check_asm_symbol() says which
   std::string label_prefix;          ///< prepended to every local label's name, e.g. "memcpy_"
                                      ///< when several routines share one file; empty: none
   std::vector<std::string> header;   ///< extra header-comment lines (CPU tuned on, target,
@@ -82,10 +82,23 @@ struct AsmText {
 /// ladder in words —, the parameters, the ISA extensions the code uses, then `opt.header`), the
 /// flavour's prologue, every instruction of assemble(plan) in AT&T syntax with labels at branch
 /// targets, padding as `.byte` runs or NOP macros, and the epilogue.
-/// Errors: check_plan()'s; kInvalidArgument for a symbol that is not a valid assembler name;
+/// Errors: check_plan()'s; check_asm_symbol()'s for `opt.symbol`;
 /// kEmitFailed when the bytes do not decode or a branch lands inside an instruction (a copysynth
 /// bug: report the params).
 Result<AsmText> write_asm(const CopyPlan& plan, const AsmFlavor& flavor, const AsmOptions& opt);
+
+/// The one rule for the routine's symbol name (write_asm() applies it, and `autotune --name`
+/// before any work): a name GNU as takes as a symbol in a `.S` file of `flavor` —
+///   - ASCII letters, digits, '_', '.' and '$', not empty;
+///   - not starting with a digit (as reads a number) or with '$' (AT&T syntax reads an
+///     immediate, so no instruction could name the symbol), not "." (the location counter), not
+///     starting with ".L" (as's local labels; the file's own labels use them);
+///   - in a flavour whose frame includes headers (linux, glibc: the file goes through the C
+///     preprocessor first) also not a name the preprocessor predefines (`linux`, `unix`,
+///     `__linux`, `__unix`, any `__NAME__`) or the flavour's own `ret` macro (`RET`).
+/// Errors: kInvalidArgument with a message that quotes the name, says why it is refused and what
+/// a valid name looks like, starting `"NAME" is not a symbol GNU as takes`.
+Status check_asm_symbol(const std::string& symbol, const AsmFlavor& flavor);
 
 /// The body alone — instructions, labels, padding and comments, no header or frame — for any
 /// x86-64 code (entry at offset 0, `code.notes` may be empty): what write_asm() puts between the

@@ -26,4 +26,11 @@ namespace copysynth {
 Result<std::string> read_regular_file(const std::string& path, const std::string& what, std::uint64_t max_bytes,
                                       ErrorCode code, const std::string& missing_hint = {});
 
+/// Checks, before any work is done, that a file may be written at `path`: it is not a directory,
+/// and its directory exists and is writable (access W_OK). `option` names where the path came
+/// from in messages ("--emit", "--svg"). Errors (kInvalidArgument), each naming the option and
+/// the path: "OPTION PATH: is a directory; give a file name", "...: the directory DIR does not
+/// exist; create it or pick another path", "...: cannot write in DIR (<strerror>)".
+Status check_output_path(const std::string& option, const std::string& path);
+
 }  // namespace copysynth

@@ -34,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
@@ -176,6 +177,28 @@ Result<Wisdom> load_wisdom_for(const std::string& path, const CpuInfo& cpu = Cpu
 /// entry of b.json". The result's header (created, command) is left for the caller to set.
 Fleet merge_fleets(const std::vector<Fleet>& inputs, std::vector<std::string>* notes = nullptr,
                    const std::vector<std::string>& names = {});
+
+/// A name for setting `path` aside that no file has yet: "PATH.bak", else "PATH.bak.1", ".2", ...
+std::string free_backup_name(const std::string& path);
+
+/// Writes this CPU's wisdom `w` (a single-host document made on `cpu`) to `path` without losing
+/// what a file already there holds — the rule `autotune --emit` follows:
+///   - no file at `path`: `w` is written as it is (schema 1);
+///   - a fleet file (schema 2, however many hosts): `w` joins it as merge_fleets() combines
+///     them — this CPU's host document takes `w`'s entries (one of the same operation replaced,
+///     the others kept) and `w`'s header, the other hosts stay as they were — and the file is
+///     written as a fleet whose `created` is `w.created`;
+///   - wisdom that may run on `cpu` (check_cpu passes): its entries for operations `w` lacks are
+///     kept, after `w`'s own; the header is `w`'s;
+///   - anything else (another CPU's wisdom, a file that is not wisdom at all): the file is first
+///     renamed to free_backup_name(path), so nothing is overwritten, and then `w` is written.
+/// Each step is said through `progress` (when set), one line each: "kept the fill entry of PATH",
+/// "moved the existing PATH to PATH.bak: <why it could not be merged>", "wrote this CPU's entries
+/// into the fleet file PATH (2 CPUs; the others unchanged)", "wrote PATH".
+/// Errors: kWisdomIo when `path` is a directory, when the existing file cannot be renamed (then
+/// nothing is written) or when the file cannot be written (save_wisdom, save_fleet).
+Status save_wisdom_keeping(Wisdom w, const std::string& path, const CpuInfo& cpu,
+                           const std::function<void(const std::string&)>& progress = {});
 
 /// Builds the routine of entry `e` (of the document `w`) for `cpu` and checks that its code is
 /// byte-identical to the code that was tuned (code_fnv1a64). This check, not generator_version,

@@ -1,5 +1,8 @@
-// copysynth — the tuned routines as an ahead-of-time library: `libcopysynth-tuned.so` and
-// `libcopysynth-tuned.a` (autotune --from best.json --emit-lib DIR).
+// copysynth — files written from wisdom, each only after its code passed verification
+// (invariant 9 of docs/architecture.md): one tuned routine as a GNU as `.S` file
+// (write_asm_file(): autotune --from best.json --emit-asm FILE), and the tuned routines as an
+// ahead-of-time library, `libcopysynth-tuned.so` and `libcopysynth-tuned.a`
+// (write_tuned_library(): autotune --from best.json --emit-lib DIR).
 //
 // A production user deploys an ordinary library, not a JIT: no JSON, no code generation and no
 // verification at process start. write_tuned_library() takes this CPU's wisdom, rebuilds each
@@ -32,10 +35,12 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "copysynth/cpu.hpp"
+#include "copysynth/isa.hpp"
 #include "copysynth/result.hpp"
 #include "copysynth/verify.hpp"
 #include "copysynth/wisdom.hpp"
@@ -78,4 +83,54 @@ struct LibraryResult {
 Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions& opt,
                                           const CpuInfo& host = CpuInfo::host());
 
+// ----- one routine as a .S file (autotune --emit-asm) ------------------------------------------
+
+struct AsmFileOptions {
+  std::string path;                ///< the `.S` file to write
+  std::string flavor = "plain";    ///< asm_flavor() name: "linux", "glibc" or "plain"
+  std::string symbol;              ///< the function's name (check_asm_symbol); empty:
+                                   ///< default_asm_symbol() of the entry's operation
+  std::optional<IsaLevel> target;  ///< the level the file is for; nullopt: the lowest the plan runs on
+  std::string wisdom_path;         ///< where the wisdom was read from (messages)
+  std::string command;             ///< the command line, for the header comment
+  VerifyOptions verify;            ///< the conformance suite run where the host can run the code
+  std::function<void(const std::string&)> progress;  ///< progress lines (may be empty)
+};
+
+struct AsmFileResult {
+  std::string path;                   ///< the file written
+  std::string symbol;                 ///< the symbol it defines
+  IsaLevel target = IsaLevel::kSSE2;  ///< the level it is for
+  bool executed = false;              ///< the conformance suite ran here (else static checks alone)
+  std::size_t instructions = 0;       ///< instructions written (padding excluded)
+  std::size_t code_bytes = 0;         ///< bytes of code it assembles to: exactly the JIT routine's
+  std::vector<std::string> warnings;  ///< what a user of the file should know (e.g. the linux
+                                      ///< flavour with vector registers), one sentence each
+};
+
+/// Checks, before any work, that write_asm_file() may write `path`: never the wisdom file it
+/// reads (`wisdom_path`), an existing file only when it is a `.S` file copysynth wrote (its
+/// first line says "written by copysynth"), and otherwise check_output_path("--emit-asm", path).
+/// Errors: kInvalidArgument, saying what to do.
+Status check_asm_destination(const std::string& path, const std::string& wisdom_path);
+
+/// The entry of `w` a `.S` file is written for: the one of `op` when given, else memcpy, else the
+/// only entry. `wisdom_path` names the file in messages. Errors: kWisdomMismatch when there is no
+/// such entry (naming the operations `w` holds and how to tune the one asked for).
+Result<const WisdomEntry*> asm_entry(const Wisdom& w, std::optional<Operation> op, const std::string& wisdom_path);
+
+/// Writes `entry` (of the host document `w`) as a GNU as file: the plan's code generated, its hash
+/// compared with the one tuned, then verified before anything is written — the static checks for
+/// the target level always, and the conformance suite (opt.verify) when `host` (this CPU, perhaps
+/// capped: autotune --isa) can run the code; the header comment says which ran, the CPU tuned on,
+/// the speed measured then, the target and the command line. The routine needs no matching host:
+/// a file for another CPU is written after the static checks alone. Nothing is written on error.
+/// Errors: kUnsupportedIsa (opt.target is below what the plan needs); kWisdomMismatch (this
+/// generator emits other code for the plan than the one tuned); kVerifyFailed (static checks or
+/// conformance suite); kInvalidArgument (flavour, symbol, or the file cannot be written);
+/// Routine::build's.
+Result<AsmFileResult> write_asm_file(const Wisdom& w, const WisdomEntry& entry, const AsmFileOptions& opt,
+                                     const CpuInfo& host = CpuInfo::host());
+
 }  // namespace copysynth
+

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,8 @@ struct ReportOptions {
                              ///< unlucky physical placement does not decide a figure
   std::vector<OtherRoutine> others;  ///< columns between the peers and "tuned"; not peers
   bool distributions = true; ///< also the eight production distributions (copies only)
-  std::string svg_path;      ///< write the speedup plot here (empty: no plot)
+  std::string svg_path;      ///< run_report(): write the speedup plot here (empty: no plot)
+  std::string svg_title;     ///< run_report(): the plot's title (empty: "OPERATION: tuned vs glibc")
   std::function<void(const std::string&)> progress;
 };
 
@@ -141,5 +143,43 @@ std::string format_patch_table(const std::vector<MeasuredPoint>& points, const s
 
 /// Geometric mean of tuned/baseline over the points (1.0 when empty).
 double geomean_speedup(const std::vector<MeasuredPoint>& points);
+
+// ----- the whole report (autotune --from FILE --report) ----------------------------------------
+
+/// Which parts of the report run for an operation on a workload (run_report() follows it):
+///   - `points`: a point workload's own table (seeds or misaligned), with the plot;
+///   - `misaligned`: the misaligned-destination matrix, after the seeds' table (seeds workload;
+///     not clear_page, which has one page-aligned length);
+///   - `uses`: the use table (seeds workload; not clear_page);
+///   - `distributions`: memcpy and memmove only: the workload's own distribution, or for a
+///     point workload the eight production ones (production_distributions()).
+struct ReportSections {
+  bool points = false;
+  bool misaligned = false;
+  bool uses = false;
+  std::vector<std::string> distributions;
+};
+ReportSections report_sections(Operation op, const Workload& w);
+
+/// Where the plot of the `index`-th operation of one report goes: `svg_path` itself for the first
+/// (index 0), else "-OPERATION" inserted before the extension ("speedup.svg" -> "speedup-fill.svg";
+/// no extension: appended). Empty when `svg_path` is.
+std::string report_svg_path(const std::string& svg_path, Operation op, std::size_t index);
+
+/// What run_report() measured (the tables a section did not run are empty).
+struct ReportResult {
+  std::optional<ReportTable> points, misaligned, uses, distributions;
+  double read_gbps = 0;  ///< measured when the point table has a 64 MiB row at 0/0; else 0
+};
+
+/// The whole report for one routine, the sections of report_sections(), in this order: the point
+/// table ("NAME matrix, GB/s ..."; then, for a 64 MiB row at 0/0, this machine's read bandwidth
+/// beside it) and its plot (opt.svg_path, opt.svg_title), the misaligned-destination matrix, the
+/// use table, the distributions (ns per call), and last the performance targets
+/// (format_targets()). Each part goes to `print` as soon as it is measured, as text ending in a
+/// newline (autotune prints it on stdout, so a long report shows its tables one by one).
+/// Errors: kInvalidArgument when the plot cannot be written (the tables before it were printed).
+Result<ReportResult> run_report(const Routine& tuned, const Workload& w, const ReportOptions& opt,
+                                const std::function<void(const std::string&)>& print);
 
 }  // namespace copysynth

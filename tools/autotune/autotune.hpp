@@ -1,0 +1,62 @@
+// autotune — what the modes of the command line share: the parsed options, how errors end the
+// program, and one function per mode. Each mode is a thin layer over library functions that hold
+// the rules (tuner.hpp, wisdom.hpp, report.hpp, library_writer.hpp); main.cpp defines the
+// options and dispatches.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "copysynth/cpu.hpp"
+#include "copysynth/params.hpp"
+#include "copysynth/result.hpp"
+
+namespace autotune {
+
+/// Every option of the command line, as parsed and checked by main.cpp.
+struct Options {
+  std::string emit_path, from_path, show_path, svg_path, versus_path;
+  std::vector<std::string> merge_paths;
+  std::string isa = "host";
+  std::string workload_name = "seeds";
+  bool workload_given = false;  ///< --workload was on the command line
+  std::vector<copysynth::Operation> ops;  ///< --op, resolved ("all", "memset"), in order
+  bool ops_given = false;       ///< --op was on the command line
+  double budget = 30;           ///< seconds
+  std::uint64_t seed = 1;
+  bool quick = false, quiet = false, show_plan = false, cold = false, report = false, patch_table = false;
+  std::string asm_path, flavor = "plain", asm_symbol, target;  ///< --emit-asm; target "" = the lowest level
+  std::string lib_dir, lib_guard;                              ///< --emit-lib
+  std::string command;        ///< the command line as recorded in wisdom ("autotune --emit best.json")
+  std::string shell_command;  ///< the command line quoted as a shell takes it back (.S headers, README)
+  copysynth::CpuInfo cpu = copysynth::CpuInfo::host();  ///< this CPU, capped by --isa
+  std::function<void(const std::string&)> progress;      ///< a line on stderr unless --quiet
+};
+
+/// Prints "autotune: error (CODE): MESSAGE" on stderr; returns 2 (the work failed).
+int fail(const copysynth::Error& e);
+
+/// Prints "autotune: MESSAGE" on stderr; returns 1 (a command-line value that does not work).
+int usage_error(const std::string& message);
+
+/// A library error that names a bad command-line value (kInvalidArgument) as a usage error (1),
+/// any other as a failure (2).
+int fail_or_usage(const copysynth::Error& e);
+
+/// The current time, UTC, ISO 8601 ("2026-03-04T05:06:07Z"), for the wisdom header.
+std::string utc_now();
+
+/// A command line as a shell would take it back (arguments with spaces or quotes are quoted).
+std::string shell_line(int argc, char** argv);
+
+// The modes; each returns the exit status.
+int run_show(const Options& o);      ///< show.cpp: --show FILE
+int run_merge(const Options& o);     ///< merge.cpp: --merge FILE... --emit OUT
+int run_tune(const Options& o);      ///< tune.cpp: the search (the default)
+int run_from(const Options& o);      ///< from.cpp: --from FILE [--report | --patch-table] [--emit]
+int run_emit_asm(const Options& o);  ///< emit_asm.cpp: --from FILE --emit-asm FILE.S
+int run_emit_lib(const Options& o);  ///< emit_lib.cpp: --from FILE --emit-lib DIR
+
+}  // namespace autotune

@@ -1,0 +1,36 @@
+// autotune --from FILE --emit-lib DIR: this CPU's tuned memcpy, memmove and fill as an
+// ahead-of-time library (write_tuned_library, library_writer.hpp: verification, assembly,
+// linking and the read-back check are its rules).
+#include <algorithm>
+
+#include "autotune.hpp"
+#include "copysynth/library_writer.hpp"
+#include "copysynth/wisdom.hpp"
+
+using namespace copysynth;
+
+namespace autotune {
+
+int run_emit_lib(const Options& o) {
+  auto w = load_wisdom_for(o.from_path, o.cpu);
+  if (!w) return fail(w.error());
+  if (o.ops_given)
+    std::erase_if(w->entries, [&](const WisdomEntry& e) {
+      return std::find(o.ops.begin(), o.ops.end(), e.operation) == o.ops.end();
+    });
+  LibraryOptions lo;
+  lo.dir = o.lib_dir;
+  lo.wisdom_path = o.from_path;
+  lo.command = o.shell_command;
+  lo.guard_signature = o.lib_guard;
+  lo.progress = o.progress;
+  auto r = write_tuned_library(*w, lo, o.cpu);
+  if (!r) return fail(r.error());
+  std::string what;
+  for (const auto& x : r->routines) what += " " + x;
+  o.progress("wrote " + r->files[0] + " and " + r->files[1] + " (" + r->files[2] + " says how to deploy them):" + what +
+             "; the guard accepts " + r->guard_signature);
+  return 0;
+}
+
+}  // namespace autotune

@@ -1,0 +1,124 @@
+// autotune --from FILE: rebuild each entry's routine (byte-identical to the one tuned), verify it,
+// and re-measure it: the usual table, the report against every peer (--report: run_report,
+// report.hpp) or the commit-message table (--patch-table). With --emit the re-measured entries
+// are written as save_wisdom_keeping (wisdom.hpp) writes them.
+#include <gnu/libc-version.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "autotune.hpp"
+#include "copysynth/peers.hpp"
+#include "copysynth/report.hpp"
+#include "copysynth/tuner.hpp"
+#include "copysynth/verify.hpp"
+#include "copysynth/wisdom.hpp"
+#include "copysynth/workload.hpp"
+
+using namespace copysynth;
+
+namespace autotune {
+namespace {
+
+/// --versus FILE: the routine of `op` in another wisdom file of this CPU, built and verified.
+Result<Routine> versus_routine(const std::string& path, Operation op, const CpuInfo& cpu) {
+  auto vw = load_wisdom_for(path, cpu);
+  if (!vw) return make_error(vw.error().code, "--versus " + path + ": " + vw.error().message);
+  const WisdomEntry* ve = vw->find(op);
+  if (!ve) return make_error(ErrorCode::kWisdomMismatch, path + " has no " + std::string(name_of(op)) + " entry");
+  auto vr = Routine::build(ve->plan, cpu);
+  if (!vr) return vr.error();
+  COPYSYNTH_TRY(check_routine(*vr));
+  return vr;
+}
+
+}  // namespace
+
+int run_from(const Options& o) {
+  auto w = load_wisdom_for(o.from_path, o.cpu);  // a single-host file, or this CPU's host in a fleet
+  if (!w) return fail(w.error());
+  Wisdom out = *w;
+  out.entries.clear();
+  std::vector<const WisdomEntry*> entries;
+  for (const auto& e : w->entries)
+    if (!o.ops_given || std::find(o.ops.begin(), o.ops.end(), e.operation) != o.ops.end()) entries.push_back(&e);
+  if (entries.empty()) {
+    std::string want, held;
+    for (Operation op : o.ops) want += (want.empty() ? "" : ", ") + std::string(name_of(op));
+    for (const auto& e : w->entries) held += (held.empty() ? "" : ", ") + std::string(name_of(e.operation));
+    return fail(make_error(ErrorCode::kWisdomMismatch, o.from_path + " has no " + want + " entry (it holds " +
+                                                           (held.empty() ? "none" : held) +
+                                                           "); tune it with autotune --op " + want + " --emit " +
+                                                           o.from_path));
+  }
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const WisdomEntry* e = entries[i];
+    auto r = build_entry(*w, *e, o.cpu);
+    if (!r) return fail(make_error(r.error().code, o.from_path + ": " + r.error().message));
+    o.progress("loaded " + o.from_path + ": " + r->name() + " (" + std::to_string(r->size()) +
+               " bytes of code, identical to the tuned one); verifying");
+    if (auto st = check_routine(*r); !st) return fail(st.error());
+    // The entry's own workload unless --workload says otherwise ("NAME (cold)" for cold ones).
+    std::string wname = o.workload_given ? o.workload_name : e->workload;
+    bool wcold = o.cold;
+    if (const std::string suffix = " (cold)";
+        wname.size() > suffix.size() && wname.compare(wname.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      wname.resize(wname.size() - suffix.size());
+      wcold = true;
+    }
+    if (wname.empty()) wname = "seeds";
+    auto wl = make_workload(wname, e->operation, wcold);
+    if (!wl) return fail_or_usage(wl.error());
+    const Workload& workload = *wl;
+    o.progress("verified; measuring " +
+               (workload.is_distribution() ? workload.name : std::to_string(workload.points.size()) + " points"));
+    if (o.show_plan) std::cerr << to_string(r->plan());
+    if (entries.size() > 1) std::cout << (i == 0 ? "" : "\n") << "== " << name_of(e->operation) << " ==\n";
+    if (o.report) {
+      ReportOptions ro;
+      ro.progress = o.progress;
+      ro.svg_path = report_svg_path(o.svg_path, e->operation, i);
+      ro.svg_title = std::string(name_of(e->operation)) + " on " + o.cpu.brand() + ": tuned vs glibc";
+      std::optional<Routine> other;  // --versus: the same operation from another file
+      if (!o.versus_path.empty()) {
+        auto vr = versus_routine(o.versus_path, e->operation, o.cpu);
+        if (!vr) return fail(vr.error());
+        other.emplace(std::move(vr).value());
+        ro.others.push_back({std::filesystem::path(o.versus_path).filename().string(), &*other});
+        o.progress("--versus: " + other->name() + " from " + o.versus_path + ", verified");
+      }
+      auto rep = run_report(*r, workload, ro, [](const std::string& text) { std::cout << text << std::flush; });
+      if (!rep) return fail(rep.error());
+      out.entries.push_back(*e);
+      continue;
+    }
+    if (o.patch_table) {  // the seeds' matrix, whatever the entry was tuned on
+      const Workload seeds = seeds_workload(e->operation);
+      const auto points = measure_table(*r, seeds, 11, o.progress);
+      std::cout << format_patch_table(points, std::string(name_of(e->operation)) + " on " + o.cpu.brand() +
+                                                  ": old = " + baseline_name(e->operation) + " (glibc " +
+                                                  gnu_get_libc_version() + "), new = copysynth " + r->name() +
+                                                  ";\nns per call (TSC), medians of 3 passes x 11 rounds, both "
+                                                  "measured in the same run; speedup = old / new")
+                << std::flush;
+      out.entries.push_back(*e);
+      continue;
+    }
+    const auto points = measure_table(*r, workload, 11, o.progress);
+    std::cout << format_table(points, e->operation) << std::flush;
+    WisdomEntry ne = *e;
+    ne.points = points;
+    out.entries.push_back(ne);
+  }
+  if (!o.emit_path.empty()) {
+    out.created = utc_now();
+    out.command = o.command;
+    if (auto st = save_wisdom_keeping(out, o.emit_path, o.cpu, o.progress); !st) return fail(st.error());
+  }
+  return 0;
+}
+
+}  // namespace autotune

@@ -1,0 +1,286 @@
+// autotune — tune a memcpy routine for this CPU and write it as wisdom (best.json).
+//
+//   autotune --emit best.json          search within the budget, print the table, write wisdom
+//   autotune --from best.json          re-verify and re-measure a wisdom file, print the table
+//   autotune --merge a.json b.json --emit fleet.json   combine hosts' wisdom, keyed by CPU
+//   autotune --show best.json          print what a wisdom file holds (ld.so --list-diagnostics)
+//   autotune --from best.json --emit-asm memcpy_64.S --flavor linux
+//                                      write the tuned routine as a GNU as file (no timing)
+//   autotune --from best.json --emit-lib DIR
+//                                      the tuned memcpy, memmove and fill as libcopysynth-tuned.so/.a
+//   autotune --from best.json --patch-table
+//                                      the commit-message table, measured against the system routine
+//
+// Progress goes to stderr, the table to stdout. Exit status: 0 success, 1 bad command line,
+// 2 the work failed (unreadable or mismatched wisdom, verification failure, I/O error).
+//
+// This file defines the options and dispatches; each mode is a file of its own (autotune.hpp).
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "autotune.hpp"
+#include "copysynth/asm_flavors.hpp"
+#include "copysynth/asm_writer.hpp"
+#include "copysynth/file_io.hpp"
+#include "copysynth/library_writer.hpp"
+#include "copysynth/params.hpp"
+
+using namespace copysynth;
+using namespace autotune;
+
+namespace {
+
+/// --op's names in order, each once: "all" is the four operations, "memset" is fill.
+std::vector<Operation> resolve_ops(const std::vector<std::string>& names) {
+  std::vector<Operation> ops;
+  for (const auto& name : names) {
+    if (name == "all") return {Operation::kMemcpy, Operation::kMemmove, Operation::kFill, Operation::kClearPage};
+    for (std::size_t k = 0; k < spec::Operation::choices.size(); ++k)
+      if (spec::Operation::names[k] == (name == "memset" ? "fill" : name) &&
+          std::find(ops.begin(), ops.end(), spec::Operation::choices[k]) == ops.end())
+        ops.push_back(spec::Operation::choices[k]);
+  }
+  return ops;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "autotune: generate, verify and time memcpy routines on this CPU and keep the fastest.\n"
+      "Every candidate passes conformance verification (all lengths near every size-class edge,\n"
+      "src/dst misalignment 0..63, buffers ending at PROT_NONE pages) before it is timed.\n"
+      "Timings are TSC medians, interleaved with the system memcpy in the same run.\n"
+      "Progress goes to stderr; the table (Len, Src/Dst align, GB/s, speedup) to stdout.",
+      "autotune"};
+  app.set_version_flag("--version", std::string("copysynth ") + COPYSYNTH_VERSION);
+
+  Options o;
+  std::vector<std::string> op_names{"memcpy"};
+  bool list_params = false;
+
+  app.add_option("--emit", o.emit_path,
+                 "Write the winners (params, plan, CPU signature, measured points) as a wisdom file, "
+                 "e.g. best.json. Entries of an existing file of this CPU for other operations are "
+                 "kept; into an existing fleet file (--merge) this CPU's entries are added; a file that "
+                 "cannot be merged is moved to FILE.bak. With --merge: the fleet file to write")
+      ->type_name("FILE");
+  app.add_option("--from", o.from_path,
+                 "Load a wisdom file (of a fleet file, this CPU's entries) instead of searching: refuse it "
+                 "if it was made on another CPU or schema, rebuild the same routine, re-verify it, "
+                 "re-measure it and print the table")
+      ->type_name("FILE");
+  const CLI::Validator seconds(
+      [](std::string& in) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const double v = std::strtod(in.c_str(), &end);
+        if (end == in.c_str() || *end != '\0') return "--budget takes a number of seconds, got '" + in + "'";
+        if (!std::isfinite(v) || v < 1 || v > 86400) return "--budget must be between 1 and 86400 seconds, got " + in;
+        return {};
+      },
+      "SECONDS in [1, 86400]");
+  app.add_option("--budget", o.budget,
+                 "Wall-clock budget of the search in seconds (verification + timing); the floor (the "
+                 "winner against every peer) and the final measurement come on top. A full memcpy run "
+                 "takes about a minute on a 2-core machine, --quick under half a minute "
+                 "(docs/performance.md has the measured times)")
+      ->check(seconds)
+      ->capture_default_str();
+  app.add_option("--op", op_names,
+                 "Operation(s) to tune, comma-separated: memcpy, memmove, fill (memset; `memset` is taken "
+                 "too), clear_page, or "
+                 "all. Each gets its own search, table and wisdom entry. With --from: only these "
+                 "entries (default: every entry in the file)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"memcpy", "memmove", "fill", "memset", "clear_page", "all"}))
+      ->capture_default_str();
+  app.add_option("--seed", o.seed, "Seed for candidate order and verification sampling (same seed, same "
+                                 "search order)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_flag("--quick", o.quick, "Fewer candidates and rounds (under half a minute for memcpy on 2 cores)");
+  app.add_option("--isa", o.isa,
+                 "Tune for at most this ISA level on this host: host, sse2, avx2 or avx512 (a level "
+                 "above the host's is refused). With --emit-asm: execute at most this level here (a "
+                 "routine that needs more is written after the static checks alone)")
+      ->check(CLI::IsMember({"host", "sse2", "avx2", "avx512"}))
+      ->capture_default_str();
+  app.add_option("--workload", o.workload_name,
+                 "Workload to tune and report on: seeds (the seeds' matrix of sizes and alignments), "
+                 "the name of a shipped size distribution (MemcpyGoogleA, B, D, L, M, Q, S, U, "
+                 "Uniform384To4096), or a FILE.csv in the same format (one line of comma-separated "
+                 "probabilities, field i for length i). Distributions are replayed as a sequence of "
+                 "calls with random offsets in a 4 KiB window")
+      ->capture_default_str();
+  app.add_flag("--cold", o.cold, "With a distribution workload: spread the calls over 256 MiB so the data is "
+                               "not in cache");
+  app.add_flag("--show-plan", o.show_plan, "Print the winner's size ladder (stderr)");
+  app.add_flag("--report", o.report,
+               "With --from: compare the routine with every peer (glibc, rep movsb, plain AVX2 loops, DPDK "
+               "rte_memcpy and AMD AOCL-LibMem where built) on the seeds' matrix, the misaligned-destination matrix "
+               "(4 KiB-512 KiB, dst offsets 1, 4, 15, 33), the copy being used (64 KiB-64 MiB: alone, read "
+               "back, source overwritten; warm and cold cache) and the eight production distributions "
+               "(throughput and read back), all in this process, interleaved; print the tables, the read "
+               "bandwidth and which performance targets are met");
+  app.add_option("--svg", o.svg_path,
+                 "With --report: write a plot of the speedup over glibc against the length, one line per "
+                 "alignment (other operations than the first get -OPERATION before the extension)")
+      ->type_name("FILE");
+  app.add_option("--versus", o.versus_path,
+                 "With --report: also time the routine of another wisdom file of this CPU (same "
+                 "operation) in the same rounds, as an extra column, e.g. to compare two tuning runs")
+      ->type_name("FILE");
+  app.add_option("--emit-asm", o.asm_path,
+                 "With --from: write the tuned routine (one operation: --op, default memcpy) as a GNU "
+                 "assembler file in AT&T syntax, e.g. memcpy_64.S. Assembled, it gives exactly the JIT "
+                 "routine's bytes; a header comment gives the size ladder, the parameters, the CPU tuned "
+                 "on and this command line. Needs no matching host; the routine is verified (the "
+                 "conformance suite where this host can run it, static checks always) before it is written")
+      ->type_name("FILE");
+  app.add_option("--emit-lib", o.lib_dir,
+                 "With --from: write this CPU's tuned memcpy, memmove and fill as an ahead-of-time library "
+                 "into DIR: libcopysynth-tuned.so (LD_PRELOAD, /etc/ld.so.preload or -lcopysynth-tuned), "
+                 "libcopysynth-tuned.a (static linking), README and src/. No work at process start: the "
+                 "first call checks the CPU (CPUID) and picks the tuned routines on the CPU tuned for, else "
+                 "built-in SSE2 ones. Every routine passes the full conformance suite here first; the linked code is read "
+                 "back and compared with the verified bytes. Needs GNU binutils (as, ld, ar)")
+      ->type_name("DIR");
+  app.add_option("--lib-guard", o.lib_guard,
+                 "With --emit-lib: the CPU signature (VENDOR-FAMILY-MODEL:features) the library's guard "
+                 "accepts instead of the wisdom's: a library that falls back to the built-in routines on "
+                 "this host, to test the fallback")
+      ->type_name("SIGNATURE");
+  app.add_option("--flavor", o.flavor,
+                 "With --emit-asm: linux (linux/linkage.h, SYM_FUNC_START/SYM_FUNC_END, .L labels, RET, "
+                 "ASM_NOPn), glibc (sysdep.h, ENTRY_P2ALIGN/END, L() labels) or plain (.globl, .type, .size; "
+                 "assembles with as or gcc alone)")
+      ->check(CLI::IsMember({"linux", "glibc", "plain"}))
+      ->capture_default_str();
+  app.add_option("--name", o.asm_symbol,
+                 "With --emit-asm: the function's symbol (default memcpy_copysynth, memmove_copysynth, "
+                 "memset_copysynth or clear_page_copysynth)")
+      ->type_name("SYMBOL");
+  app.add_option("--target", o.target,
+                 "With --emit-asm: the ISA level the file is for, sse2, avx2 or avx512 (default: the lowest "
+                 "the routine needs); a routine that needs more is refused. Nothing is executed for a level "
+                 "this host lacks")
+      ->check(CLI::IsMember({"sse2", "avx2", "avx512"}));
+  app.add_flag("--patch-table", o.patch_table,
+               "With --from: print the commit-message table (Len  Src/Dst align  old  new  speedup; old = the "
+               "system routine, new = the tuned one, ns per call, both measured in this run on the seeds' "
+               "matrix) instead of the usual one");
+  app.add_option("--merge", o.merge_paths,
+                 "Combine wisdom files (from several hosts, or fleet files) into one fleet file keyed by CPU "
+                 "signature, written with --emit: a CPU seen again keeps its entries and takes the later file's "
+                 "entry for an operation both have. Programs (install_wisdom, copysynth_load_wisdom, the "
+                 "LD_PRELOAD shim) pick the entry of the CPU they run on. Nothing is tuned or run")
+      ->type_name("FILE...")
+      ->expected(1, -1);
+  app.add_option("--show", o.show_path,
+                 "Print what a wisdom or fleet file holds, one key=value per line in the manner of "
+                 "`ld.so --list-diagnostics`: each CPU's signature and features, each entry's routine, "
+                 "parameters, effective rep/non-temporal thresholds and size ladder, and which host this CPU "
+                 "would use. Nothing is built or run")
+      ->type_name("FILE");
+  app.add_flag("--list-params", list_params, "Print every tunable parameter with unit, range and default, then exit");
+  app.add_flag("-q,--quiet", o.quiet, "No progress lines on stderr");
+  app.footer(
+      "Examples:\n"
+      "  autotune --emit best.json            tune (about a minute), print the table, write best.json\n"
+      "  autotune --quick                     a short search, table only\n"
+      "  autotune --from best.json            check a wisdom file on this host and re-measure it\n"
+      "  autotune --isa avx2 --emit avx2.json tune without AVX-512 (load it with --isa avx2 too)\n"
+      "  autotune --op all --emit best.json   memcpy, memmove, fill and clear_page in one file\n"
+      "  autotune --workload MemcpyGoogleA    tune for a production size distribution\n"
+      "  autotune --from best.json --emit-asm memcpy_64.S --flavor linux --name __memcpy\n"
+      "                                       the tuned memcpy as a kernel-style .S file\n"
+      "  autotune --from best.json --emit-asm memcpy.S --target avx512\n"
+      "                                       for an AVX-512 CPU, written on any host\n"
+      "  autotune --from best.json --emit-lib lib/   libcopysynth-tuned.so and .a for this CPU\n"
+      "  autotune --from best.json --patch-table   the table for a commit message\n"
+      "  autotune --merge a.json b.json --emit fleet.json   one file for several CPUs\n"
+      "  autotune --show best.json            what a wisdom file holds, key=value lines\n"
+      "Programs use wisdom with copysynth_load_wisdom()/install_wisdom() or, unmodified, with\n"
+      "  COPYSYNTH_WISDOM=best.json LD_PRELOAD=libcopysynth-preload.so PROGRAM\n"
+      "or, with no start-up work, the library --emit-lib writes:\n"
+      "  LD_PRELOAD=lib/libcopysynth-tuned.so PROGRAM\n"
+      "Exit status: 0 success, 1 bad command line, 2 failure (message on stderr).");
+  app.get_option("--from")->excludes("--quick")->excludes("--budget");
+  app.get_option("--report")->needs("--from");
+  app.get_option("--svg")->needs("--report");
+  app.get_option("--versus")->needs("--report");
+  for (const char* o : {"--flavor", "--name", "--target"}) app.get_option(o)->needs("--emit-asm");
+  app.get_option("--emit-asm")->excludes("--report")->excludes("--patch-table")->excludes("--emit");
+  app.get_option("--lib-guard")->needs("--emit-lib");
+  app.get_option("--emit-lib")->excludes("--report")->excludes("--patch-table")->excludes("--emit")
+      ->excludes("--emit-asm")->excludes("--isa");
+  app.get_option("--patch-table")->excludes("--report");
+  app.get_option("--merge")->needs("--emit")->excludes("--from")->excludes("--quick")->excludes("--budget")
+      ->excludes("--op")->excludes("--workload")->excludes("--isa")
+      ->excludes("--emit-asm")->excludes("--patch-table")->excludes("--report")->excludes("--emit-lib");
+  app.get_option("--show")->excludes("--from")->excludes("--emit")->excludes("--merge")->excludes("--quick")
+      ->excludes("--budget")->excludes("--op")
+      ->excludes("--emit-asm")->excludes("--patch-table")->excludes("--report");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 1;
+  }
+
+  if (list_params) {
+    std::cout << "Tunable parameters (CopyParams; JSON field names):\n" << describe_params();
+    return 0;
+  }
+  for (int i = 0; i < argc; ++i) o.command += (i ? " " : "") + std::string(i ? argv[i] : "autotune");
+  o.shell_command = shell_line(argc, argv);
+  o.ops = resolve_ops(op_names);
+  o.ops_given = app.get_option("--op")->count() > 0;
+  o.workload_given = app.get_option("--workload")->count() > 0;
+  if (!o.show_path.empty()) return run_show(o);
+  if (!o.merge_paths.empty()) return run_merge(o);
+  if (app.get_option("--name")->count()) {
+    auto fl = asm_flavor(o.flavor);
+    if (!fl) return fail(fl.error());
+    if (auto st = check_asm_symbol(o.asm_symbol, *fl); !st) return usage_error("--name " + st.error().message);
+  }
+  if (o.cold && (o.workload_name == "seeds" || o.workload_name == "misaligned"))
+    return usage_error("--cold applies to size-distribution workloads; the " + o.workload_name +
+                       " points are timed hot (use --workload MemcpyGoogleA or a FILE.csv)");
+  for (auto [option, path] : {std::pair<const char*, const std::string*>{"--emit", &o.emit_path}, {"--svg", &o.svg_path}})
+    if (!path->empty())
+      if (auto st = check_output_path(option, *path); !st) return fail(st.error());
+  if (!o.asm_path.empty() && !o.from_path.empty())
+    if (auto st = check_asm_destination(o.asm_path, o.from_path); !st) return fail(st.error());
+  if ((!o.asm_path.empty() || o.patch_table || !o.lib_dir.empty()) && o.from_path.empty())
+    return usage_error(std::string(o.patch_table ? "--patch-table" : !o.lib_dir.empty() ? "--emit-lib" : "--emit-asm") +
+                       " works on a tuned routine: give its wisdom file with --from best.json (autotune --emit "
+                       "best.json makes one)");
+
+  o.progress = [quiet = o.quiet](const std::string& s) {
+    if (!quiet) std::cerr << s << "\n" << std::flush;
+  };
+  if (o.isa != "host") {
+    const IsaLevel level = *parse_isa_level(o.isa);
+    const IsaFeatures capped = o.cpu.features().capped(level);
+    if (capped.max_vector_bytes() < IsaFeatures::for_level(level).max_vector_bytes())
+      return fail(make_error(ErrorCode::kUnsupportedIsa,
+                             "--isa " + o.isa + " is above what this CPU runs (" + o.cpu.features().to_string() +
+                                 "); pick a lower level or `host`"));
+    o.cpu = o.cpu.capped(level);
+  }
+  o.progress(o.cpu.describe());
+
+  if (!o.asm_path.empty()) return run_emit_asm(o);  // writing a file: no matching host, no timing
+  if (!o.lib_dir.empty()) return run_emit_lib(o);   // the ahead-of-time library: this CPU's wisdom, verified here
+  if (!o.from_path.empty()) return run_from(o);
+  return run_tune(o);
+}

@@ -1,0 +1,110 @@
+// autotune --show FILE: what a wisdom or fleet file holds, one key=value per line in the manner
+// of `ld.so --list-diagnostics` (strings quoted, bytes outside printable ASCII as \ooo). Nothing
+// is built or run.
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "autotune.hpp"
+#include "copysynth/c_format.hpp"
+#include "copysynth/report.hpp"
+#include "copysynth/tuner.hpp"
+#include "copysynth/wisdom.hpp"
+
+using namespace copysynth;
+
+namespace autotune {
+namespace {
+
+/// A value for --show: in double quotes, with ", \\ and bytes outside printable ASCII written as
+/// \\ooo (octal), as ld.so --list-diagnostics writes strings; never cut short.
+std::string quoted(const std::string& s) { return quoted_bytes(s, std::string::npos); }
+
+/// The first length a class of `strategy` serves in `plan`, or "never".
+std::string first_length(const CopyPlan& plan, Strategy strategy) {
+  for (const auto& c : plan.classes)
+    if (c.strategy == strategy) return std::to_string(c.lo);
+  return "never";
+}
+
+/// `autotune --show FILE`: every fact of a wisdom or fleet file as key=value lines, one per line,
+/// strings quoted (ld.so --list-diagnostics); nothing is built or run.
+int show_file(const std::string& path) {
+  auto f = load_fleet(path);
+  if (!f) return fail(f.error());
+  const CpuInfo& cpu = CpuInfo::host();
+  std::ostringstream o;
+  o << "copysynth.version=" << quoted(COPYSYNTH_VERSION) << "\n";
+  o << "wisdom.path=" << quoted(path) << "\n";
+  o << "wisdom.schema=" << f->schema << "\n";
+  o << "wisdom.generator_version=" << quoted(f->generator_version) << "\n";
+  o << "wisdom.created=" << quoted(f->created) << "\n";
+  o << "wisdom.command=" << quoted(f->command) << "\n";
+  o << "wisdom.hosts=" << f->hosts.size() << "\n";
+  o << "this_cpu.signature=" << quoted(cpu.signature()) << "\n";
+  o << "this_cpu.brand=" << quoted(cpu.brand()) << "\n";
+  const auto picked = select_host_index(*f, cpu.signature());  // exact, else this model's capped-ISA host
+  const int selected = picked ? static_cast<int>(*picked) : -1;
+  o << "this_cpu.host=" << selected << "\n";  // -1: none; this_cpu.note says why
+  if (!picked) o << "this_cpu.note=" << quoted(picked.error().message) << "\n";
+  for (std::size_t i = 0; i < f->hosts.size(); ++i) {
+    const Wisdom& h = f->hosts[i];
+    const std::string hp = "host[" + std::to_string(i) + "].";
+    o << hp << "cpu.signature=" << quoted(h.cpu_signature) << "\n";
+    o << hp << "cpu.vendor=" << quoted(h.cpu_vendor) << "\n";
+    o << hp << "cpu.brand=" << quoted(h.cpu_brand) << "\n";
+    o << hp << "cpu.family=" << h.cpu_family << "\n";
+    o << hp << "cpu.model=" << h.cpu_model << "\n";
+    o << hp << "cpu.stepping=" << h.cpu_stepping << "\n";
+    o << hp << "cpu.features=" << quoted(h.cpu_features) << "\n";
+    o << hp << "generator_version=" << quoted(h.generator_version) << "\n";
+    o << hp << "created=" << quoted(h.created) << "\n";
+    o << hp << "command=" << quoted(h.command) << "\n";
+    o << hp << "entries=" << h.entries.size() << "\n";
+    for (std::size_t k = 0; k < h.entries.size(); ++k) {
+      const WisdomEntry& e = h.entries[k];
+      const std::string ep = hp + "entry[" + std::to_string(k) + "].";
+      o << ep << "operation=" << quoted(std::string(name_of(e.operation))) << "\n";
+      o << ep << "routine=" << quoted(short_name(e.plan.params)) << "\n";
+      o << ep << "workload=" << quoted(e.workload) << "\n";
+      char hash[17];
+      std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(e.code_hash));
+      o << ep << "code_fnv1a64=" << quoted(hash) << "\n";
+      // Thresholds as the plan applies them (raised to the loop's start; docs/architecture.md, 10).
+      o << ep << "threshold.rep_string=" << first_length(e.plan, Strategy::kRepString) << "\n";
+      o << ep << "threshold.non_temporal=" << first_length(e.plan, Strategy::kNonTemporalLoop) << "\n";
+      const nlohmann::json params = to_json(e.plan.params);
+      for (const auto& [key, value] : params.items())
+        o << ep << "params." << key << "="
+          << (value.is_string() ? quoted(value.get<std::string>()) : value.dump()) << "\n";
+      o << ep << "plan.ladder=" << quoted(e.plan.ladder) << "\n";
+      o << ep << "plan.vector_width=" << e.plan.vec << "\n";
+      o << ep << "plan.classes=" << e.plan.classes.size() << "\n";
+      for (std::size_t c = 0; c < e.plan.classes.size(); ++c) {  // "LO..HI STRATEGY [block B] weight W"
+        const SizeClass& sc = e.plan.classes[c];
+        char w[32];
+        snprintf_c(w, sizeof w, "%.4g", sc.weight);
+        o << ep << "plan.class[" << c << "]="
+          << quoted(std::to_string(sc.lo) + ".." + (sc.hi == kNever ? std::string("max") : std::to_string(sc.hi)) + " " +
+                    std::string(strategy_name(sc.strategy)) + (sc.block ? " block " + std::to_string(sc.block) : "") +
+                    " weight " + w)
+          << "\n";
+      }
+      if (!e.points.empty()) {
+        char g[32];
+        snprintf_c(g, sizeof g, "%.3f", geomean_speedup(e.points));
+        o << ep << "points=" << e.points.size() << "\n" << ep << "geomean_speedup=" << g << "\n";
+      }
+    }
+  }
+  std::cout << o.str() << std::flush;
+  return 0;
+}
+
+}  // namespace
+
+int run_show(const Options& o) { return show_file(o.show_path); }
+
+}  // namespace autotune

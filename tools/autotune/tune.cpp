@@ -1,0 +1,57 @@
+// autotune (no --from): search each operation within the budget, print its table, and with
+// --emit write the winners as wisdom without losing what the file holds (save_wisdom_keeping).
+#include <algorithm>
+#include <iostream>
+#include <string>
+
+#include "autotune.hpp"
+#include "copysynth/c_format.hpp"
+#include "copysynth/peers.hpp"
+#include "copysynth/report.hpp"
+#include "copysynth/tuner.hpp"
+#include "copysynth/wisdom.hpp"
+#include "copysynth/workload.hpp"
+
+using namespace copysynth;
+
+namespace autotune {
+
+int run_tune(const Options& o) {
+  Wisdom w;
+  set_cpu(w, o.cpu);
+  w.created = utc_now();
+  w.command = o.command;
+  for (Operation op : o.ops) {
+    auto wl = make_workload(o.workload_name, op, o.cold);
+    if (!wl) return fail_or_usage(wl.error());
+    const Workload& workload = *wl;
+    TuneOptions opt;
+    opt.operation = op;
+    opt.budget_seconds = o.quick ? std::min(o.budget, 6.0) : o.budget;
+    opt.seed = o.seed;
+    opt.quick = o.quick;
+    opt.cpu = o.cpu;
+    opt.progress = o.progress;
+    auto result = tune(workload, opt);
+    if (!result) return fail(result.error());
+    const TuneResult& r = *result;
+    o.progress("done in " + std::to_string(static_cast<int>(r.stats.seconds + 0.5)) + " s: " +
+               std::to_string(r.stats.built) + " candidates built, " + std::to_string(r.stats.rejected) +
+               " rejected by verification, " + std::to_string(r.stats.timed) + " timed, " +
+               std::to_string(r.stats.verify_cases) + " verification cases");
+    o.progress("winner: " + r.routine.name() + "\n  params: " + to_string(r.routine.params()));
+    if (o.show_plan) std::cerr << to_string(r.routine.plan());
+    if (o.ops.size() > 1) std::cout << (op == o.ops.front() ? "" : "\n") << "== " << name_of(op) << " ==\n";
+    std::cout << format_table(r.points, op) << std::flush;
+    if (const double g = geomean_speedup(r.points); g < 1.0)
+      std::cerr << "autotune: warning: the " << name_of(op) << " winner is " << format_c("%.2fx", g)
+                << " the speed of the " << baseline_name(op) << " on this workload"
+                << (o.quick ? "; try without --quick" : "") << " or with a larger --budget, or keep the system routine\n";
+    w.entries.push_back(wisdom_entry(r, workload.name));
+  }
+  if (!o.emit_path.empty())
+    if (auto st = save_wisdom_keeping(w, o.emit_path, o.cpu, o.progress); !st) return fail(st.error());
+  return 0;
+}
+
+}  // namespace autotune

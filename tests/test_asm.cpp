@@ -407,7 +407,9 @@ TEST_CASE("check_asm_symbol: the one rule for a routine's name, per flavour") {
       REQUIRE_FALSE(st.ok());
       CHECK(st.error().code == ErrorCode::kInvalidArgument);
       const std::string& m = st.error().message;
-      CHECK_MESSAGE(test::contains(m, "\"" + std::string(name) + "\" is not a symbol GNU as takes"), m);
+      std::string quoted = "\"";  // built with append(): GCC 12 warns (-Wrestrict) on "x" + string
+      quoted.append(name).append("\" is not a symbol GNU as takes");
+      CHECK_MESSAGE(test::contains(m, quoted), m);
       CHECK_MESSAGE(test::contains(m, why), m);
       CHECK_MESSAGE(test::contains(m, "--name memcpy_avx2"), m);
     }

@@ -838,7 +838,7 @@ TEST_CASE("assemble: listing respects the ISA, vzeroupper and sfence invariants"
       REQUIRE(bytes.ok());
       INFO("V=" << w << " U=" << u);
       REQUIRE_FALSE(listing.empty());
-      // Instruction-set limits (invariant 6).
+      // Instruction-set limits (docs/architecture.md, invariant 6).
       if (w <= 16) CHECK_FALSE(contains(listing, "ymm"));
       if (w <= 32) CHECK_FALSE(contains(listing, "zmm"));
       if (w == 8) CHECK_FALSE(contains(listing, "xmm"));

@@ -2,7 +2,7 @@
 //
 // The text is not produced by a second generator: write_asm() runs emit() through an
 // x86::Assembler (assemble_annotated(), the same bytes as the JIT routine) and disassembles those
-// bytes with Zydis's AT&T formatter (DESIGN.md example 3). emit()'s notes (EmitNote) say where
+// bytes with Zydis's AT&T formatter. emit()'s notes (EmitNote) say where
 // loop-head padding lies, what each label is called and what each part does, so the file reads
 // like a hand-written one: labels at every branch target, a comment per size class, "At this
 // point:" invariants, the padding as `.byte` runs (or the flavour's NOP macros) with a comment.

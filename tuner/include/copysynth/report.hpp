@@ -11,7 +11,7 @@
 //      dst offsets 0, 1, 4, 15, 33) with the tuned routine's ratio to its own aligned copy;
 //   4. for 64 MiB, this machine's read bandwidth (a streaming read of 64 MiB) beside the copy
 //      rates: the limit a large copy can approach;
-//   5. the performance targets of issue 8, each "met" or "MISSED" with the figure behind it;
+//   5. the performance targets (docs/performance.md), each "met" or "MISSED" with the figure behind it;
 // and, with an SVG path, a plot of the tuned routine's speedup over glibc against the length,
 // one line per src/dst alignment.
 #pragma once

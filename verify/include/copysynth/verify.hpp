@@ -86,9 +86,9 @@ struct VerifyOptions {
   /// The check at start-up for a routine whose code passed the full suite on this very CPU: the
   /// wisdom host's signature is this CPU's (vendor, family, model and features) and the rebuilt
   /// code is byte-identical to the code tuned (code_fnv1a64), which autotune wrote only after the
-  /// full suite passed (invariant 9). It only confirms that the installed copy of that code runs
-  /// here: n = 0..16, every size-class edge up to 4 KiB ±1, every src offset 0..63 with a
-  /// rotating dst offset up to 256 bytes, guard pages on both sides, n = 0 with invalid pointers,
+  /// full suite passed (docs/architecture.md, invariant 9). It only confirms that the installed
+  /// copy of that code runs here: n = 0..16, every size-class edge up to 4 KiB ±1, every src
+  /// offset 0..63 with a rotating dst offset up to 256 bytes, guard pages on both sides, n = 0 with invalid pointers,
   /// memmove overlap distances within ±(2V+64) for n <= 4 and every 61st above, for edges up to
   /// 1 KiB; no random lengths, no static checks (the bytes are those the static checks passed).
   /// Lengths above 4 KiB (the rep-string and non-temporal classes of most tunes) are left to the

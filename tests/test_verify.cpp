@@ -259,36 +259,45 @@ TEST_CASE("fault: a length truncated to 32 bits is caught at n = 2^32 + 4097") {
   CHECK(rep.failure->n == (std::uint64_t{1} << 32) + 4097);
 }
 
+/// The faults a start-up preset `o` must catch by running the routine of width `w` (its static
+/// checks off): an over-read, memmove's stores before its loads on overlap, and (w >= 32) a
+/// missing vzeroupper.
+static void check_catches_run_faults(const VerifyOptions& o, unsigned w) {
+  VerifyOptions run = o;
+  run.static_check = false;
+  CopyParams p;
+  p.vector_width = w;
+  EmitFaults over;
+  over.over_read = true;
+  CHECK_FALSE(verify_routine(build(p, over), run).ok());
+  CopyParams mv = p;
+  mv.operation = Operation::kMemmove;
+  EmitFaults order;
+  order.wrong_overlap_order = true;
+  const VerifyReport rep = verify_routine(build(mv, order), run);
+  REQUIRE_FALSE(rep.ok());
+  CHECK(rep.failure->placement == Placement::kOverlap);
+  if (w >= 32) {
+    EmitFaults vz;
+    vz.skip_vzeroupper = true;
+    CHECK_FALSE(verify_routine(build(p, vz), run).ok());
+  }
+}
+
 TEST_CASE("the start-up check (VerifyOptions::startup) still catches every injected fault it covers") {
   // Loading wisdom re-verifies with this lighter preset; it must not be a formality. Lengths
   // >= 2^32 are left to the full check at tuning time (truncate_length is not covered here).
   const VerifyOptions o = VerifyOptions::startup();
   for (unsigned w : host_widths()) {
     CAPTURE(w);
+    check_catches_run_faults(o, w);
     CopyParams p;
     p.vector_width = w;
-    EmitFaults over;
-    over.over_read = true;
-    VerifyOptions dyn = o;
-    dyn.static_check = false;
-    CHECK_FALSE(verify_routine(build(p, over), dyn).ok());
     CopyParams nt = p;
     nt.nt_threshold = 1 << 16;
     EmitFaults sf;
     sf.skip_sfence = true;
     CHECK_FALSE(verify_routine(build(nt, sf), o).ok());
-    CopyParams mv = p;
-    mv.operation = Operation::kMemmove;
-    EmitFaults order;
-    order.wrong_overlap_order = true;
-    const VerifyReport rep = verify_routine(build(mv, order), o);
-    REQUIRE_FALSE(rep.ok());
-    CHECK(rep.failure->placement == Placement::kOverlap);
-    if (w >= 32) {
-      EmitFaults vz;
-      vz.skip_vzeroupper = true;
-      CHECK_FALSE(verify_routine(build(p, vz), o).ok());
-    }
     // And a correct routine of each operation passes it.
     for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill, Operation::kClearPage}) {
       CopyParams q = p;
@@ -308,23 +317,9 @@ TEST_CASE("the quick check (VerifyOptions::quick) for code tuned on this CPU sti
   CHECK_FALSE(o.static_check);
   for (unsigned w : host_widths()) {
     CAPTURE(w);
+    check_catches_run_faults(o, w);
     CopyParams p;
     p.vector_width = w;
-    EmitFaults over;
-    over.over_read = true;
-    CHECK_FALSE(verify_routine(build(p, over), o).ok());
-    CopyParams mv = p;
-    mv.operation = Operation::kMemmove;
-    EmitFaults order;
-    order.wrong_overlap_order = true;
-    const VerifyReport rep = verify_routine(build(mv, order), o);
-    REQUIRE_FALSE(rep.ok());
-    CHECK(rep.failure->placement == Placement::kOverlap);
-    if (w >= 32) {
-      EmitFaults vz;
-      vz.skip_vzeroupper = true;
-      CHECK_FALSE(verify_routine(build(p, vz), o).ok());
-    }
     for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill}) {
       CopyParams q = p;
       q.operation = op;

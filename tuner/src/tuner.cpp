@@ -209,7 +209,7 @@ class Search {
         }
       }
     }
-    Blend b(*this, true);
+    WithMix m(*this, Mix::kHalf);
     return stage("kernel", best, cands, below_1m_, /*halving=*/true);
   }
 
@@ -267,7 +267,7 @@ class Search {
   Candidate seed_stage(const Candidate& def) {
     std::vector<Candidate> cands;
     for (auto& [name, c] : seeds(def)) cands.push_back(c);
-    Blend b(*this, true);
+    WithMix m(*this, Mix::kHalf);
     Candidate out = stage("seeds", def, cands, below_1m_, false);
     // The points below 1 MiB judge the kernel; the thresholds are the threshold stages' to
     // decide on used copies (and a seed's edges above 1 MiB would slow every candidate's
@@ -543,7 +543,7 @@ class Search {
           c.params.head_tail_width = h;
           cands.push_back(c);
         }
-    Blend b(*this, true);
+    WithMix m(*this, Mix::kHalf);
     Candidate out = stage("small", best, cands, below_1m_, /*halving=*/true);
     if (!time_left()) return out;
     // Where the head/tail classes hand over to the loop.
@@ -573,8 +573,7 @@ class Search {
       c.dispatch = d;
       cands.push_back(c);
     }
-    Blend b(*this, true);
-    MixOnly m(*this, points && mix_buf_ != nullptr);
+    WithMix m(*this, points ? Mix::kAll : Mix::kHalf);
     return stage("dispatch", best, cands, below_1m_, false);
   }
 
@@ -760,7 +759,7 @@ class Search {
     // waiting on the previous copy: timing.hpp, replay()), as a program that reads its copies
     // sees it.
     std::vector<double> mix(rs.size(), 1.0);
-    const bool blend = blend_ && mix_buf_;
+    const bool blend = mix_ != Mix::kNone && mix_buf_;
     if (blend) {
       const bool copy = op_ == Operation::kMemcpy || op_ == Operation::kMemmove;
       for (const Use use : copy ? std::vector<Use>{Use::kCopy, Use::kThenRead} : std::vector<Use>{Use::kCopy}) {
@@ -771,7 +770,7 @@ class Search {
           mix[i] *= std::pow(m[0].ticks_per_call / m[i + 1].ticks_per_call, copy ? 0.5 : 1.0);
       }
     }
-    if (blend && mix_only_) return mix;
+    if (blend && mix_ == Mix::kAll) return mix;
     const decide::CostTable table = cost_table(fns, pts, t);
     std::vector<double> s(rs.size());
     for (std::size_t i = 0; i < rs.size(); ++i) {
@@ -815,22 +814,17 @@ class Search {
     return t;
   }
 
-  /// Whether score() blends in the production mix (set per stage: the kernel, the small
-  /// lengths, the hand-over and the dispatch tree, which decide what small calls cost).
-  bool blend_ = false;
-  struct Blend {
+  /// How much of score() the production mix is, on a point workload with the mix installed (set
+  /// per stage: the kernel, the small lengths and the hand-over take half, the dispatch tree all
+  /// of it; the other stages none).
+  enum class Mix { kNone, kHalf, kAll };
+  Mix mix_ = Mix::kNone;
+  /// Sets mix_ for one stage's scope.
+  struct WithMix {
     Search& s;
-    bool saved;
-    Blend(Search& search, bool on) : s(search), saved(search.blend_) { s.blend_ = on; }
-    ~Blend() { s.blend_ = saved; }
-  };
-  /// Whether a blended score() counts the production mix alone (the points not timed).
-  bool mix_only_ = false;
-  struct MixOnly {
-    Search& s;
-    bool saved;
-    MixOnly(Search& search, bool on) : s(search), saved(search.mix_only_) { s.mix_only_ = on; }
-    ~MixOnly() { s.mix_only_ = saved; }
+    Mix saved;
+    WithMix(Search& search, Mix m) : s(search), saved(search.mix_) { s.mix_ = m; }
+    ~WithMix() { s.mix_ = saved; }
   };
 
   /// Scores `cands` (plus `incumbent`) on `pts`; returns the incumbent unless one wins by >= 1%.

@@ -331,6 +331,153 @@ TEST_CASE("the misaligned workload: 4 KiB..512 KiB at dst offsets 0, 1, 4, 15, 3
   CHECK_FALSE(make_workload("misaligned", Operation::kClearPage).ok());
 }
 
+namespace {
+
+/// A recorded profile of one process: memcpy of 24 (three times, at page offsets 4090 -> 100) and
+/// 5000 bytes, one memset, in windows as the shim writes them.
+Profile tiny_profile() {
+  ProfileRecord r;
+  r.program = "/usr/bin/prog";
+  r.pid = 42;
+  r.reason = "exit";
+  r.cpu = "test-cpu";
+  r.window_calls = 64;
+  r.sample_period = 4096;
+  OpProfile& m = r.ops[profile_index(Operation::kMemcpy)];
+  m.calls = 4;
+  m.bytes = 3 * 24 + 5000;
+  m.sizes = {{24, 24, 3}, {4096, 5119, 1}};
+  m.src_mod64[4090 % 64] = 3;
+  m.src_mod64[0] = 1;
+  m.dst_mod64[100 % 64] = 3;
+  m.dst_mod64[0] = 1;
+  m.distance[static_cast<int>(Distance::kFar)] = 3;
+  m.distance[static_cast<int>(Distance::kAlias4k)] = 1;
+  OpProfile& f = r.ops[profile_index(Operation::kFill)];
+  f.calls = 1;
+  f.bytes = 64;
+  f.sizes = {{64, 64, 1}};
+  f.dst_mod64[0] = 1;
+  f.distance[0] = 1;
+  ProfileWindow w1{1, 0, {}};
+  w1.calls = {{Operation::kMemcpy, 24, 4090, 100, Distance::kFar},
+              {Operation::kFill, 64, 0, 0, Distance::kFar},
+              {Operation::kMemcpy, 5000, 0, 64, Distance::kAlias4k}};
+  ProfileWindow w2{1, 4096, {}};
+  w2.calls = {{Operation::kMemcpy, 24, 4090, 100, Distance::kFar}, {Operation::kMemcpy, 24, 4090, 100, Distance::kFar}};
+  r.windows = {w1, w2};
+  Profile p;
+  p.path = "tiny.prof";
+  p.records = {r};
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("profile workload: the program's lengths weigh the distribution, its windows are replayed in program order") {
+  const Profile p = tiny_profile();
+  auto w = profile_workload(p, Operation::kMemcpy, "profile:tiny.prof");
+  REQUIRE(w.ok());
+  CHECK(w->name == "profile:tiny.prof");
+  REQUIRE(w->is_distribution());
+  CHECK(w->distribution->max_size() == 5119);
+  CHECK(w->distribution->p[24] == doctest::Approx(0.75));
+  CHECK(w->distribution->p[4096] == doctest::Approx(0.25 / 1024));
+  CHECK(w->distribution->p[5119] == doctest::Approx(0.25 / 1024));
+  CHECK(w->distribution->p[23] == 0);
+  // The memset of window 1 is not memcpy's; each window keeps its memcpy calls in order.
+  REQUIRE(w->recorded.size() == 2);
+  std::vector<std::vector<std::uint32_t>> sizes;
+  for (const auto& win : w->recorded) {
+    sizes.emplace_back();
+    for (const Call& c : win) sizes.back().push_back(c.size);
+  }
+  CHECK(std::find(sizes.begin(), sizes.end(), std::vector<std::uint32_t>{24, 5000}) != sizes.end());
+  CHECK(std::find(sizes.begin(), sizes.end(), std::vector<std::uint32_t>{24, 24}) != sizes.end());
+  CHECK(w->note.find("4 memcpy calls, 4 of them in 2 windows") != std::string::npos);
+  // The replay strings whole windows together: every call at its recorded page offsets, every
+  // 5000 preceded by a 24 (its window's first call), about 3 of 4 calls of 24 bytes.
+  const auto calls = replay_calls(*w, 1000, 7);
+  REQUIRE(calls.size() >= 1000);
+  CHECK(calls.size() <= 1001);
+  std::size_t n24 = 0;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    if (calls[i].size == 24) {
+      ++n24;
+      CHECK(calls[i].src_offset == 4090);
+      CHECK(calls[i].dst_offset == 100);
+    } else {
+      REQUIRE(calls[i].size == 5000);
+      CHECK(calls[i].dst_offset == 64);
+      REQUIRE(i > 0);
+      CHECK(calls[i - 1].size == 24);
+    }
+  }
+  CHECK(double(n24) / double(calls.size()) == doctest::Approx(0.75).epsilon(0.1));
+  CHECK(replay_calls(*w, 1000, 7).size() == calls.size());  // seeded: the same sequence again
+  bool differs = false;
+  const auto other = replay_calls(*w, 1000, 8);
+  for (std::size_t i = 0; i < std::min(other.size(), calls.size()); ++i) differs |= other[i].size != calls[i].size;
+  CHECK(differs);  // another seed, another order of the windows
+  // memset: the fill workload of the same file.
+  auto f = profile_workload(p, Operation::kFill, "profile:tiny.prof");
+  REQUIRE(f.ok());
+  CHECK(f->distribution->max_size() == 64);
+  REQUIRE(f->recorded.size() == 1);
+}
+
+TEST_CASE("profile workload: errors say what the profile has and what to do") {
+  const Profile p = tiny_profile();
+  auto mm = profile_workload(p, Operation::kMemmove, "profile:tiny.prof");
+  REQUIRE_FALSE(mm.ok());
+  CHECK(mm.error().message.find("no memmove call") != std::string::npos);
+  CHECK(mm.error().message.find("--op memcpy,fill") != std::string::npos);
+  CHECK_FALSE(profile_workload(p, Operation::kClearPage, "x").ok());
+  // Counted calls without a window: a record cut short.
+  Profile cut = p;
+  cut.records[0].windows.clear();
+  auto c = profile_workload(cut, Operation::kMemcpy, "x");
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.error().message.find("none in a recorded window") != std::string::npos);
+  // Calls above 16 MiB are left out of the replay and said.
+  Profile big = p;
+  big.records[0].ops[0].sizes.push_back({std::uint64_t{32} << 20, (std::uint64_t{40} << 20) - 1, 2});
+  big.records[0].ops[0].calls += 2;
+  big.records[0].windows[0].calls.push_back({Operation::kMemcpy, std::uint64_t{32} << 20, 0, 0, Distance::kFar});
+  auto b = profile_workload(big, Operation::kMemcpy, "x");
+  REQUIRE(b.ok());
+  CHECK(b->distribution->max_size() == 5119);
+  CHECK(b->note.find("2 calls above 16 MiB left out") != std::string::npos);
+  for (const auto& win : b->recorded)
+    for (const Call& k : win) CHECK(k.size <= kMaxReplaySize);
+  // By name: an empty path and a missing file.
+  auto e = make_workload("profile:", Operation::kMemcpy);
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.error().message.find("COPYSYNTH_PROFILE") != std::string::npos);
+  auto m = make_workload("profile:/nonexistent/x.prof", Operation::kMemcpy);
+  REQUIRE_FALSE(m.ok());
+  CHECK(m.error().message.find("/nonexistent/x.prof") != std::string::npos);
+}
+
+TEST_CASE("format_profile_summary: records, totals, alignment, distance and a size-class table per operation") {
+  const std::string s = format_profile_summary(tiny_profile());
+  CHECK(s.find("profile.records=1\n") != std::string::npos);
+  CHECK(s.find("record[0].program=\"/usr/bin/prog\"\n") != std::string::npos);
+  CHECK(s.find("record[0].calls_in_windows=5\n") != std::string::npos);
+  CHECK(s.find("memcpy.calls=4\n") != std::string::npos);
+  CHECK(s.find("memcpy.bytes=5072\n") != std::string::npos);
+  CHECK(s.find("memcpy.mean_bytes=1268.0\n") != std::string::npos);
+  CHECK(s.find("memcpy.dst_aligned_64_percent=25.0\n") != std::string::npos);
+  CHECK(s.find("memcpy.distance.alias4k_percent=25.0\n") != std::string::npos);
+  CHECK(s.find("memmove.calls=0\n") != std::string::npos);
+  CHECK(s.find("memmove:") == std::string::npos);  // no table without calls
+  CHECK(s.find("memset.calls=1\n") != std::string::npos);
+  // 16-31: 3 of 4 calls, 72 of about 4680 bytes (the bucket counted at its middle); 4096-8191 the rest.
+  CHECK(std::regex_search(s, std::regex(R"(\n  16-31 +75\.0 +1\.5 +75\.0\n)")));
+  CHECK(std::regex_search(s, std::regex(R"(\n  4096-8191 +25\.0 +98\.5 +100\.0\n)")));
+  CHECK(std::regex_search(s, std::regex(R"(\n  64-127 +100\.0 +100\.0 +100\.0\n)")));
+}
+
 TEST_CASE("compare: every use pattern, cache state and solo run gives a measurement per routine") {
   BenchBuffers buf(1 << 20);
   for (Use use : {Use::kCopy, Use::kThenRead, Use::kThenWrite})

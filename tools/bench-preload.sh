@@ -7,36 +7,57 @@
 #          --emit-lib` writes from the same wisdom (no work at start-up)
 #   aocl   LD_PRELOAD=AMD AOCL-LibMem's shared library, when one is given or found (-a); left out,
 #          and said so, otherwise
+#   prof   with -P: the library written from another wisdom for one workload (a profile-tuned one:
+#          docs/profile-guided.md); "-" for the workloads without one
 #
-# Usage: tools/bench-preload.sh [-n RUNS] [-w WISDOM] [-a AOCL_SO] [BUILD_DIR]
+# Usage: tools/bench-preload.sh [-n RUNS] [-w WISDOM] [-a AOCL_SO] [-P WORKLOAD=WISDOM]...
+#                               [-x WORKLOADS] [BUILD_DIR]
 #   BUILD_DIR  a Release build (default build/) with api/libcopysynth-preload.so and tools/autotune
 #   -w WISDOM  the wisdom to use (default: tune memcpy, memmove and fill now, about 2 minutes)
 #   -a AOCL_SO AOCL-LibMem as a shared library replacing memcpy, memmove and memset (default:
 #              $COPYSYNTH_AOCL_SO, else build-aocl/libaocl-libmem.so when it exists)
+#   -P W=FILE  the "prof" configuration of workload W: the library of wisdom FILE (repeatable)
+#   -x LIST    the workloads to run, comma-separated (default sqlite,xz,zstd,gzip,true)
 #   -n RUNS    rounds (default 11); each round runs every configuration once, in a rotating order
 #
 # Workloads (each also run once per configuration before timing, as a warm-up):
-#   sqlite3  tests/preload_sqlite.sql on an in-memory database (no disk I/O): 60000 rows built,
-#            indexed, aggregated, updated, vacuumed and queried (~6 M memcpy calls)
-#   xz -d    decompressing 6 MB (text and machine code) to /dev/null (~300 k memcpy calls)
-#   zstd -d  decompressing 10 MB to /dev/null (few, large copies)
+#   sqlite   sqlite3 with tests/preload_sqlite.sql on an in-memory database (no disk I/O): 60000
+#            rows built, indexed, aggregated, updated, vacuumed and queried (~6 M memcpy calls)
+#   xz       xz -d: decompressing 6 MB (text and machine code) to /dev/null (~300 k memcpy calls)
+#   zstd     zstd -d: decompressing 10 MB to /dev/null (few, large copies)
+#   gzip     gzip -d: decompressing 33 MB (the same data three times) to /dev/null: inflate copies
+#            most matches through memcpy (~2.5 M calls, 12 bytes on average)
 #   true     /bin/true: start-up cost alone
 # Prints per workload the median wall time of each configuration (ms) and, for each other
 # configuration, the median over the rounds of its time / glibc's time in the same round (and
-# lib / aocl); < 1 is faster. Needs zstd, xz-utils, sqlite3 (tools/install-deps.sh --test) and
-# binutils (the library is assembled and linked here).
+# lib / aocl); < 1 is faster. Needs zstd, xz-utils, sqlite3, gzip (tools/install-deps.sh --test)
+# and binutils (the library is assembled and linked here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 runs=11
 wisdom=
 aocl=${COPYSYNTH_AOCL_SO:-}
-while getopts "n:w:a:h" opt; do
+workloads=sqlite,xz,zstd,gzip,true
+declare -A prof_wisdom=()
+while getopts "n:w:a:P:x:h" opt; do
   case $opt in
     n) runs=$OPTARG ;;
     w) wisdom=$OPTARG ;;
     a) aocl=$OPTARG ;;
-    *) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    P)
+      case $OPTARG in
+        sqlite=?* | xz=?* | zstd=?* | gzip=?* | true=?*) prof_wisdom[${OPTARG%%=*}]=$(realpath "${OPTARG#*=}") ;;
+        *) echo "bench-preload: -P takes WORKLOAD=WISDOM with WORKLOAD one of sqlite, xz, zstd, gzip, true" >&2; exit 2 ;;
+      esac ;;
+    x) workloads=$OPTARG ;;
+    *) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  esac
+done
+for w in ${workloads//,/ }; do
+  case $w in
+    sqlite | xz | zstd | gzip | true) ;;
+    *) echo "bench-preload: unknown workload '$w' in -x (sqlite, xz, zstd, gzip, true)" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -46,7 +67,7 @@ at=$build/tools/autotune
 for f in "$shim" "$at"; do
   [ -e "$f" ] || { echo "bench-preload: $f not found: build first (cmake --build $build)" >&2; exit 2; }
 done
-for p in sqlite3 xz zstd; do
+for p in sqlite3 xz zstd gzip; do
   command -v "$p" >/dev/null || { echo "bench-preload: $p not installed (tools/install-deps.sh --test)" >&2; exit 2; }
 done
 if [ -z "$aocl" ] && [ -e build-aocl/libaocl-libmem.so ]; then aocl=build-aocl/libaocl-libmem.so; fi
@@ -79,6 +100,18 @@ fi
 lib=$tmp/lib/libcopysynth-tuned.so
 sed -n 's/^Routines.*//; s/^  \(__copysynth_tuned_[a-z]*\)  \(.*\)/lib: \1 = \2/p' "$tmp/lib/README"
 
+# -P: one library per profile-tuned wisdom.
+declare -A prof_lib=()
+for w in "${!prof_wisdom[@]}"; do
+  if ! "$at" -q --from "${prof_wisdom[$w]}" --emit-lib "$tmp/prof-$w" 2>"$tmp/lib.err"; then
+    echo "bench-preload: autotune --from ${prof_wisdom[$w]} --emit-lib failed:" >&2
+    cat "$tmp/lib.err" >&2
+    exit 1
+  fi
+  prof_lib[$w]=$tmp/prof-$w/libcopysynth-tuned.so
+  sed -n "s/^  \(__copysynth_tuned_[a-z]*\)  \(.*\)/prof ($w): \1 = \2/p" "$tmp/prof-$w/README"
+done
+
 configs=(glibc shim lib)
 declare -A pre=([glibc]="" [shim]="LD_PRELOAD=$(realpath "$shim") COPYSYNTH_WISDOM=$wisdom" [lib]="LD_PRELOAD=$lib")
 if [ -n "$aocl" ]; then
@@ -89,10 +122,13 @@ else
   echo "aocl: no AOCL-LibMem shared library given (-a FILE, COPYSYNTH_AOCL_SO) or at build-aocl/libaocl-libmem.so; left out"
 fi
 
+[ ${#prof_lib[@]} -gt 0 ] && configs+=(prof)
+
 seq 1 240000 | awk '{ printf "%d %d copysynth %s\n", $1, ($1 * $1) % 9973, substr("abcdefghijklmnopqrstuvwxyz", 1 + $1 % 26) }' >"$tmp/input"
 head -c 3000000 "$at" >>"$tmp/input"
 zstd -q -T1 -6 -c "$tmp/input" >"$tmp/input.zst"
 head -c 6000000 "$tmp/input" | xz -q -T1 -3 -c >"$tmp/input.xz"
+cat "$tmp/input" "$tmp/input" "$tmp/input" | gzip -6 -c >"$tmp/input.gz"
 
 # run WORKLOAD CONFIG: one run (every configuration through env, alike); stderr into a file per
 # configuration, reported at the end (glibc's loader warns there about IFUNCs of a preloaded
@@ -103,6 +139,7 @@ run() {
     sqlite) env ${pre[$2]} sqlite3 :memory: <tests/preload_sqlite.sql >/dev/null ;;
     xz) env ${pre[$2]} xz -q -d -c "$tmp/input.xz" >/dev/null ;;
     zstd) env ${pre[$2]} zstd -q -d -c "$tmp/input.zst" >/dev/null ;;
+    gzip) env ${pre[$2]} gzip -d -c "$tmp/input.gz" >/dev/null ;;
     true) env ${pre[$2]} /bin/true ;;
   esac 2>>"$tmp/stderr.$2"
 }
@@ -114,9 +151,18 @@ for c in "${configs[@]}"; do printf ' %9s' "$c ms"; done
 for c in "${configs[@]:1}"; do printf ' %11s' "$c/glibc"; done
 [ -n "$aocl" ] && printf ' %9s' "lib/aocl"
 printf '\n'
-k=${#configs[@]}
-for w in sqlite xz zstd true; do
+for w in ${workloads//,/ }; do
+  # This workload's configurations: "prof" only where -P named a wisdom for it.
+  wc=()
   for c in "${configs[@]}"; do
+    if [ "$c" = prof ]; then
+      [ -n "${prof_lib[$w]:-}" ] || continue
+      pre[prof]="LD_PRELOAD=${prof_lib[$w]}"
+    fi
+    wc+=("$c")
+  done
+  k=${#wc[@]}
+  for c in "${wc[@]}"; do
     run "$w" "$c"
     : >"$tmp/t.$c"
   done
@@ -124,24 +170,28 @@ for w in sqlite xz zstd true; do
   for ((i = 0; i < runs; i++)); do
     declare -A t=()
     for ((j = 0; j < k; j++)); do  # rotate the order each round against drift
-      c=${configs[$(((i + j) % k))]}
+      c=${wc[$(((i + j) % k))]}
       t0=$(now_ns)
       run "$w" "$c"
       t[$c]=$(($(now_ns) - t0))
       echo "${t[$c]}" >>"$tmp/t.$c"
     done
-    for c in "${configs[@]:1}"; do
+    for c in "${wc[@]:1}"; do
       awk -v a="${t[glibc]}" -v b="${t[$c]}" 'BEGIN { printf "%.6f\n", b / a }' >>"$tmp/r.$c"
     done
     [ -n "$aocl" ] && awk -v a="${t[aocl]}" -v b="${t[lib]}" 'BEGIN { printf "%.6f\n", b / a }' >>"$tmp/r.lib_aocl"
     unset t
   done
   printf '%-8s %4d' "$w" "$runs"
-  for c in "${configs[@]}"; do awk -v v="$(median <"$tmp/t.$c")" 'BEGIN { printf " %9.2f", v / 1e6 }'; done
-  for c in "${configs[@]:1}"; do awk -v v="$(median <"$tmp/r.$c")" 'BEGIN { printf " %11.3f", v }'; done
+  for c in "${configs[@]}"; do
+    if [ -s "$tmp/t.$c" ]; then awk -v v="$(median <"$tmp/t.$c")" 'BEGIN { printf " %9.2f", v / 1e6 }'; else printf ' %9s' -; fi
+  done
+  for c in "${configs[@]:1}"; do
+    if [ -s "$tmp/r.$c" ]; then awk -v v="$(median <"$tmp/r.$c")" 'BEGIN { printf " %11.3f", v }'; else printf ' %11s' -; fi
+  done
   [ -n "$aocl" ] && awk -v v="$(median <"$tmp/r.lib_aocl")" 'BEGIN { printf " %9.3f", v }'
   printf '\n'
-  rm -f "$tmp"/r.*
+  rm -f "$tmp"/r.* "$tmp"/t.*
 done
 echo
 for c in "${configs[@]}"; do

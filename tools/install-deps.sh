@@ -6,7 +6,7 @@
 #   (no option)  what building, testing with ctest and tuning need
 #   --test       also what tools/run-tests.sh needs: clang and its libFuzzer/sanitizer runtime
 #                (compiler-rt) for the fuzz stage (g++'s ASan/UBSan runtimes come with g++);
-#                zstd, xz-utils and sqlite3, the real programs run under the LD_PRELOAD shim;
+#                zstd, xz-utils, sqlite3 and gzip, the real programs run under the LD_PRELOAD shim;
 #                pkgconf, to build the installed-package example with pkg-config;
 #                locales for the locale tests;
 #                ansible-core and python3-apt for the fleet playbook's test
@@ -62,7 +62,7 @@ if [ $with_test -eq 1 ]; then
   esac
   # Unmodified programs the LD_PRELOAD shim test runs (tests/preload_test.sh); pkg-config for the
   # installed-package test (tests/install_test.sh).
-  packages+=(zstd xz-utils sqlite3 pkgconf)
+  packages+=(zstd xz-utils sqlite3 gzip pkgconf)
   # The locale definitions a decimal-comma locale is built from (localedef, in the locale tests).
   packages+=(locales)
   # The fleet playbook's test (tests/ansible_test.sh): Ansible, and python3-apt for its apt task.

@@ -117,7 +117,9 @@ int main(int argc, char** argv) {
                  "the name of a shipped size distribution (MemcpyGoogleA, B, D, L, M, Q, S, U, "
                  "Uniform384To4096), or a FILE.csv in the same format (one line of comma-separated "
                  "probabilities, field i for length i). Distributions are replayed as a sequence of "
-                 "calls with random offsets in a 4 KiB window")
+                 "calls with random offsets in a 4 KiB window. profile:FILE: a program's own calls, "
+                 "recorded by the shim (COPYSYNTH_PROFILE=FILE), replayed window by window in program "
+                 "order at the program's page offsets; `--show FILE` summarises it")
       ->capture_default_str();
   app.add_flag("--cold", o.cold, "With a distribution workload: spread the calls over 256 MiB so the data is "
                                "not in cache");
@@ -187,7 +189,9 @@ int main(int argc, char** argv) {
                  "Print what a wisdom or fleet file holds, one key=value per line in the manner of "
                  "`ld.so --list-diagnostics`: each CPU's signature and features, each entry's routine, "
                  "parameters, effective rep/non-temporal thresholds and size ladder, and which host this CPU "
-                 "would use. Nothing is built or run")
+                 "would use. For a profile recorded with COPYSYNTH_PROFILE: the records (program, pid), each "
+                 "operation's calls, bytes, alignment and distance classes, and the share of calls and bytes "
+                 "per size class. Nothing is built or run")
       ->type_name("FILE");
   app.add_flag("--list-params", list_params, "Print every tunable parameter with unit, range and default, then exit");
   app.add_flag("-q,--quiet", o.quiet, "No progress lines on stderr");
@@ -199,6 +203,10 @@ int main(int argc, char** argv) {
       "  autotune --isa avx2 --emit avx2.json tune without AVX-512 (load it with --isa avx2 too)\n"
       "  autotune --op all --emit best.json   memcpy, memmove, fill and clear_page in one file\n"
       "  autotune --workload MemcpyGoogleA    tune for a production size distribution\n"
+      "  COPYSYNTH_PROFILE=prog.prof LD_PRELOAD=libcopysynth-preload.so PROGRAM\n"
+      "  autotune --show prog.prof            record a program's own copies; summarise them\n"
+      "  autotune --op memcpy,memmove,fill --workload profile:prog.prof --emit best.json\n"
+      "                                       tune for exactly those calls\n"
       "  autotune --from best.json --emit-asm memcpy_64.S --flavor linux --name __memcpy\n"
       "                                       the tuned memcpy as a kernel-style .S file\n"
       "  autotune --from best.json --emit-asm memcpy.S --target avx512\n"

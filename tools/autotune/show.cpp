@@ -1,7 +1,9 @@
 // autotune --show FILE: what a wisdom or fleet file holds, one key=value per line in the manner
-// of `ld.so --list-diagnostics` (strings quoted, bytes outside printable ASCII as \ooo). Nothing
-// is built or run.
+// of `ld.so --list-diagnostics` (strings quoted, bytes outside printable ASCII as \ooo); for a
+// profile (COPYSYNTH_PROFILE), what was recorded: key=value lines and a size-class table per
+// operation (format_profile_summary). Nothing is built or run.
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -12,6 +14,7 @@
 #include "copysynth/report.hpp"
 #include "copysynth/tuner.hpp"
 #include "copysynth/wisdom.hpp"
+#include "copysynth/workload.hpp"
 
 using namespace copysynth;
 
@@ -103,8 +106,27 @@ int show_file(const std::string& path) {
   return 0;
 }
 
+/// Whether `path` starts with a profile record (its first line names "copysynth_profile"), read
+/// without loading the whole file.
+bool is_profile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  head = head.substr(0, head.find('\n'));
+  return head.find("\"copysynth_profile\"") != std::string::npos;
+}
+
+/// `autotune --show FILE` for a profile (COPYSYNTH_PROFILE): format_profile_summary.
+int show_profile(const std::string& path) {
+  auto p = load_profile(path);
+  if (!p) return fail(p.error());
+  std::cout << "copysynth.version=" << quoted(COPYSYNTH_VERSION) << "\n" << format_profile_summary(*p) << std::flush;
+  return 0;
+}
+
 }  // namespace
 
-int run_show(const Options& o) { return show_file(o.show_path); }
+int run_show(const Options& o) { return is_profile(o.show_path) ? show_profile(o.show_path) : show_file(o.show_path); }
 
 }  // namespace autotune

@@ -502,7 +502,7 @@ std::vector<MeasuredPoint> measure_table(const Routine& r, const Workload& w, un
   t.rounds = rounds;
   if (w.is_distribution()) {
     // A fresh sequence (another seed than the search's), three passes, medians.
-    const auto calls = make_calls(*w.distribution, 32768, 0x5EED);  // the search's replay length, another seed
+    const auto calls = replay_calls(w, 32768, 0x5EED);  // the search's replay length, another seed
     ReplayBuffers rb(w.distribution->max_size(), w.cold);
     std::vector<double> base_ns, tuned_ns, base_gb, tuned_gb;
     for (int pass = 0; pass < 3; ++pass) {

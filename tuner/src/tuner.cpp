@@ -75,7 +75,7 @@ class Search {
   Search(const Workload& w, const TuneOptions& opt) : w_(w), opt_(opt), t0_(now()), rng_(opt.seed) {
     timing_.rounds = opt.quick ? 7 : 31;
     if (w.is_distribution()) {
-      calls_ = make_calls(*w.distribution, kReplayCalls, opt.seed);
+      calls_ = replay_calls(w, kReplayCalls, opt.seed);
       replay_buf_ = std::make_unique<ReplayBuffers>(w.distribution->max_size(), w.cold);
     } else if (opt.operation != Operation::kClearPage) {
       // A point workload times each length in a loop that branch predictors learn by heart, so
@@ -118,7 +118,9 @@ class Search {
     if (w_.is_distribution())
       say("workload " + w_.name + ": " + std::to_string(calls_.size()) + " calls replayed per round, mean " +
           fmt("%.1f", w_.distribution->mean_size()) + " bytes, largest " +
-          std::to_string(w_.distribution->max_size()) + (w_.cold ? ", cold cache" : ", hot cache"));
+          std::to_string(w_.distribution->max_size()) + (w_.cold ? ", cold cache" : ", hot cache") +
+          (w_.recorded.empty() ? "" : "; the program's own windows of calls in program order (" + w_.note + ")") +
+          (op_ == Operation::kFill ? "" : "; scored by throughput and copy-then-read latency"));
 
     // Pass 1 sets every coordinate once; pass 2 revisits the kernel, dispatch and prefetch with
     // the thresholds in place (they interact), when the budget allows.
@@ -747,10 +749,19 @@ class Search {
     t.rounds = rounds;
     std::vector<const void*> fns{system_routine(op_)};
     for (auto* r : rs) fns.push_back(r->entry());
-    if (w_.is_distribution()) {  // one replay of the whole call sequence per round
-      const auto m = replay(op_, fns, calls_, *replay_buf_, t);
-      std::vector<double> s(rs.size());
-      for (std::size_t i = 0; i < rs.size(); ++i) s[i] = m[0].ticks_per_call / m[i + 1].ticks_per_call;
+    if (w_.is_distribution()) {
+      // One replay of the whole call sequence per round; for copies the geometric mean of the
+      // throughput and the copy-then-read latency (each call's source waiting on the previous
+      // copy: timing.hpp, replay()), as a program that reads its copies sees them.
+      const bool copy = op_ == Operation::kMemcpy || op_ == Operation::kMemmove;
+      std::vector<double> s(rs.size(), 1.0);
+      for (const Use use : copy ? std::vector<Use>{Use::kCopy, Use::kThenRead} : std::vector<Use>{Use::kCopy}) {
+        TimingOptions tu = t;
+        tu.use = use;
+        const auto m = replay(op_, fns, calls_, *replay_buf_, tu);
+        for (std::size_t i = 0; i < rs.size(); ++i)
+          s[i] *= std::pow(m[0].ticks_per_call / m[i + 1].ticks_per_call, copy ? 0.5 : 1.0);
+      }
       return s;
     }
     // Blended stages: the geometric mean of the points' score and the production mix's

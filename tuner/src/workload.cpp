@@ -6,8 +6,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <locale>
+#include <map>
 #include <random>
+#include <sstream>
 
+#include "copysynth/c_format.hpp"
 #include "copysynth/file_io.hpp"
 
 namespace copysynth {
@@ -194,7 +198,181 @@ std::vector<Call> make_calls(const SizeDistribution& d, std::size_t count, std::
   return calls;
 }
 
+std::vector<Call> replay_calls(const Workload& w, std::size_t count, std::uint64_t seed) {
+  if (w.recorded.empty()) return w.is_distribution() ? make_calls(*w.distribution, count, seed) : std::vector<Call>{};
+  std::mt19937_64 rng(seed);
+  std::vector<std::size_t> order(w.recorded.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), rng);
+  std::uniform_int_distribution<std::size_t> pick(0, w.recorded.size() - 1);
+  std::vector<Call> calls;
+  calls.reserve(count + 4096);
+  for (std::size_t i = 0; calls.size() < count; ++i) {
+    const auto& win = w.recorded[i < order.size() ? order[i] : pick(rng)];
+    calls.insert(calls.end(), win.begin(), win.end());
+  }
+  return calls;
+}
+
+Result<Workload> profile_workload(const Profile& profile, Operation op, const std::string& name) {
+  const int k = profile_index(op);
+  if (k < 0)
+    return make_error(ErrorCode::kInvalidArgument,
+                      std::string(name_of(op)) + " is not recorded in profiles (memcpy, memmove and memset are)");
+  const OpProfile total = profile.total(op);
+  if (total.calls == 0) {
+    std::string has;
+    for (Operation o : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill})
+      if (profile.total(o).calls > 0) has += (has.empty() ? "" : ",") + std::string(name_of(o));
+    return make_error(ErrorCode::kInvalidArgument,
+                      profile.path + ": the program made no " + std::string(k == 2 ? "memset" : name_of(op)) +
+                          " call" + (has.empty() ? std::string(" (and no call at all)") : "; tune what it has: --op " + has));
+  }
+  // The distribution: every bucket's calls spread evenly over its lengths, up to kMaxReplaySize.
+  std::uint64_t top = 0, left_out = 0;
+  for (const SizeBucket& b : total.sizes) {
+    if (b.lo > kMaxReplaySize) {
+      left_out += b.count;
+      continue;
+    }
+    top = std::max(top, std::min(b.hi, kMaxReplaySize));
+  }
+  SizeDistribution d;
+  d.name = name;
+  d.p.assign(top + 1, 0.0);
+  double sum = 0;
+  for (const SizeBucket& b : total.sizes) {
+    if (b.lo > kMaxReplaySize) continue;
+    const std::uint64_t hi = std::min(b.hi, kMaxReplaySize);
+    const double each = double(b.count) / double(hi - b.lo + 1);
+    for (std::uint64_t n = b.lo; n <= hi; ++n) d.p[n] += each;
+    sum += double(b.count);
+  }
+  if (sum <= 0)
+    return make_error(ErrorCode::kInvalidArgument, profile.path + ": every recorded " + std::string(name_of(op)) +
+                                                       " call is longer than 16 MiB; tune with --workload seeds");
+  for (double& v : d.p) v /= sum;
+
+  // The replay's material: windows of this operation's calls, each in program order.
+  Workload w;
+  auto& windows = w.recorded;
+  for (const ProfileRecord& r : profile.records)
+    for (const ProfileWindow& win : r.windows) {
+      std::vector<Call> cs;
+      for (const ProfiledCall& c : win.calls)
+        if (c.op == op && c.size <= kMaxReplaySize)
+          cs.push_back({static_cast<std::uint32_t>(c.size), c.src_page_offset, c.dst_page_offset});
+      if (!cs.empty()) windows.push_back(std::move(cs));
+    }
+  if (windows.empty())
+    return make_error(ErrorCode::kInvalidArgument,
+                      profile.path + ": " + std::to_string(total.calls) + " " + std::string(name_of(op)) +
+                          " calls counted but none in a recorded window; record the program again");
+  w.name = name;
+  std::uint64_t in_windows = 0;
+  for (const auto& win : windows) in_windows += win.size();
+  w.note = std::to_string(profile.records.size()) + " record" + (profile.records.size() == 1 ? "" : "s") + ", " +
+           std::to_string(total.calls) + " " + std::string(k == 2 ? "memset" : name_of(op)) + " calls, " +
+           std::to_string(in_windows) + " of them in " + std::to_string(windows.size()) + " windows" +
+           (left_out ? "; " + std::to_string(left_out) + " calls above 16 MiB left out of the replay" : "");
+  w.distribution = std::move(d);
+  return w;
+}
+
+namespace {
+
+/// The --show size class of a length: 0 for 0, else k + 1 for 2^k <= n < 2^(k+1) (bytes 1, 2-3,
+/// 4-7, ..., 4096-8191, ...): a histogram bucket of profile.hpp never straddles two.
+unsigned show_class(std::uint64_t n) {
+  if (n == 0) return 0;
+  unsigned k = 63;
+  while (!(n >> k & 1)) --k;
+  return k + 1;
+}
+
+std::string class_label(unsigned c) {
+  if (c <= 1) return std::to_string(c);
+  return std::to_string(std::uint64_t{1} << (c - 1)) + "-" + std::to_string((std::uint64_t{1} << c) - 1);
+}
+
+std::string pct(double part, double whole) { return whole > 0 ? format_c("%.1f", 100.0 * part / whole) : "0.0"; }
+
+}  // namespace
+
+std::string format_profile_summary(const Profile& p) {
+  std::ostringstream o;
+  o.imbue(std::locale::classic());
+  auto q = [](const std::string& s) { return quoted_bytes(s, std::string::npos); };
+  o << "profile.path=" << q(p.path) << "\n";
+  o << "profile.records=" << p.records.size() << "\n";
+  for (std::size_t i = 0; i < p.records.size(); ++i) {
+    const ProfileRecord& r = p.records[i];
+    const std::string rp = "record[" + std::to_string(i) + "].";
+    std::uint64_t calls = 0;
+    for (const auto& w : r.windows) calls += w.calls.size();
+    o << rp << "program=" << q(r.program) << "\n" << rp << "pid=" << r.pid << "\n"
+      << rp << "reason=" << q(r.reason) << "\n" << rp << "cpu=" << q(r.cpu) << "\n"
+      << rp << "windows=" << r.windows.size() << "\n" << rp << "window_calls=" << r.window_calls << "\n"
+      << rp << "sample_period=" << r.sample_period << "\n" << rp << "calls_in_windows=" << calls << "\n";
+  }
+  std::ostringstream tables;
+  tables.imbue(std::locale::classic());
+  for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill}) {
+    const std::string name = op == Operation::kFill ? "memset" : std::string(name_of(op));
+    const OpProfile t = p.total(op);
+    const std::string pre = name + ".";
+    o << pre << "calls=" << t.calls << "\n" << pre << "bytes=" << t.bytes << "\n";
+    if (t.calls == 0) continue;
+    o << pre << "mean_bytes=" << format_c("%.1f", double(t.bytes) / double(t.calls)) << "\n";
+    std::uint64_t s16 = 0, s64 = t.src_mod64[0], d16 = 0, d64 = t.dst_mod64[0];
+    for (unsigned a = 0; a < 64; a += 16) {
+      s16 += t.src_mod64[a];
+      d16 += t.dst_mod64[a];
+    }
+    if (op != Operation::kFill)
+      o << pre << "src_aligned_16_percent=" << pct(double(s16), double(t.calls)) << "\n"
+        << pre << "src_aligned_64_percent=" << pct(double(s64), double(t.calls)) << "\n";
+    o << pre << "dst_aligned_16_percent=" << pct(double(d16), double(t.calls)) << "\n"
+      << pre << "dst_aligned_64_percent=" << pct(double(d64), double(t.calls)) << "\n";
+    if (op != Operation::kFill)
+      for (Distance d : {Distance::kFar, Distance::kAlias4k, Distance::kOverlap})
+        o << pre << "distance." << name_of(d) << "_percent="
+          << pct(double(t.distance[static_cast<int>(d)]), double(t.calls)) << "\n";
+    // The table: calls and bytes per size class (a bucket's bytes estimated at its middle).
+    std::map<unsigned, std::pair<double, double>> cls;
+    double bytes = 0;
+    for (const SizeBucket& b : t.sizes) {
+      const double mid = (double(b.lo) + double(b.hi)) / 2;
+      auto& c = cls[show_class(b.lo)];
+      c.first += double(b.count);
+      c.second += double(b.count) * mid;
+      bytes += double(b.count) * mid;
+    }
+    tables << "\n" << name << ": " << t.calls << " calls, " << t.bytes << " bytes\n";
+    tables << format_c("  %-20s %8s %8s %8s\n", "size (bytes)", "calls %", "bytes %", "cum. %");
+    double cum = 0;
+    for (const auto& [c, v] : cls) {
+      cum += v.first;
+      tables << format_c("  %-20s %8s %8s %8s\n", class_label(c).c_str(), pct(v.first, double(t.calls)).c_str(),
+                         pct(v.second, bytes).c_str(), pct(cum, double(t.calls)).c_str());
+    }
+  }
+  return o.str() + tables.str();
+}
+
 Result<Workload> make_workload(const std::string& name, Operation op, bool cold) {
+  if (name.rfind("profile:", 0) == 0) {
+    const std::string path = name.substr(8);
+    if (path.empty())
+      return make_error(ErrorCode::kInvalidArgument,
+                        "--workload profile:FILE needs a file (recorded with COPYSYNTH_PROFILE=FILE and the shim)");
+    auto p = load_profile(path);
+    if (!p) return p.error();
+    auto w = profile_workload(*p, op, name + (cold ? " (cold)" : ""));
+    if (!w) return w;
+    w->cold = cold;
+    return w;
+  }
   if (name == "seeds" || name == "misaligned") {
     if (cold)
       return make_error(ErrorCode::kInvalidArgument,

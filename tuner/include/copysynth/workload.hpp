@@ -6,7 +6,10 @@
 //   - a size distribution: a seeded sequence of calls whose sizes are drawn by probability, with
 //     random src/dst offsets inside a 4 KiB window (buffers L1/L2-resident, as LLVM libc's
 //     benchmarks do), replayed as a whole, so that branch predictors see the real mix instead of
-//     learning one size. A cold-cache variant spreads the calls over a 256 MiB arena.
+//     learning one size. A cold-cache variant spreads the calls over a 256 MiB arena;
+//   - a profile (`profile:FILE`, recorded by the shim: copysynth/profile.hpp): a distribution
+//     whose replayed calls are the program's own, window by window in program order, with the
+//     program's page offsets (profile_workload()).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +18,7 @@
 #include <vector>
 
 #include "copysynth/params.hpp"
+#include "copysynth/profile.hpp"
 #include "copysynth/result.hpp"
 
 namespace copysynth {
@@ -49,8 +53,20 @@ struct Workload {
   std::vector<Point> points;                     ///< point workloads
   std::optional<SizeDistribution> distribution;  ///< distribution workloads
   bool cold = false;                             ///< distribution calls spread over 256 MiB
+  /// A profile's windows of calls, each in program order (profile_workload()): replayed instead
+  /// of calls drawn from `distribution`, which then only weighs the dispatch tree and sizes the
+  /// buffers.
+  std::vector<std::vector<Call>> recorded;
+  std::string note;  ///< a profile's summary: records, calls, windows, calls left out (said by the search)
   bool is_distribution() const { return distribution.has_value(); }
 };
+
+/// The `count` calls a distribution workload replays (seeded): for a profile, its recorded windows,
+/// each kept whole and in program order (so branch predictors see the program's own sequences),
+/// every window once in a random order, then random windows until `count` calls (a recording of
+/// a few windows is not replayed as one fixed loop that predictors learn by heart); else
+/// make_calls(*distribution, count, seed). Empty for a point workload.
+std::vector<Call> replay_calls(const Workload& w, std::size_t count, std::uint64_t seed);
 
 /// The seeds' matrix (the Linux memcpy threads this project started from):
 ///   lengths 1, 7, 8, 16, 32, 48, 64, 80, 128, 256, 512, 1024, 2048, 4096 at src/dst alignment
@@ -107,8 +123,36 @@ std::optional<SizeDistribution> production_mix();
 std::vector<Call> make_calls(const SizeDistribution& d, std::size_t count, std::uint64_t seed,
                              std::uint32_t window = 4096);
 
-/// A workload by name: "seeds", "misaligned", a shipped distribution name, or a .csv path; `cold`
-/// selects the cold-cache variant of a distribution (an error for the point workloads).
+/// The longest recorded call a profile workload replays (bytes): longer calls (rare: a program
+/// copying more than 16 MiB at once) are left out of the replay and the distribution, and counted
+/// in the workload's note.
+inline constexpr std::uint64_t kMaxReplaySize = std::uint64_t{16} << 20;
+
+/// The workload of one operation of a recorded profile (copysynth/profile.hpp), named `name`:
+///   - distribution: the operation's length histogram summed over the records (a bucket's calls
+///     spread evenly over its lengths), up to kMaxReplaySize (calls above it are left out and
+///     counted in `note`);
+///   - recorded: the recorded windows' calls of this operation (replay_calls() strings them
+///     together), each at the program's source and destination address mod 4096 (so page
+///     crossings and 4K aliasing are the program's), from and to separate buffers (a recorded
+///     overlapping memmove is replayed as a non-overlapping one of the same length and offsets).
+/// Errors (kInvalidArgument): clear_page (never recorded); no call of the operation in the
+/// profile, naming the operations it has; calls but no window of them (a record cut short).
+Result<Workload> profile_workload(const Profile& profile, Operation op, const std::string& name);
+
+/// `autotune --show FILE` for a profile: what was recorded, as text. Key=value lines (strings
+/// quoted as --show quotes wisdom: quoted_bytes) for the file, each record (program, pid, reason,
+/// CPU, windows) and each operation's totals (calls, bytes, mean length, the share of calls whose
+/// source/destination address is a multiple of 16 and 64, the distance classes); then per
+/// operation a table of size classes (0, 1, 2-3, 4-7, ..., 2^k to 2^(k+1)-1 bytes: the histogram's
+/// buckets above kProfileExactSizes never straddle two) with
+/// the share of calls and of bytes and the cumulative share of calls (percent, one decimal).
+/// Operations without calls are listed with calls=0 and no table.
+std::string format_profile_summary(const Profile& p);
+
+/// A workload by name: "seeds", "misaligned", a shipped distribution name, a .csv path, or
+/// "profile:FILE" (load_profile, then profile_workload); `cold` selects the cold-cache variant of
+/// a distribution or profile (an error for the point workloads).
 Result<Workload> make_workload(const std::string& name, Operation op, bool cold = false);
 
 }  // namespace copysynth

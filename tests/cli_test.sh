@@ -235,5 +235,24 @@ check "--merge with --op refused (rc=$rc)" test $rc -eq 1
 "$at" --show "$tmp/best.json" --emit "$tmp/x.json" >/dev/null 2>&1; rc=$?
 check "--show with --emit refused (rc=$rc)" test $rc -eq 1
 
+# A profile (the format the shim's COPYSYNTH_PROFILE writes: runtime/include/copysynth/profile.hpp),
+# written by hand: --show summarises it, --workload profile:FILE tunes for its calls.
+z63=$(printf '0,%.0s' {1..63})
+mod() { echo "[$1,${z63%,}]"; }  # 64 counts: $1 at offset 0
+win='["memcpy",24,4090,100,"far"],["memset",64,0,0,"far"],["memcpy",5000,0,64,"alias4k"],["memcpy",24,4090,100,"far"]'
+printf '%s\n' "{\"copysynth_profile\":1,\"program\":\"/usr/bin/prog\",\"pid\":42,\"reason\":\"exit\",\"cpu\":\"x\",\"window_calls\":64,\"sample_period\":4096,\"ops\":{\"memcpy\":{\"calls\":3,\"bytes\":5048,\"sizes\":[[24,24,2],[4096,5119,1]],\"src_mod64\":$(mod 3),\"dst_mod64\":$(mod 3),\"distance\":{\"far\":2,\"alias4k\":1,\"overlap\":0}},\"memmove\":{\"calls\":0,\"bytes\":0,\"sizes\":[],\"src_mod64\":$(mod 0),\"dst_mod64\":$(mod 0),\"distance\":{\"far\":0,\"alias4k\":0,\"overlap\":0}},\"memset\":{\"calls\":1,\"bytes\":64,\"sizes\":[[64,64,1]],\"src_mod64\":$(mod 0),\"dst_mod64\":$(mod 1),\"distance\":{\"far\":1,\"alias4k\":0,\"overlap\":0}}},\"windows\":[{\"thread\":1,\"first_call\":0,\"calls\":[$win]}]}" >"$tmp/prog.prof"
+"$at" --show "$tmp/prog.prof" >"$tmp/pshow" 2>"$tmp/pshow_err"; rc=$?
+check "--show of a profile exits 0 (rc=$rc)" test $rc -eq 0
+check "--show of a profile: program, calls per operation" bash -c "grep -qx 'record\[0\].program=\"/usr/bin/prog\"' '$tmp/pshow' && grep -qx 'memcpy.calls=3' '$tmp/pshow' && grep -qx 'memmove.calls=0' '$tmp/pshow' && grep -qx 'memset.calls=1' '$tmp/pshow'"
+check "--show of a profile: a size-class table" grep -qE '^  16-31 +66\.7 ' "$tmp/pshow"
+"$at" --quick --budget 2 --workload "profile:$tmp/prog.prof" --emit "$tmp/prof.json" >"$tmp/pout" 2>"$tmp/perr"; rc=$?
+check "--workload profile:FILE tunes memcpy (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'profile:' '$tmp/pout' && grep -q \"program's own windows\" '$tmp/perr'"
+check "the wisdom names the profile as its workload" grep -q "\"workload\": \"profile:$tmp/prog.prof\"" "$tmp/prof.json"
+"$at" --quick --budget 2 --op memmove --workload "profile:$tmp/prog.prof" >/dev/null 2>"$tmp/perr2"; rc=$?
+check "--workload profile: an operation the program never called: exit 1, what it has (rc=$rc)" bash -c "test $rc -eq 1 && grep -q 'no memmove call; tune what it has: --op memcpy,fill' '$tmp/perr2'"
+head -c 100 "$tmp/prog.prof" >"$tmp/cut.prof"
+"$at" --show "$tmp/cut.prof" >/dev/null 2>"$tmp/perr3"; rc=$?
+check "--show of a truncated profile: exit 2, the file and line (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'cut.prof:1' '$tmp/perr3'"
+
 echo "$fails failure(s)"
 test $fails -eq 0

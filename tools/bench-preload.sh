@@ -20,20 +20,15 @@
 #   -x LIST    the workloads to run, comma-separated (default sqlite,xz,zstd,gzip,true)
 #   -n RUNS    rounds (default 11); each round runs every configuration once, in a rotating order
 #
-# Workloads (each also run once per configuration before timing, as a warm-up):
-#   sqlite   sqlite3 with tests/preload_sqlite.sql on an in-memory database (no disk I/O): 60000
-#            rows built, indexed, aggregated, updated, vacuumed and queried (~6 M memcpy calls)
-#   xz       xz -d: decompressing 6 MB (text and machine code) to /dev/null (~300 k memcpy calls)
-#   zstd     zstd -d: decompressing 10 MB to /dev/null (few, large copies)
-#   gzip     gzip -d: decompressing 33 MB (the same data three times) to /dev/null: inflate copies
-#            most matches through memcpy (~2.5 M calls, 12 bytes on average)
-#   true     /bin/true: start-up cost alone
+# Workloads (tools/real-programs.sh says what each runs; each is also run once per configuration
+# before timing, as a warm-up): sqlite, xz, zstd, gzip, true.
 # Prints per workload the median wall time of each configuration (ms) and, for each other
 # configuration, the median over the rounds of its time / glibc's time in the same round (and
 # lib / aocl); < 1 is faster. Needs zstd, xz-utils, sqlite3, gzip (tools/install-deps.sh --test)
 # and binutils (the library is assembled and linked here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. tools/real-programs.sh
 
 runs=11
 wisdom=
@@ -51,7 +46,7 @@ while getopts "n:w:a:P:x:h" opt; do
         *) echo "bench-preload: -P takes WORKLOAD=WISDOM with WORKLOAD one of sqlite, xz, zstd, gzip, true" >&2; exit 2 ;;
       esac ;;
     x) workloads=$OPTARG ;;
-    *) sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
   esac
 done
 for w in ${workloads//,/ }; do
@@ -124,24 +119,13 @@ fi
 
 [ ${#prof_lib[@]} -gt 0 ] && configs+=(prof)
 
-seq 1 240000 | awk '{ printf "%d %d copysynth %s\n", $1, ($1 * $1) % 9973, substr("abcdefghijklmnopqrstuvwxyz", 1 + $1 % 26) }' >"$tmp/input"
-head -c 3000000 "$at" >>"$tmp/input"
-zstd -q -T1 -6 -c "$tmp/input" >"$tmp/input.zst"
-head -c 6000000 "$tmp/input" | xz -q -T1 -3 -c >"$tmp/input.xz"
-cat "$tmp/input" "$tmp/input" "$tmp/input" | gzip -6 -c >"$tmp/input.gz"
+make_program_inputs "$tmp" "$at"
 
 # run WORKLOAD CONFIG: one run (every configuration through env, alike); stderr into a file per
 # configuration, reported at the end (glibc's loader warns there about IFUNCs of a preloaded
 # library, as AOCL-LibMem's are).
-run() {
-  # shellcheck disable=SC2086
-  case $1 in
-    sqlite) env ${pre[$2]} sqlite3 :memory: <tests/preload_sqlite.sql >/dev/null ;;
-    xz) env ${pre[$2]} xz -q -d -c "$tmp/input.xz" >/dev/null ;;
-    zstd) env ${pre[$2]} zstd -q -d -c "$tmp/input.zst" >/dev/null ;;
-    gzip) env ${pre[$2]} gzip -d -c "$tmp/input.gz" >/dev/null ;;
-    true) env ${pre[$2]} /bin/true ;;
-  esac 2>>"$tmp/stderr.$2"
+run() {  # the shell without the preload; it execs the program with it (env VAR=... PROGRAM)
+  sh -c "exec env ${pre[$2]} $(program_command "$1" "$tmp")" 2>>"$tmp/stderr.$2"
 }
 now_ns() { date +%s%N; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }

@@ -10,12 +10,18 @@
 #      and the database file);
 #   3. the one-line fallback to the system routines for an unset variable, a missing, truncated or
 #      edited file, a directory, a FIFO or /dev/zero named as the file, another CPU's wisdom and a
-#      fleet without this CPU; and a fleet with it, and this host's wisdom tuned with a capped ISA.
+#      fleet without this CPU; and a fleet with it, and this host's wisdom tuned with a capped ISA;
+#   4. recording (COPYSYNTH_PROFILE): sqlite3 and xz -d recorded (output unchanged, one record per
+#      process, each line exactly what profile_record_json() writes, the stats report agreeing),
+#      xz -d recorded without wisdom (nothing on stderr), profile_probe (threads, fork, a signal
+#      dump: the counts of lengths only it uses, exactly, per record), a file that cannot be
+#      opened, a bad COPYSYNTH_PROFILE_SIGNAL, and the recording wrappers' code (objdump: they call
+#      nothing but the shim's own cold paths).
 # Every run with the shim sets COPYSYNTH_PRELOAD_STATS, and the test requires its report: the
 # tuned routines were installed, and served calls (a count and bytes). A run that silently fell
 # back to glibc fails.
 #
-# Usage: preload_test.sh SHIM PROBE HOST_WISDOM AUTOTUNE
+# Usage: preload_test.sh SHIM PROBE HOST_WISDOM AUTOTUNE PROFILE_PROBE PROFILE_CHECK
 # Needs zstd, xz and sqlite3 (tools/install-deps.sh --test).
 # Sanitizer builds set COPYSYNTH_TEST_PRELOAD_FIRST to the ASan runtime: an ASan-built shim (or
 # probe) needs it first in the process (ASan refuses to start otherwise), so the runs use
@@ -24,7 +30,7 @@
 # the shim's (memmove ASan mostly does itself): the shim's counts still prove it served calls. Leak detection is off for the
 # Debian programs (their leaks at exit are not this project's); the probe keeps it.
 set -u
-shim=$1 probe=$2 wisdom=$3 at=$4
+shim=$1 probe=$2 wisdom=$3 at=$4 pprobe=$5 pcheck=$6
 first=${COPYSYNTH_TEST_PRELOAD_FIRST:-}
 preload=$shim
 asan_env=()
@@ -221,6 +227,163 @@ fi
 # Missing wisdom in a real program: it still works.
 env -u COPYSYNTH_WISDOM LD_PRELOAD="$preload" ${asan_env[@]+"${asan_env[@]}"} xz -q -d -c "$tmp/ref.xz" >"$tmp/plain.unxz" 2>"$tmp/plain.err"
 check "xz -d under the shim without wisdom: output is the input" cmp "$tmp/xin" "$tmp/plain.unxz"
+
+# ---- 4. recording a program's own calls (COPYSYNTH_PROFILE) --------------------------------------
+# recorded NAME COMMAND...: COMMAND under the shim (the host's wisdom, the stats file
+# $tmp/stats.NAME) recording into $tmp/NAME.prof.
+recorded() {
+  local name=$1
+  shift
+  rm -f "$tmp/$name.prof"
+  COPYSYNTH_PROFILE="$tmp/$name.prof" under "$name" "$@"
+}
+# loads NAME [--size N]...: profile_check reads $tmp/NAME.prof, every line exactly as
+# profile_record_json() writes it (--same-text); its lines in $tmp/NAME.check.
+loads() {
+  local name=$1
+  shift
+  "$pcheck" "$tmp/$name.prof" --same-text "$@" >"$tmp/$name.check" 2>"$tmp/$name.checkerr" || {
+    sed 's/^/       /' "$tmp/$name.checkerr"
+    return 1
+  }
+}
+# val NAME RECORD KEY: KEY's value in profile_check's line of RECORD (1, 2, ...).
+val() {
+  awk -v r="record=$2" -v k="$3" '$1 == r { for (i = 2; i <= NF; ++i) if (index($i, k "=") == 1) print substr($i, length(k) + 2) }' \
+    "$tmp/$1.check"
+}
+records() { sed -n 's/^records=//p' "$tmp/$1.check"; }
+# is NAME RECORD KEY VALUE: a check that KEY of RECORD is VALUE.
+is() {
+  local got
+  got=$(val "$1" "$2" "$3")
+  check "$1, record $2: $3 = $4 (got ${got:-nothing})" test "$got" = "$4"
+}
+# stats_calls NAME OP: the calls the stats report of run NAME counted for OP.
+stats_calls() { awk -v op="$2:" '$2 == op && $4 == "calls," { print $3 }' "$tmp/stats.$1"; }
+
+# sqlite3 in memory (tools/bench-preload.sh's workload), and xz -d.
+sqlite3 :memory: <"$sql" >"$tmp/mem.ref" 2>&1
+recorded sqlite_rec sqlite3 :memory: <"$sql" >"$tmp/mem.out" 2>"$tmp/sqlite_rec.err"
+check "sqlite3 recorded: query output identical to the run without the shim" cmp "$tmp/mem.ref" "$tmp/mem.out"
+check "sqlite3 recorded: nothing on stderr" test ! -s "$tmp/sqlite_rec.err"
+check "sqlite3 recorded: the profile loads, each line as profile_record_json() writes it" loads sqlite_rec --size 4096
+check "sqlite3 recorded: one record, the process's" test "$(records sqlite_rec)" = 1
+is sqlite_rec 1 reason exit
+check "sqlite3 recorded: the program is sqlite3 ($(val sqlite_rec 1 program))" bash -c "[[ '$(val sqlite_rec 1 program)' == */sqlite3 ]]"
+check "sqlite3 recorded: over a million memcpy calls ($(val sqlite_rec 1 memcpy.calls))" test "$(val sqlite_rec 1 memcpy.calls)" -gt 1000000
+check "sqlite3 recorded: windows were kept ($(val sqlite_rec 1 windows), $(val sqlite_rec 1 window_calls) calls)" \
+  test "$(val sqlite_rec 1 windows)" -ge 32 -a "$(val sqlite_rec 1 window_calls)" -ge 2048
+check "sqlite3 recorded: the tuned routines served the calls (stats)" served sqlite_rec 100000000
+# The recorder forwards to the stats counter: the two agree, but for the few copies the stats
+# report itself makes after the record is written.
+for op in memcpy memmove memset; do
+  s=$(stats_calls sqlite_rec $op) r=$(val sqlite_rec 1 $op.calls)
+  check "sqlite3 recorded: the stats report counted the $op calls recorded (stats $s, profile $r)" \
+    test "${s:-0}" -ge "${r:-1}" -a "${s:-0}" -le "$((${r:-0} + 50))"
+done
+cat "$tmp/sqlite_rec.check"
+
+recorded xz_rec xz -q -d -c "$tmp/ref.xz" >"$tmp/rec.unxz" 2>"$tmp/xz_rec.err"
+check "xz -d recorded: output is the input" cmp "$tmp/xin" "$tmp/rec.unxz"
+check "xz -d recorded: nothing on stderr" test ! -s "$tmp/xz_rec.err"
+check "xz -d recorded: the profile loads, each line as profile_record_json() writes it" loads xz_rec
+check "xz -d recorded: one record" test "$(records xz_rec)" = 1
+check "xz -d recorded: memcpy calls and windows" test "$(val xz_rec 1 memcpy.calls)" -gt 0 -a "$(val xz_rec 1 windows)" -gt 0
+# Recording without wisdom: the normal first step (the system routines serve the calls).
+rm -f "$tmp/xz_plain.prof"
+env -u COPYSYNTH_WISDOM LD_PRELOAD="$preload" COPYSYNTH_PROFILE="$tmp/xz_plain.prof" ${asan_env[@]+"${asan_env[@]}"} \
+  xz -q -d -c "$tmp/ref.xz" >"$tmp/plain-rec.unxz" 2>"$tmp/xz_plain.err"
+check "xz -d recorded without COPYSYNTH_WISDOM: output is the input" cmp "$tmp/xin" "$tmp/plain-rec.unxz"
+check "xz -d recorded without COPYSYNTH_WISDOM: nothing on stderr (no fallback line)" test ! -s "$tmp/xz_plain.err"
+check "xz -d recorded without COPYSYNTH_WISDOM: one record with memcpy calls" \
+  bash -c "'$pcheck' '$tmp/xz_plain.prof' --same-text >'$tmp/xz_plain.check' && grep -q '^records=1$' '$tmp/xz_plain.check' && ! grep -q ' memcpy.calls=0 ' '$tmp/xz_plain.check'"
+
+# profile_probe: four threads (777-byte memcpy, 999-byte memmove), 555-byte memset in the main
+# thread, a forked child's 100003-byte memcpy: exact counts per record. With ASan first, ASan's
+# interceptor does memmove itself (see the top): its counts are not checked then.
+sizes=(--size 777 --size 999 --size 555 --size 100003)
+recorded probe_rec "$pprobe" >"$tmp/probe_rec.out" 2>"$tmp/probe_rec.err"
+rc=$?
+check "profile_probe recorded: exits 0 (rc=$rc), nothing on stderr" test $rc -eq 0 -a ! -s "$tmp/probe_rec.err"
+check "profile_probe recorded: the profile loads" loads probe_rec "${sizes[@]}"
+check "profile_probe recorded: two records (the child's, then the parent's)" test "$(records probe_rec)" = 2
+cat "$tmp/probe_rec.check"
+is probe_rec 1 memcpy@100003 500       # the child
+is probe_rec 1 window.memcpy@100003 64  # its first window
+is probe_rec 1 memcpy@777 0            # the parent's calls before fork() are not the child's
+is probe_rec 1 memset@555 0
+is probe_rec 2 memcpy@777 4000         # the parent: 4 threads x 1000, threads that exited count
+is probe_rec 2 window.memcpy@777 256   # each thread's first window
+is probe_rec 2 memset@555 300
+is probe_rec 2 memcpy@100003 0
+is probe_rec 2 reason exit
+[ -z "$first" ] && is probe_rec 2 memmove@999 400
+check "profile_probe recorded: parent and child records have their own pid" \
+  test "$(val probe_rec 1 pid)" != "$(val probe_rec 2 pid)"
+check "profile_probe recorded: the program is the probe" test "$(val probe_rec 2 program)" = "$(realpath "$pprobe")"
+
+# A signal dump midway (the probe raises it after its threads): the counts so far, then from
+# zero: the records add up to the run.
+usr2=$(kill -l USR2)
+COPYSYNTH_PROFILE_SIGNAL=USR2 recorded probe_sig "$pprobe" --signal "$usr2" >/dev/null 2>"$tmp/probe_sig.err"
+rc=$?
+check "profile_probe with a signal dump: exits 0 (rc=$rc), nothing on stderr" test $rc -eq 0 -a ! -s "$tmp/probe_sig.err"
+check "profile_probe with a signal dump: the profile loads" loads probe_sig "${sizes[@]}"
+check "profile_probe with a signal dump: three records (signal, child, parent at exit)" test "$(records probe_sig)" = 3
+cat "$tmp/probe_sig.check"
+is probe_sig 1 reason signal
+is probe_sig 1 memcpy@777 4000
+is probe_sig 1 window.memcpy@777 256
+is probe_sig 1 memset@555 0
+is probe_sig 2 memcpy@100003 500
+is probe_sig 2 memcpy@777 0
+is probe_sig 3 reason exit
+is probe_sig 3 memcpy@777 0  # counted in the signal's record, not again
+is probe_sig 3 window.memcpy@777 0
+is probe_sig 3 memset@555 300
+check "profile_probe with a signal dump: the signal's and the exit's records are the parent's" \
+  test "$(val probe_sig 1 pid)" = "$(val probe_sig 3 pid)" -a "$(val probe_sig 1 pid)" != "$(val probe_sig 2 pid)"
+# The same signal given by number.
+COPYSYNTH_PROFILE_SIGNAL=$usr2 recorded probe_signum "$pprobe" --signal "$usr2" --no-fork >/dev/null 2>&1
+check "COPYSYNTH_PROFILE_SIGNAL=$usr2 (a number): two records" bash -c "'$pcheck' '$tmp/probe_signum.prof' | grep -q '^records=2$'"
+# A signal the shim does not take: one line, and the record at exit.
+COPYSYNTH_PROFILE_SIGNAL=BOGUS recorded probe_bogus "$pprobe" --no-fork >/dev/null 2>"$tmp/probe_bogus.err"
+check "COPYSYNTH_PROFILE_SIGNAL=BOGUS: one line on stderr" test "$(wc -l <"$tmp/probe_bogus.err")" -eq 1
+check "... saying so" grep -q 'COPYSYNTH_PROFILE_SIGNAL="BOGUS" is not a signal the shim can take' "$tmp/probe_bogus.err"
+check "... and the record at exit is written" bash -c "'$pcheck' '$tmp/probe_bogus.prof' | grep -q '^records=1$'"
+sed 's/^/       /' "$tmp/probe_bogus.err"
+
+# A profile file that cannot be opened: one line on stderr, the program unchanged.
+nodir=(COPYSYNTH_PROFILE=/nonexistent/dir/p.prof)
+env "${nodir[@]}" LD_PRELOAD="$preload" COPYSYNTH_WISDOM="$wisdom" ${asan_env[@]+"${asan_env[@]}"} \
+  "$pprobe" --status 3 >/dev/null 2>"$tmp/noprof.err"
+rc=$?
+check "COPYSYNTH_PROFILE in a missing directory: the program's exit status is kept (rc=$rc, want 3)" test $rc -eq 3
+check "... one line on stderr" test "$(wc -l <"$tmp/noprof.err")" -eq 1
+check "... saying the profile file cannot be opened, and why" \
+  grep -q 'cannot open the profile file "/nonexistent/dir/p.prof" (COPYSYNTH_PROFILE): No such file or directory; the program runs without recording' "$tmp/noprof.err"
+sed 's/^/       /' "$tmp/noprof.err"
+env "${nodir[@]}" LD_PRELOAD="$preload" COPYSYNTH_WISDOM="$wisdom" ${asan_env[@]+"${asan_env[@]}"} \
+  xz -q -d -c "$tmp/ref.xz" >"$tmp/noprof.unxz" 2>/dev/null
+check "... xz -d output is the input" cmp "$tmp/xin" "$tmp/noprof.unxz"
+
+# The recording wrappers call nothing but the shim's own cold paths (a thread's first call, a
+# window's start): no memcpy, no allocator. The writer (at exit, in the signal handler) calls no
+# copy routine and no allocator either.
+if [ -z "$first" ]; then
+  nm "$shim" | awk '{ print $3 }' >"$tmp/syms"
+  for f in copysynth_profile_memcpy copysynth_profile_memmove copysynth_profile_memset; do
+    check "the shim's symbol table has $f" grep -qx "$f" "$tmp/syms"
+    objdump -d --no-show-raw-insn --disassemble="$f" "$shim" | grep -E '\scall' >"$tmp/calls.$f" || true
+    check "$f calls nothing but the recorder's cold paths ($(tr -s ' \t\n' ' ' <"$tmp/calls.$f"))" \
+      bash -c "! grep -vE '<_ZN9copysynth7preload12_GLOBAL__N_1[0-9]+(attach|start_window)' '$tmp/calls.$f'"
+  done
+  for f in $(grep -E '^_ZN9copysynth7preload12_GLOBAL__N_1[0-9]+(attach|start_window|zero_state|write_record|write_op|on_signal|in_child)' "$tmp/syms"); do
+    check "$f (the recorder) calls no copy routine or allocator" \
+      bash -c "! objdump -d --no-show-raw-insn --disassemble='$f' '$shim' | grep -E '\scall' | grep -E 'mem(cpy|move|set)|malloc|calloc|realloc|free|_Zn[wa]m|printf'"
+  done
+fi
 
 echo "$fails failure(s)"
 test $fails -eq 0

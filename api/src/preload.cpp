@@ -18,6 +18,24 @@
 // installed routine served (a FILE that cannot be opened: one line on stderr, and no report); a
 // COPYSYNTH_PRELOAD_VERIFY other than "full" or "startup" is said in one line and means the default.
 //
+// COPYSYNTH_PROFILE=FILE records the program's own calls (preload_profile.cpp; the record format:
+// runtime/include/copysynth/profile.hpp): the slots point at recording wrappers that count each
+// call in the calling thread's record (length, alignments, distance class, a sample of windows of
+// consecutive calls) and forward it to the routine that would serve it otherwise — the tuned one,
+// or glibc's without COPYSYNTH_WISDOM (recording without wisdom is the normal first step, so the
+// "not set" line is not printed then), through the COPYSYNTH_PRELOAD_STATS counting wrapper when
+// both are set. Each process appends one JSON line to FILE at exit (this library's destructor:
+// after the program's destructors and atexit handlers; a program that ends in _exit(), exec() or
+// a fatal signal leaves no record) and, with COPYSYNTH_PROFILE_SIGNAL=USR2 (a name or a number),
+// one each time that signal arrives, after which its counts start again from zero (counts racing
+// with the dump may be lost or counted twice, a few calls). A fork()ed child records its own calls
+// only. FILE is opened at start-up and kept (KeptFile); one that cannot be opened is said in one
+// line on stderr and the program runs unrecorded. Costs: an initial-exec thread_local pointer (8
+// bytes per thread, recording or not); while recording, about 180 KB of address space per thread
+// that copies (mmap'd at its first call, never freed; pages touched as counts land), and per call
+// a dozen counter increments, no lock, no atomic read-modify-write (docs/performance.md:
+// "Recording a profile (COPYSYNTH_PROFILE): overhead").
+//
 // Never calling itself while it initialises (memcpy is called before main by other libraries'
 // constructors, and by asmjit, the JSON parser and the verifier while this library loads wisdom):
 //   1. Until the constructor runs, each slot holds a bootstrap routine of this file (`rep movsb`,
@@ -52,6 +70,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -62,6 +81,7 @@
 
 #include "copysynth/c_format.hpp"
 #include "copysynth/copysynth.hpp"
+#include "preload_internal.hpp"
 
 using copysynth::CopyFn;
 using copysynth::FillFn;
@@ -179,7 +199,50 @@ stderr:
     .popsection
 )");
 
+// ----- shared with preload_profile.cpp (preload_internal.hpp) ----------------------------------
+
+namespace copysynth::preload {
+
+const char* env(const char* name) { return secure_getenv(name); }
+
+void write_line(int fd, std::string line) {
+  line += '\n';
+  for (std::size_t off = 0; off < line.size();) {
+    const ssize_t k = ::write(fd, line.data() + off, line.size() - off);
+    if (k <= 0) return;
+    off += static_cast<std::size_t>(k);
+  }
+}
+
+int kept_file_fd(KeptFile& f, const char* path) noexcept {
+  struct stat st {};
+  if (f.fd >= 0 && ::fstat(f.fd, &st) == 0 && st.st_dev == f.dev && st.st_ino == f.ino) return f.fd;
+  // Not opened yet, or closed by the program: (re)open (F_DUPFD_CLOEXEC to a high number, out of
+  // the way of the program's own descriptors).
+  const int fd = ::open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return -1;
+  int high = ::fcntl(fd, F_DUPFD_CLOEXEC, 512);
+  if (high >= 0) {
+    ::close(fd);
+  } else {
+    high = fd;
+  }
+  if (::fstat(high, &st) != 0) {
+    const int e = errno;
+    ::close(high);
+    errno = e;
+    return -1;
+  }
+  f = {high, st.st_dev, st.st_ino};
+  return high;
+}
+
+}  // namespace copysynth::preload
+
 namespace {
+
+using copysynth::preload::env;
+using copysynth::preload::write_line;
 
 constexpr const char* kUsingSystem = "using the system memcpy, memmove and memset";
 
@@ -191,49 +254,11 @@ std::string& stats_target() {
   return *t;
 }
 
-void write_line(int fd, std::string line) {
-  line += '\n';
-  for (std::size_t off = 0; off < line.size();) {
-    const ssize_t k = ::write(fd, line.data() + off, line.size() - off);
-    if (k <= 0) return;
-    off += static_cast<std::size_t>(k);
-  }
-}
-
-/// The stats file, opened at start-up and kept: a program may forbid opening files later (xz 5.6
-/// and later sandbox themselves with Landlock after start-up, so the report at exit could not
-/// open the file then). The file's identity is kept too, so that if the program closed the
-/// descriptor and the number now names another file, the report is not written into that one.
-struct StatsFile {
-  int fd = -1;
-  dev_t dev = 0;
-  ino_t ino = 0;
-};
-StatsFile g_stats_file;
+/// The stats file, opened at start-up and kept (KeptFile, preload_internal.hpp).
+copysynth::preload::KeptFile g_stats_file;
 
 /// The descriptor to write the stats file through, or -1.
-int stats_fd(const std::string& path) {
-  struct stat st {};
-  if (g_stats_file.fd >= 0 && ::fstat(g_stats_file.fd, &st) == 0 && st.st_dev == g_stats_file.dev &&
-      st.st_ino == g_stats_file.ino)
-    return g_stats_file.fd;
-  // Not opened yet, or closed by the program: (re)open (F_DUPFD_CLOEXEC to a high number, out of
-  // the way of the program's own descriptors).
-  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return -1;
-  int high = ::fcntl(fd, F_DUPFD_CLOEXEC, 512);
-  if (high >= 0) {
-    ::close(fd);
-  } else {
-    high = fd;
-  }
-  if (::fstat(high, &st) != 0) {
-    ::close(high);
-    return -1;
-  }
-  g_stats_file = {high, st.st_dev, st.st_ino};
-  return high;
-}
+int stats_fd(const std::string& path) { return copysynth::preload::kept_file_fd(g_stats_file, path.c_str()); }
 
 /// One line of diagnostics (no newline inside) to the stats target.
 void report(const std::string& line) {
@@ -311,10 +336,6 @@ void use_c_library_routines() {
     copysynth_preload_memset_slot.store(reinterpret_cast<FillFn>(ms), std::memory_order_release);
 }
 
-/// A variable of the environment, or nullptr; in a set-user-ID or set-group-ID program always
-/// nullptr (secure_getenv), so such a program never reads a file the invoking user names.
-const char* env(const char* name) { return secure_getenv(name); }
-
 /// COPYSYNTH_PRELOAD_VERIFY: "full" (the whole suite), "startup" (VerifyOptions::startup() even
 /// for wisdom tuned on this very CPU); unset or empty: the default (WisdomOptions: the quick check
 /// for wisdom tuned on this CPU, the start-up check otherwise); any other value is reported in one
@@ -330,7 +351,7 @@ Check verification() {
   return Check::kDefault;
 }
 
-/// COPYSYNTH_PRELOAD_STATS: the stats target, and for a file, the file opened now (see StatsFile).
+/// COPYSYNTH_PRELOAD_STATS: the stats target, and for a file, the file opened now (see KeptFile).
 /// A file that cannot be opened is reported in one line on stderr, and no report is made.
 void set_up_stats() {
   const char* s = env("COPYSYNTH_PRELOAD_STATS");
@@ -346,13 +367,19 @@ void set_up_stats() {
   pthread_atfork(nullptr, nullptr, &reset_counts_in_child);
 }
 
-/// Step 3: wisdom, verification, the switch.
-void install_from_wisdom() {
+/// Step 3: wisdom, verification, the switch. `recording`: COPYSYNTH_PROFILE is recording this
+/// process; then an unset COPYSYNTH_WISDOM is not said on stderr (recording with the system
+/// routines is the first step of tuning for a program's own calls), only in the stats file.
+void install_from_wisdom(bool recording) {
   const Check check = verification();  // said even when there is no wisdom to verify
   const char* path = env("COPYSYNTH_WISDOM");
   if (!path || !*path) {
-    fall_back(getauxval(AT_SECURE) ? "COPYSYNTH_WISDOM is ignored in a set-user-ID or set-group-ID program"
-                                   : "COPYSYNTH_WISDOM is not set (name a wisdom file written by `autotune --emit`)");
+    if (getauxval(AT_SECURE))
+      fall_back("COPYSYNTH_WISDOM is ignored in a set-user-ID or set-group-ID program");
+    else if (recording)
+      report("COPYSYNTH_WISDOM is not set: recording (COPYSYNTH_PROFILE) the calls served by the system routines");
+    else
+      fall_back("COPYSYNTH_WISDOM is not set (name a wisdom file written by `autotune --emit`)");
     return;
   }
   copysynth::WisdomOptions opt;
@@ -397,18 +424,27 @@ void install_from_wisdom() {
 }
 
 [[gnu::constructor]] void copysynth_preload_init() {
+  bool recording = false;
   try {
     set_up_stats();
     use_c_library_routines();
-    install_from_wisdom();
+    recording = copysynth::preload::profile_set_up();
+    install_from_wisdom(recording);
   } catch (const std::exception& ex) {
     fall_back(std::string("internal error: ") + ex.what());
   } catch (...) {
     fall_back("internal error");
   }
+  // Last: the recording wrappers forward to whatever the slots hold now.
+  if (recording) copysynth::preload::profile_start();
 }
 
+// Runs after the program's own destructors and atexit handlers, and those of the libraries loaded
+// after this one (the dynamic loader finalises in the reverse order of initialisation), before
+// those of the C library. The profile's at-exit record comes first, so that the stats report's own
+// copies are not in it.
 [[gnu::destructor]] void copysynth_preload_fini() {
+  copysynth::preload::profile_finish();
   if (stats_target().empty()) return;
   static const char* const kNames[3] = {"memcpy", "memmove", "memset"};
   for (int k = 0; k < 3; ++k) {

@@ -24,9 +24,12 @@
 // destination only: its src fields are 0 and its distance "far". A window is `window_calls`
 // consecutive calls of one thread in program order, every operation interleaved as the program
 // made them: [operation, length (bytes), source address mod 4096, destination address mod 4096,
-// distance class]. Which windows are kept: one starts every `sample_period` calls of a thread; when
-// a thread's window store is full, every other window is dropped and the period doubles, so a long
-// run keeps a bounded, evenly spread sample (the period in the record is the final one).
+// distance class]. Which windows are kept: one starts every `sample_period` calls of a thread (the
+// first at its call 0); when a thread's window store (64 windows) is full, every other window is
+// dropped and the period doubles, so a long run keeps a bounded, evenly spread sample. Each thread
+// has its own period: the one in the record is the largest final period among its threads (a
+// thread that made fewer calls kept windows at a shorter period; its windows' first_call numbers
+// show which). A window still filling when the record was written holds fewer calls.
 #pragma once
 
 #include <array>

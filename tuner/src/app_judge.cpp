@@ -151,9 +151,9 @@ Result<AppJudgement> judge_app(const std::vector<Operation>& ops, const AppMeasu
     for (auto& v : j.verdicts)
       if (v.kept && (!worst || v.ratio > worst->ratio)) worst = &v;
     worst->kept = false;
-    worst->why = ratio_text(worst->ratio, worst->spread) + " alone, but " + c.candidate.name + " together " +
-                 ratio_text(c.summary.ratio, c.summary.spread) + ": the worst alone is dropped: the " +
-                 baseline_name(worst->op) + " is kept";
+    worst->why = ratio_text(worst->ratio, worst->spread) + ": not slower alone, but " + c.candidate.name +
+                 " together " + ratio_text(c.summary.ratio, c.summary.spread) +
+                 ", and this the worst alone: the " + baseline_name(worst->op) + " is kept";
     c.note = "slower together: " + app_op_name(worst->op) + " (the worst alone, " + format_c("%.3f", worst->ratio) +
              ") dropped";
     j.combinations.push_back(c);
@@ -321,6 +321,26 @@ std::string stderr_lines(const std::string& tail) {
 
 }  // namespace
 
+namespace {
+
+/// The error for a command that fails with the system routines: the command is to fix.
+Error command_fails(const std::string& command, const AppRun& r, const std::string& description) {
+  return make_error(ErrorCode::kInvalidArgument,
+                    "the command `" + command + "` " + describe_wait_status(r.wait_status) + " with " + description +
+                        stderr_lines(r.stderr_tail) + "; --app needs a command that succeeds (exit status 0): fix it first");
+}
+
+bool succeeded(const AppRun& r) { return WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == 0; }
+
+}  // namespace
+
+Status check_app_command(const AppRoundsOptions& opt) {
+  auto r = run_app_once(opt.command, {}, opt.show_output);
+  if (!r) return r.error();
+  if (!succeeded(*r)) return command_fails(opt.command, *r, "the system routines (no preload)");
+  return {};
+}
+
 Result<AppTimes> time_app_rounds(const std::vector<AppConfig>& configs, const AppRoundsOptions& opt) {
   if (configs.empty() || !configs[0].env.empty())
     return make_error(ErrorCode::kInvalidArgument, "the first configuration must be glibc's (no variables)");
@@ -331,12 +351,8 @@ Result<AppTimes> time_app_rounds(const std::vector<AppConfig>& configs, const Ap
   auto run = [&](std::size_t c) -> Result<double> {
     auto r = run_app_once(opt.command, configs[c].env, opt.show_output);
     if (!r) return r.error();
-    const bool ok = WIFEXITED(r->wait_status) && WEXITSTATUS(r->wait_status) == 0;
-    if (!ok && c == 0)
-      return make_error(ErrorCode::kInvalidArgument,
-                        "the command `" + opt.command + "` " + describe_wait_status(r->wait_status) + " with " +
-                            configs[0].description + stderr_lines(r->stderr_tail) +
-                            "; --app needs a command that succeeds (exit status 0): fix it first");
+    const bool ok = succeeded(*r);
+    if (!ok && c == 0) return command_fails(opt.command, *r, configs[0].description);
     if (!ok)
       return make_error(ErrorCode::kVerifyFailed,
                         "the command `" + opt.command + "` " + describe_wait_status(r->wait_status) + " with " +
@@ -439,6 +455,7 @@ Result<AppConfig> prepare_app_candidate(const Wisdom& w, const AppCandidate& c, 
     lo.wisdom_path = setup.wisdom_path;
     lo.command = "autotune --app (candidate " + c.name + ")";
     lo.progress = {};
+    lo.verify = VerifyOptions::startup();  // a library only timed here, never deployed: the shim's start-up check
     auto lib = write_tuned_library(sub, lo, cpu);
     if (!lib) return lib.error();
     cfg.env = {"LD_PRELOAD=" + (fs::path(lo.dir) / kTunedLibraryShared).string()};

@@ -173,6 +173,11 @@ struct AppRoundsOptions {
 /// kSystem from run_app_once.
 Result<AppTimes> time_app_rounds(const std::vector<AppConfig>& configs, const AppRoundsOptions& opt);
 
+/// Runs opt.command once with the system routines: kInvalidArgument (naming the command, its exit
+/// status and its last stderr lines, saying to fix it) when it fails; run_app_once's errors. Done
+/// before any candidate is built, so a broken command costs one run.
+Status check_app_command(const AppRoundsOptions& opt);
+
 /// Where the LD_PRELOAD shim is: `explicit_path` when given (it must exist), else
 /// libcopysynth-preload.so next to the running program as the build tree has it (../api/ from
 /// tools/autotune) or as `cmake --install` puts it (../lib/<multiarch>/, ../lib64/, ../lib/ from
@@ -188,7 +193,10 @@ struct AppSetup {
   std::function<void(const std::string&)> progress;
 };
 
-/// Writes what candidate `c` needs under setup.dir (a library in DIR/NAME/, or the wisdom
+/// Writes what candidate `c` needs under setup.dir (a library in DIR/NAME/, its routines checked
+/// with VerifyOptions::startup(), the shim's check for wisdom of another signature: the library is
+/// only timed, never deployed, and the judged wisdom's routines passed the full suite when tuned;
+/// or the wisdom
 /// DIR/NAME.json holding only c's entries of `w`) and returns its configuration. With the shim,
 /// checks with `/bin/sh -c true` that the shim installs that wisdom (COPYSYNTH_PRELOAD_STATS),
 /// so glibc is never judged against itself. Errors: write_tuned_library's, save_wisdom's, and

@@ -143,6 +143,9 @@ TEST_CASE("app: judge_app: a slower combination drops the worst alone, then chec
   CHECK(j->kept() == std::vector<Operation>{kSet});
   REQUIRE(j->combinations.size() == 2);
   CHECK(j->combinations[1].extra_rounds);
+  CHECK(j->combinations[1].glibc_ms == doctest::Approx(100.0).epsilon(0.01));
+  CHECK(format_app_table(*j, "true", 5, "lib").find("combination memcpy+memset: 1.003 ± 0.000 (extra rounds: glibc ") !=
+        std::string::npos);
   CHECK(verdict(*j, kMove).why.find("all together") != std::string::npos);
   CHECK(verdict(*j, kCpy).why.find("memcpy+memset together") != std::string::npos);
   CHECK_FALSE(verdict(*j, kCpy).kept);

@@ -134,12 +134,14 @@ Result<AppJudgement> judge_app(const std::vector<Operation>& ops, const AppMeasu
     c.candidate = {app_candidate_name(kept, ops), kept};
     if (kept.size() == ops.size()) {
       c.summary = j.table.back();  // the "all" candidate of the first rounds
+      c.glibc_ms = j.table[0].median_ms;
     } else {
       auto extra = measure({c.candidate});
       if (!extra) return extra.error();
       auto s = summarize_app_times({"glibc", c.candidate.name}, *extra);
       if (!s) return s.error();
       c.summary = (*s)[1];
+      c.glibc_ms = (*s)[0].median_ms;
       c.extra_rounds = true;
     }
     if (app_call(c.summary.ratio, c.summary.spread) == AppCall::kNotSlower) {
@@ -202,7 +204,9 @@ std::string format_app_table(const AppJudgement& j, const std::string& command, 
   }
   for (const auto& c : j.combinations)
     out += "combination " + c.candidate.name + ": " + ratio_text(c.summary.ratio, c.summary.spread) +
-           (c.extra_rounds ? " (extra rounds, " + format_c("%.2f", c.summary.median_ms) + " ms)" : " (the rounds above)") +
+           (c.extra_rounds ? format_c(" (extra rounds: glibc %.2f ms, %s %.2f ms)", c.glibc_ms, c.candidate.name.c_str(),
+                                      c.summary.median_ms)
+                           : std::string(" (the rounds above)")) +
            ": " + c.note + "\n";
   std::string kept, system;
   for (const auto& v : j.verdicts) (v.kept ? kept : system) += (v.kept ? (kept.empty() ? "" : ", ") : (system.empty() ? "" : ", ")) + app_op_name(v.op);

@@ -97,6 +97,7 @@ struct AppOpVerdict {
 struct AppCombination {
   AppCandidate candidate;
   AppConfigSummary summary;  ///< its ratio to glibc in the rounds it was timed in
+  double glibc_ms = 0;       ///< glibc's median wall time in those rounds (ms)
   bool extra_rounds = false; ///< timed in a set of rounds of its own (not the first set's "all")
   std::string note;          ///< what followed: "not slower: kept together" or "slower: memmove dropped ..."
 };

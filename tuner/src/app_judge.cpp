@@ -223,6 +223,21 @@ std::string describe_wait_status(int st) {
   return "ended with wait status " + std::to_string(st);
 }
 
+namespace {
+
+/// Writes `n` bytes to fd 2 (--app-output); a failed write loses that output, nothing else.
+void copy_to_stderr(const char* p, std::size_t n) {
+  while (n > 0) {
+    const ssize_t k = ::write(2, p, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return;
+    p += k;
+    n -= static_cast<std::size_t>(k);
+  }
+}
+
+}  // namespace
+
 Result<AppRun> run_app_once(const std::string& command, const std::vector<std::string>& env, bool show_output) {
   std::vector<std::string> vars;
   for (char** e = environ; e && *e; ++e) {
@@ -292,7 +307,7 @@ Result<AppRun> run_app_once(const std::string& command, const std::vector<std::s
         run.stderr_tail.append(buf, static_cast<std::size_t>(n));
         if (run.stderr_tail.size() > 2000) run.stderr_tail.erase(0, run.stderr_tail.size() - 2000);
       }
-      if (show_output) [[maybe_unused]] const ssize_t w = ::write(2, buf, static_cast<std::size_t>(n));
+      if (show_output) copy_to_stderr(buf, static_cast<std::size_t>(n));
     }
   }
   for (auto& f : fds)

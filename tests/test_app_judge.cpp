@@ -202,6 +202,10 @@ TEST_CASE("app: run_app_once and time_app_rounds on /bin/sh: status, output, err
   REQUIRE((a.ok() && b.ok() && c.ok()));
   CHECK(a->stdout_hash == b->stdout_hash);
   CHECK(a->stdout_hash != c->stdout_hash);
+  // The variables reach the command whatever they hold (the shell exports them, quoted).
+  auto quoted = run_app_once("test \"$X\" = \"a 'b' \\$c\"", {"X=a 'b' $c"}, false);
+  REQUIRE(quoted.ok());
+  CHECK(describe_wait_status(quoted->wait_status) == "exited with status 0");
 
   const AppConfig glibc{"glibc", "the system routines (no preload)", {}};
   AppRoundsOptions o;

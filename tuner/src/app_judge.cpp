@@ -247,11 +247,22 @@ Result<AppRun> run_app_once(const std::string& command, const std::vector<std::s
       continue;
     vars.push_back(v);
   }
-  for (const auto& v : env) vars.push_back(v);
   std::vector<char*> envp;
   for (auto& v : vars) envp.push_back(v.data());
   envp.push_back(nullptr);
-  std::string sh = "/bin/sh", dash_c = "-c", cmd = command;
+  // The configuration's variables are exported by the shell, not given to it: the shell runs
+  // without the preload and every program it starts has it (as tools/bench-preload.sh's
+  // `sh -c "exec env VAR=... PROGRAM"`), so the shell's own start-up is not in the ratio.
+  std::string cmd;
+  for (const auto& v : env) {
+    const auto eq = v.find('=');
+    std::string quoted = "'";
+    for (char ch : v.substr(eq + 1)) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    cmd += (cmd.empty() ? "export " : " ") + v.substr(0, eq) + "=" + quoted + "'";
+  }
+  if (!cmd.empty()) cmd += "\n";
+  cmd += command;
+  std::string sh = "/bin/sh", dash_c = "-c";
   char* argv[] = {sh.data(), dash_c.data(), cmd.data(), nullptr};
 
   int out[2], err[2];
@@ -462,7 +473,7 @@ Result<AppConfig> prepare_app_candidate(const Wisdom& w, const AppCandidate& c, 
     cfg.description = "the tuned " + what + " (libcopysynth-preload.so)";
     std::vector<std::string> check = cfg.env;
     check.push_back("COPYSYNTH_PRELOAD_STATS=1");
-    auto r = run_app_once("true", check, false);
+    auto r = run_app_once("/bin/true", check, false);  // a program: the shell's builtin would not load the shim
     if (!r) return r.error();
     if (r->stderr_tail.find("installed from") == std::string::npos)
       return make_error(ErrorCode::kVerifyFailed, "the shim " + setup.shim_path + " did not install " + path +

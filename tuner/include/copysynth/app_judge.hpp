@@ -13,7 +13,7 @@
 //   2. Rounds (time_app_rounds): one warm-up run of every configuration, then N rounds, each
 //      running glibc (no preload) and every candidate once in a rotating order (as
 //      tools/bench-preload.sh does); the wall time of `/bin/sh -c COMMAND` from spawn to waitpid
-//      (CLOCK_MONOTONIC). A run that exits non-zero or dies from a signal, or whose stdout differs
+//      (CLOCK_MONOTONIC), the shell itself not preloaded (it exports LD_PRELOAD to what it runs). A run that exits non-zero or dies from a signal, or whose stdout differs
 //      from glibc's (FNV-1a of the bytes), stops the judge with an error naming the configuration:
 //      a tuned routine that changes what a program does is never kept.
 //   3. Statistics (summarize_app_times): per configuration the median wall time (ms); per candidate
@@ -146,9 +146,11 @@ struct AppRun {
 };
 
 /// Runs `/bin/sh -c command` with this process's environment less LD_PRELOAD, COPYSYNTH_WISDOM and
-/// COPYSYNTH_PRELOAD_STATS, plus `env` ("NAME=VALUE" each), stdin from /dev/null unless the command
-/// redirects it; stdout and stderr are read through pipes (and copied to this process's stderr when
-/// `show_output`). Errors: kSystem when the pipes cannot be made or the shell cannot be spawned.
+/// COPYSYNTH_PRELOAD_STATS; the variables of `env` ("NAME=VALUE" each) are exported by the shell
+/// before the command, so the shell itself runs without a preload and every program it starts
+/// has it (as tools/bench-preload.sh runs its programs). stdin is /dev/null unless the command
+/// redirects it; stdout and stderr are read through pipes (and copied to this process's stderr
+/// when `show_output`). Errors: kSystem when the pipes cannot be made or the shell cannot be spawned.
 Result<AppRun> run_app_once(const std::string& command, const std::vector<std::string>& env, bool show_output);
 
 /// "exited with status 1", "was killed by signal 11 (Segmentation fault)".
@@ -199,7 +201,7 @@ struct AppSetup {
 /// only timed, never deployed, and the judged wisdom's routines passed the full suite when tuned;
 /// or the wisdom
 /// DIR/NAME.json holding only c's entries of `w`) and returns its configuration. With the shim,
-/// checks with `/bin/sh -c true` that the shim installs that wisdom (COPYSYNTH_PRELOAD_STATS),
+/// checks with /bin/true that the shim installs that wisdom (COPYSYNTH_PRELOAD_STATS),
 /// so glibc is never judged against itself. Errors: write_tuned_library's, save_wisdom's, and
 /// kVerifyFailed when the shim does not install the wisdom (with its message).
 Result<AppConfig> prepare_app_candidate(const Wisdom& w, const AppCandidate& c, const AppSetup& setup,

@@ -200,6 +200,81 @@ check "--patch-table: the seeds' layout" grep -qE '^ +Len  Src/Dst align +old +n
 check "--patch-table: old is the system memcpy, measured here" grep -q "old = system memcpy (glibc [0-9.]*), new = copysynth" "$tmp/pt"
 check "--patch-table: 77 rows" bash -c "grep -cE '^ *[0-9]+M? +[0-9]+/[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x$' '$tmp/pt' | grep -qx 77"
 
+# The program is the judge (--app): glibc and the tuned routines alternating, a verdict per
+# operation. best.json holds memcpy, fill and clear_page here (clear_page is not judged). The
+# command sleeps when the memset candidate's library is preloaded (autotune puts each candidate's
+# library in a directory named after it: .../memset/libcopysynth-tuned.so), so memset is slower
+# on every run and must be dropped; sort's output is compared between configurations.
+for opt in --app --runs --app-with --shim --app-output; do
+  check "--help mentions $opt" grep -q -- "$opt" "$tmp/help"
+done
+seq 1 20000 | sed 's/$/ copysynth/' >"$tmp/lines.txt"
+slow_memset="case \$LD_PRELOAD in */memset/*) sleep 0.3 ;; esac; sort -r '$tmp/lines.txt'"
+"$at" --from "$tmp/best.json" --app "$slow_memset" --runs 2 --emit "$tmp/judged.json" >"$tmp/app" 2>"$tmp/app_err"
+rc=$?
+check "--app exits 0 (rc=$rc)" test $rc -eq 0
+[ $rc -eq 0 ] || cat "$tmp/app_err"
+check "--app prints the table: configuration, median ms, ratio, spread, verdict" grep -qE '^configuration +median ms +ratio +spread +verdict' "$tmp/app"
+check "--app: a row for glibc, each operation alone and all together" bash -c "grep -qE '^glibc ' '$tmp/app' && grep -qE '^memcpy ' '$tmp/app' && grep -qE '^memset ' '$tmp/app' && grep -qE '^all ' '$tmp/app'"
+check "--app: the slower memset is dropped, and said so" grep -qE '^memset .*(slower|within the spread but not faster): the system memset is kept' "$tmp/app"
+check "--app: what is kept" grep -qE '^tuned: .*; system: .*memset' "$tmp/app"
+check "--app: a progress line per round on stderr" bash -c "grep -q 'app: round 1/2:' '$tmp/app_err' && grep -q 'app: round 2/2:' '$tmp/app_err'"
+"$at" --show "$tmp/judged.json" >"$tmp/jshow" 2>&1
+check "--show: the verdicts of memcpy and fill" bash -c "grep -qx 'host\[0\].app_verdicts=2' '$tmp/jshow' && grep -qx 'host\[0\].app_verdict\[[01]\].operation=\"memcpy\"' '$tmp/jshow' && grep -qx 'host\[0\].app_verdict\[[01]\].operation=\"fill\"' '$tmp/jshow'"
+check "--show: command, runs, with, ratio of a verdict" bash -c "grep -q '^host\[0\].app_verdict\[0\].command=\"case' '$tmp/jshow' && grep -qx 'host\[0\].app_verdict\[0\].runs=2' '$tmp/jshow' && grep -qx 'host\[0\].app_verdict\[0\].with=\"lib\"' '$tmp/jshow' && grep -qE '^host\[0\].app_verdict\[0\].ratio=[0-9.]+$' '$tmp/jshow'"
+fill_v=$(sed -n 's/^host\[0\].app_verdict\[\([01]\)\].operation="fill"$/\1/p' "$tmp/jshow")
+check "--show: fill not kept" grep -qx "host\[0\].app_verdict\[$fill_v\].kept=0" "$tmp/jshow"
+check "the fill entry is removed from the judged wisdom; clear_page is left alone" bash -c "! grep -q 'entry\[[0-9]\].operation=\"fill\"' '$tmp/jshow' && grep -q 'entry\[[0-9]\].operation=\"clear_page\"' '$tmp/jshow'"
+# Every verdict with kept=0 has no entry; every kept=1 has one.
+consistent=0
+while IFS= read -r line; do
+  k=$(sed -n 's/^host\[0\].app_verdict\[\([0-9]\)\].operation=.*/\1/p' <<<"$line")
+  op=$(sed -n 's/.*operation="\(.*\)"$/\1/p' <<<"$line")
+  kept=$(sed -n "s/^host\[0\].app_verdict\[$k\].kept=//p" "$tmp/jshow")
+  if grep -q "entry\[[0-9]\].operation=\"$op\"" "$tmp/jshow"; then has=1; else has=0; fi
+  [ "$kept" = "$has" ] || consistent=1
+done < <(grep 'app_verdict\[[0-9]\].operation=' "$tmp/jshow")
+check "every verdict with kept=0 has no entry, every kept=1 one" test $consistent -eq 0
+"$at" --from "$tmp/judged.json" --op fill --app true --runs 1 >/dev/null 2>"$tmp/e"; rc=$?
+check "--app --op fill on wisdom without fill: exit 2, says so (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'has no fill entry to judge' '$tmp/e'"
+# A command that fails: under glibc (the command to fix) and under one candidate only (never kept);
+# nothing written either way.
+"$at" -q --from "$tmp/best.json" --app false --runs 1 --emit "$tmp/nothing.json" >/dev/null 2>"$tmp/e"; rc=$?
+check "--app false: exit 2, names the command and the status (rc=$rc)" bash -c "test $rc -eq 2 && grep -q '\`false\` exited with status 1 with the system routines' '$tmp/e' && test ! -e '$tmp/nothing.json'"
+"$at" -q --from "$tmp/best.json" --op memcpy --app 'case $LD_PRELOAD in */memcpy/*) echo broken >&2; exit 5 ;; esac' --runs 1 --emit "$tmp/nothing.json" >/dev/null 2>"$tmp/e"; rc=$?
+check "--app failing only with the tuned memcpy: exit 2, names it, its status and stderr (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'exited with status 5 with the tuned memcpy' '$tmp/e' && grep -q 'broken' '$tmp/e' && test ! -e '$tmp/nothing.json'"
+"$at" -q --from "$tmp/best.json" --op memcpy --app 'case $LD_PRELOAD in */memcpy/*) echo other ;; esac' --runs 1 >/dev/null 2>"$tmp/e"; rc=$?
+check "--app with other output under the tuned memcpy: exit 2, says so (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'wrote other output with the tuned memcpy' '$tmp/e'"
+# The shim as the candidate (start-up cost in every run), when this build has it beside autotune.
+if [ ! -e "$(dirname "$at")/../api/libcopysynth-preload.so" ]; then
+  echo "SKIP (part): --app-with shim: no libcopysynth-preload.so in $(dirname "$at")/../api/ (build the copysynth_preload target)"
+else
+  "$at" -q --from "$tmp/best.json" --op memcpy --app-with shim --app "sort '$tmp/lines.txt'" --runs 1 >"$tmp/app_shim" 2>"$tmp/e"; rc=$?
+  check "--app-with shim exits 0 and says so (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'the LD_PRELOAD shim' '$tmp/app_shim' && grep -qE '^memcpy ' '$tmp/app_shim'"
+  [ $rc -eq 0 ] || cat "$tmp/e"
+fi
+# After a search: tuned, judged, then written.
+"$at" -q --quick --budget 1 --op memmove --app true --runs 1 --emit "$tmp/tuned_judged.json" >"$tmp/tj" 2>&1; rc=$?
+check "--op memmove --app after a search: judged and written (rc=$rc)" bash -c "test $rc -eq 0 && grep -qE '^memmove ' '$tmp/tj' && '$at' --show '$tmp/tuned_judged.json' | grep -qx 'host\[0\].app_verdict\[0\].operation=\"memmove\"'"
+# Bad options: exit 1, before any work.
+app_usage() {  # app_usage DESCRIPTION PATTERN ARGS...
+  local what=$1 pattern=$2
+  shift 2
+  "$at" "$@" >/dev/null 2>"$tmp/e"
+  local rc=$?
+  check "$what: exit 1 (rc=$rc)" test $rc -eq 1
+  check "$what: says '$pattern'" grep -q -- "$pattern" "$tmp/e"
+}
+app_usage "--runs 0" "--runs must be 1..1000" --from "$tmp/best.json" --app true --runs 0
+app_usage "--runs 1001" "--runs must be 1..1000" --from "$tmp/best.json" --app true --runs 1001
+app_usage "--runs without --app" "requires --app" --from "$tmp/best.json" --runs 3
+app_usage "--app-with foo" "--app-with" --from "$tmp/best.json" --app true --app-with foo
+app_usage "--app with clear_page" "clear_page has none" --from "$tmp/best.json" --app true --op clear_page
+app_usage "--app ''" "--app needs a command" --from "$tmp/best.json" --app ''
+app_usage "--shim with the library" "--shim applies to --app-with shim" --from "$tmp/best.json" --app true --shim /x.so
+app_usage "--shim that is not there" "--shim /no/such.so: no such file" --from "$tmp/best.json" --app true --app-with shim --shim /no/such.so
+app_usage "--app with --report" "excludes" --from "$tmp/best.json" --app true --report
+
 # Wisdom tuned with a capped ISA is this CPU's too: --from and --show take it without --isa.
 "$at" -q --quick --budget 1 --isa sse2 --op memcpy --emit "$tmp/capped.json" >/dev/null 2>&1
 "$at" -q --from "$tmp/capped.json" >/dev/null 2>"$tmp/e"; rc=$?

@@ -11,7 +11,8 @@
 //     weights shape the dispatch tree); its points have alignments 0..63; and the document
 //     round-trips:
 //     to_json(w) dumped as text re-parses, is accepted again, and gives the same JSON and the same
-//     entries (to_json(from_json(to_json(w))) == to_json(w)).
+//     entries and app verdicts (to_json(from_json(to_json(w))) == to_json(w)); app verdicts are one
+//     per operation (memcpy, memmove, fill) and one with kept = false has no entry beside it.
 //   - fleets: a document wisdom_from_json accepts is a fleet of exactly that one host; a fleet
 //     wisdom_from_json refuses is schema 2 (kWisdomMismatch); every host of an accepted fleet keeps
 //     the properties above, signatures are unique and select_host (select_host_index) finds each,
@@ -74,6 +75,18 @@ void check_accepted(const Wisdom& w) {
       if (w.entries[k].operation == e.operation) fail(at + ": a second entry for the same operation was accepted");
   }
 
+  // App verdicts (autotune --app): one per operation, never clear_page, and a verdict that keeps
+  // the system routine has no entry beside it (readers would otherwise use the dropped routine).
+  for (std::size_t i = 0; i < w.app_verdicts.size(); ++i) {
+    const AppVerdict& v = w.app_verdicts[i];
+    const std::string at = "app_verdicts[" + std::to_string(i) + "]";
+    if (v.operation == Operation::kClearPage) fail(at + ": a clear_page verdict was accepted");
+    if (!v.kept && w.find(v.operation)) fail(at + ": kept=false accepted beside an entry of its operation");
+    if (v.runs < 1 || v.runs > 1000 || (v.with != "lib" && v.with != "shim")) fail(at + ": runs or with out of range accepted");
+    for (std::size_t k = 0; k < i; ++k)
+      if (w.app_verdicts[k].operation == v.operation) fail(at + ": a second verdict for the same operation was accepted");
+  }
+
   // Round trip: what save_wisdom would write must load again, unchanged.
   const json j1 = to_json(w);
   const std::string text = j1.dump(2);
@@ -90,6 +103,7 @@ void check_accepted(const Wisdom& w) {
         a.workload != b.workload)
       fail("round trip changed entries[" + std::to_string(i) + "]");
   }
+  if (w2->app_verdicts != w.app_verdicts) fail("round trip changed the app verdicts");
   if (w2->cpu_signature != w.cpu_signature || w2->schema != w.schema || w2->generator_version != w.generator_version)
     fail("round trip changed the header");
 }

@@ -4,6 +4,7 @@
 // tests/fuzz_corpus/ add malformed variants. No code is generated or executed.
 //
 // Usage: fuzz_wisdom_seeds DIR    (DIR is created; prints how many documents it wrote)
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -86,6 +87,12 @@ int main(int argc, char** argv) {
     Wisdom doc = w;
     doc.entries = all;
     write(doc);
+    // The same with the verdicts of `autotune --app`: memmove dropped (no entry), memcpy kept.
+    Wisdom judged = doc;
+    std::erase_if(judged.entries, [](const WisdomEntry& e) { return e.operation == Operation::kMemmove; });
+    judged.app_verdicts = {{Operation::kMemcpy, "xz -d -c f.xz", 7, "lib", 120.5, 119.8, 0.994, 0.008, true, w.created},
+                           {Operation::kMemmove, "xz -d -c f.xz", 7, "lib", 120.5, 121.0, 1.004, 0.006, false, w.created}};
+    write(judged);
     // A fleet (schema 2): this document and one more CPU with the memcpy entry only.
     Fleet fleet;
     fleet.created = w.created;

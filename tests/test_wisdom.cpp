@@ -990,3 +990,111 @@ TEST_CASE("build_entry rebuilds the tuned code and refuses code that differs" *
   CHECK_MESSAGE(contains(older_bad.error().message, "made by copysynth 0.0.1, this is " COPYSYNTH_VERSION),
                 older_bad.error().message);
 }
+
+// ----- app verdicts (autotune --app) -------------------------------------------------------------
+
+namespace {
+
+AppVerdict verdict_of(Operation op, bool kept, double ratio) {
+  AppVerdict v;
+  v.operation = op;
+  v.command = "sqlite3 :memory: < q.sql";
+  v.runs = 7;
+  v.with = "lib";
+  v.glibc_ms = 800.5;
+  v.tuned_ms = 800.5 * ratio;
+  v.ratio = ratio;
+  v.spread = 0.004;
+  v.kept = kept;
+  v.date = "2026-12-01T21:00:00Z";
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("app_verdicts: written, read back equal; absent when there are none") {
+  Wisdom w = this_host({Operation::kMemcpy}, 1);
+  CHECK_FALSE(to_json(w).contains("app_verdicts"));  // files without verdicts stay as before
+  w.app_verdicts = {verdict_of(Operation::kMemcpy, true, 0.991), verdict_of(Operation::kMemmove, false, 1.004)};
+  const auto j = to_json(w);
+  REQUIRE(j.contains("app_verdicts"));
+  CHECK(j["app_verdicts"][1]["operation"] == "memmove");
+  CHECK(j["app_verdicts"][1]["kept"] == false);
+  auto back = wisdom_from_json(j);
+  REQUIRE_MESSAGE(back.ok(), back.error().message);
+  CHECK(back->app_verdicts == w.app_verdicts);
+  CHECK(back->dropped_by_app(Operation::kMemmove));
+  CHECK_FALSE(back->dropped_by_app(Operation::kMemcpy));
+  CHECK_FALSE(back->dropped_by_app(Operation::kFill));
+}
+
+TEST_CASE("app_verdicts: strictly read; errors name the path") {
+  Wisdom w = this_host({Operation::kMemcpy}, 1);
+  w.app_verdicts = {verdict_of(Operation::kMemmove, false, 1.004)};
+  const auto good = to_json(w);
+  auto error_of = [&](auto edit) {
+    auto j = good;
+    edit(j);
+    auto r = wisdom_from_json(j);
+    return r.ok() ? std::string("accepted") : r.error().message;
+  };
+  CHECK(error_of([](auto& j) { j["app_verdicts"] = "x"; }).find("app_verdicts: must be an array") != std::string::npos);
+  CHECK(error_of([](auto& j) { j["app_verdicts"][0]["operation"] = "clear_page"; }).find("app_verdicts[0].operation") !=
+        std::string::npos);
+  CHECK(error_of([](auto& j) { j["app_verdicts"][0].erase("ratio"); }).find("app_verdicts[0].ratio: missing") !=
+        std::string::npos);
+  CHECK(error_of([](auto& j) { j["app_verdicts"][0]["ratio"] = -1; }).find("app_verdicts[0].ratio") != std::string::npos);
+  CHECK(error_of([](auto& j) { j["app_verdicts"][0]["kept"] = 1; }).find("app_verdicts[0].kept: must be true or false") !=
+        std::string::npos);
+  CHECK(error_of([](auto& j) { j["app_verdicts"][0]["with"] = "jit"; }).find("app_verdicts[0].with") != std::string::npos);
+  CHECK(error_of([](auto& j) { j["app_verdicts"][0]["runs"] = 0; }).find("app_verdicts[0].runs") != std::string::npos);
+  CHECK(error_of([](auto& j) { j["app_verdicts"].push_back(j["app_verdicts"][0]); }).find("a second verdict") !=
+        std::string::npos);
+  // A verdict that keeps the system memcpy beside a memcpy entry contradicts itself.
+  CHECK(error_of([](auto& j) { j["app_verdicts"][0]["operation"] = "memcpy"; }).find("keeps the system routine") !=
+        std::string::npos);
+  CHECK(error_of([](auto&) {}) == "accepted");
+}
+
+TEST_CASE("save_wisdom_keeping: an operation the program dropped is not carried over from the old file") {
+  TempDir dir;
+  const std::string path = dir.path + "/best.json";
+  Wisdom old = this_host({Operation::kMemcpy, Operation::kMemmove, Operation::kFill}, 1);
+  old.app_verdicts = {verdict_of(Operation::kFill, true, 0.99)};
+  REQUIRE(save_wisdom(old, path).ok());
+  Wisdom w = this_host({Operation::kMemcpy}, 2);  // judged: memcpy kept, memmove dropped
+  w.app_verdicts = {verdict_of(Operation::kMemcpy, true, 0.98), verdict_of(Operation::kMemmove, false, 1.01)};
+  std::vector<std::string> said;
+  REQUIRE(save_keeping(w, path, said).ok());
+  auto back = load_wisdom(path);
+  REQUIRE_MESSAGE(back.ok(), back.error().message);
+  CHECK(ops_of(*back) == std::vector<Operation>{Operation::kMemcpy, Operation::kFill});
+  REQUIRE(back->app_verdicts.size() == 3);  // memcpy, memmove (not kept) and the old file's fill verdict
+  CHECK(back->dropped_by_app(Operation::kMemmove));
+  CHECK(back->find_verdict(Operation::kFill)->kept);
+  CHECK(std::find_if(said.begin(), said.end(), [](const std::string& s) {
+          return s.find("removed the memmove entry") != std::string::npos;
+        }) != said.end());
+}
+
+TEST_CASE("merge_fleets: a later kept=false verdict removes the earlier entry; a later entry replaces an old verdict") {
+  Wisdom a = this_host({Operation::kMemcpy, Operation::kMemmove}, 1);
+  a.app_verdicts = {verdict_of(Operation::kMemcpy, true, 0.97)};
+  Wisdom b = this_host({Operation::kMemcpy}, 2);  // memcpy re-tuned (not judged); memmove dropped by its program
+  b.app_verdicts = {verdict_of(Operation::kMemmove, false, 1.02)};
+  Fleet fa, fb;
+  fa.hosts = {a};
+  fb.hosts = {b};
+  std::vector<std::string> notes;
+  const Fleet m = merge_fleets({fa, fb}, &notes, {"a.json", "b.json"});
+  REQUIRE(m.hosts.size() == 1);
+  CHECK(ops_of(m.hosts[0]) == std::vector<Operation>{Operation::kMemcpy});
+  CHECK(m.hosts[0].entries[0].code_hash == b.entries[0].code_hash);
+  REQUIRE(m.hosts[0].app_verdicts.size() == 1);  // a's memcpy verdict judged a's routine: gone
+  CHECK(m.hosts[0].dropped_by_app(Operation::kMemmove));
+  CHECK(std::find_if(notes.begin(), notes.end(), [](const std::string& s) {
+          return s.find("memmove removed") != std::string::npos;
+        }) != notes.end());
+  auto back = fleet_from_json(to_json(m));  // and the result reads back
+  REQUIRE_MESSAGE(back.ok(), back.error().message);
+}

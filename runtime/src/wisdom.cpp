@@ -121,6 +121,17 @@ const WisdomEntry* Wisdom::find(Operation op) const {
   return nullptr;
 }
 
+const AppVerdict* Wisdom::find_verdict(Operation op) const {
+  for (const auto& v : app_verdicts)
+    if (v.operation == op) return &v;
+  return nullptr;
+}
+
+bool Wisdom::dropped_by_app(Operation op) const {
+  const AppVerdict* v = find_verdict(op);
+  return v && !v->kept;
+}
+
 void set_cpu(Wisdom& w, const CpuInfo& cpu) {
   w.cpu_signature = cpu.signature();
   w.cpu_vendor = cpu.vendor();
@@ -167,20 +178,98 @@ json to_json(const Wisdom& w) {
                        {"code_fnv1a64", hex64(e.code_hash)},
                        {"points", points}});
   }
-  return {{"schema", w.schema},
-          {"generator_version", w.generator_version},
-          {"created", w.created},
-          {"command", w.command},
-          {"cpu",
-           {{"signature", w.cpu_signature},
-            {"vendor", w.cpu_vendor},
-            {"brand", w.cpu_brand},
-            {"family", w.cpu_family},
-            {"model", w.cpu_model},
-            {"stepping", w.cpu_stepping},
-            {"features", w.cpu_features}}},
-          {"entries", entries}};
+  json doc = {{"schema", w.schema},
+              {"generator_version", w.generator_version},
+              {"created", w.created},
+              {"command", w.command},
+              {"cpu",
+               {{"signature", w.cpu_signature},
+                {"vendor", w.cpu_vendor},
+                {"brand", w.cpu_brand},
+                {"family", w.cpu_family},
+                {"model", w.cpu_model},
+                {"stepping", w.cpu_stepping},
+                {"features", w.cpu_features}}},
+              {"entries", entries}};
+  if (!w.app_verdicts.empty()) {  // absent when there are none: the files of before stay as they were
+    json verdicts = json::array();
+    for (const auto& v : w.app_verdicts)
+      verdicts.push_back({{"operation", name_of(v.operation)},
+                          {"command", v.command},
+                          {"runs", v.runs},
+                          {"with", v.with},
+                          {"glibc_ms", v.glibc_ms},
+                          {"tuned_ms", v.tuned_ms},
+                          {"ratio", v.ratio},
+                          {"spread", v.spread},
+                          {"kept", v.kept},
+                          {"date", v.date}});
+    doc["app_verdicts"] = verdicts;
+  }
+  return doc;
 }
+
+namespace {
+
+/// "app_verdicts" of a document (optional): each field present and of its type, the operation
+/// memcpy, memmove or fill, "with" lib or shim, runs 1..1000, times and ratios finite and >= 0, at
+/// most one verdict per operation. Errors name the JSON path ("app_verdicts[0].ratio").
+Status app_verdicts_from_json(const json& j, Wisdom& w) {
+  auto it = j.find("app_verdicts");
+  if (it == j.end()) return {};
+  if (!it->is_array()) return malformed("app_verdicts", "must be an array");
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const json& vj = (*it)[i];
+    const std::string path = "app_verdicts[" + std::to_string(i) + "]";
+    if (!vj.is_object()) return malformed(path, "must be an object");
+    AppVerdict v;
+    auto op = member(vj, path, "operation", is_string, "a string");
+    if (!op) return op.error();
+    const std::string opname = (*op)->get<std::string>();
+    if (opname == "memcpy") v.operation = Operation::kMemcpy;
+    else if (opname == "memmove") v.operation = Operation::kMemmove;
+    else if (opname == "fill") v.operation = Operation::kFill;
+    else return malformed(path + ".operation", "must be \"memcpy\", \"memmove\" or \"fill\", got " + (*op)->dump());
+    auto command = member(vj, path, "command", is_string, "a string");
+    if (!command) return command.error();
+    v.command = (*command)->get<std::string>();
+    auto runs = member(vj, path, "runs", is_uint, "a non-negative integer");
+    if (!runs) return runs.error();
+    if ((*runs)->get<std::uint64_t>() < 1 || (*runs)->get<std::uint64_t>() > 1000)
+      return malformed(path + ".runs", "must be 1..1000, got " + (*runs)->dump());
+    v.runs = static_cast<unsigned>((*runs)->get<std::uint64_t>());
+    auto with = member(vj, path, "with", is_string, "a string");
+    if (!with) return with.error();
+    v.with = (*with)->get<std::string>();
+    if (v.with != "lib" && v.with != "shim") return malformed(path + ".with", "must be \"lib\" or \"shim\", got " + (*with)->dump());
+    for (auto [key, field] : {std::pair{"glibc_ms", &v.glibc_ms}, {"tuned_ms", &v.tuned_ms}, {"ratio", &v.ratio},
+                              {"spread", &v.spread}}) {
+      auto f = member(vj, path, key, is_number, "a number");
+      if (!f) return f.error();
+      const double x = (*f)->get<double>();
+      if (!(x >= 0) || x > 1e12) return malformed(path + "." + key, "must be a number between 0 and 1e12, got " + (*f)->dump());
+      *field = x;
+    }
+    auto kept = member(vj, path, "kept", [](const json& x) { return x.is_boolean(); }, "true or false");
+    if (!kept) return kept.error();
+    v.kept = (*kept)->get<bool>();
+    auto date = member(vj, path, "date", is_string, "a string");
+    if (!date) return date.error();
+    v.date = (*date)->get<std::string>();
+    if (w.find_verdict(v.operation))
+      return malformed(path + ".operation", "a second verdict for " + (*op)->dump() + "; keep one");
+    w.app_verdicts.push_back(std::move(v));
+  }
+  for (const auto& v : w.app_verdicts)
+    if (!v.kept && w.find(v.operation))
+      return malformed("app_verdicts", "the verdict for " + std::string(name_of(v.operation)) +
+                                           " keeps the system routine (kept: false) but the file has a " +
+                                           std::string(name_of(v.operation)) +
+                                           " entry; remove one of them (autotune --app removes the entry)");
+  return {};
+}
+
+}  // namespace
 
 Result<Wisdom> wisdom_from_json(const json& j) {
   if (!j.is_object()) return malformed("(top level)", "must be a JSON object, got " + std::string(j.type_name()));
@@ -305,6 +394,7 @@ Result<Wisdom> wisdom_from_json(const json& j) {
         return malformed(path + ".operation", "a second entry for " + (*op)->dump() + "; keep one");
     w.entries.push_back(std::move(we));
   }
+  if (auto st = app_verdicts_from_json(j, w); !st) return st.error();
   return w;
 }
 
@@ -507,17 +597,28 @@ Fleet merge_fleets(const std::vector<Fleet>& inputs, std::vector<std::string>* n
         out.hosts.push_back(h);
         continue;
       }
-      // The later header; the earlier order of operations, each from the later file if it has one.
+      // The later header; the earlier order of operations, each from the later file if it has one;
+      // an earlier entry the later file's app verdict drops goes.
       Wisdom merged = h;
       merged.entries.clear();
+      merged.app_verdicts.clear();
       for (const auto& e : have->entries) {
         const WisdomEntry* later = h.find(e.operation);
+        if (!later && h.dropped_by_app(e.operation)) {
+          if (notes)
+            notes->push_back(h.cpu_signature + ": " + std::string(name_of(e.operation)) + " removed: the app verdict of " +
+                             input + " keeps the system routine");
+          continue;
+        }
         merged.entries.push_back(later ? *later : e);
         if (later && notes)
           notes->push_back(h.cpu_signature + ": " + std::string(name_of(e.operation)) + " replaced by the entry of " + input);
       }
       for (const auto& e : h.entries)
         if (!have->find(e.operation)) merged.entries.push_back(e);
+      for (const auto& v : have->app_verdicts)  // an earlier verdict on a routine the later file replaced goes
+        if (!h.find_verdict(v.operation) && !h.find(v.operation)) merged.app_verdicts.push_back(v);
+      for (const auto& v : h.app_verdicts) merged.app_verdicts.push_back(v);
       *have = std::move(merged);
     }
   }
@@ -554,8 +655,15 @@ Status save_wisdom_keeping(Wisdom w, const std::string& path, const CpuInfo& cpu
     auto old = load_wisdom(path);
     Status same_cpu = old ? check_cpu(*old, cpu) : Status(old.error());
     if (same_cpu.ok()) {
+      // Old verdicts first, against `w`'s own entries: an old verdict judged a routine `w` replaces.
+      for (const auto& v : old->app_verdicts)
+        if (!w.find_verdict(v.operation) && !w.find(v.operation)) w.app_verdicts.push_back(v);
       for (const auto& e : old->entries)
-        if (!w.find(e.operation)) {
+        if (w.find(e.operation)) {
+        } else if (w.dropped_by_app(e.operation)) {
+          say("removed the " + std::string(name_of(e.operation)) + " entry of " + path +
+              ": the program was not faster with it (app verdict), the system routine is kept");
+        } else {
           w.entries.push_back(e);
           say("kept the " + std::string(name_of(e.operation)) + " entry of " + path);
         }

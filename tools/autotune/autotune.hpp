@@ -12,6 +12,7 @@
 #include "copysynth/cpu.hpp"
 #include "copysynth/params.hpp"
 #include "copysynth/result.hpp"
+#include "copysynth/wisdom.hpp"
 
 namespace autotune {
 
@@ -29,6 +30,11 @@ struct Options {
   bool quick = false, quiet = false, show_plan = false, cold = false, report = false, patch_table = false;
   std::string asm_path, flavor = "plain", asm_symbol, target;  ///< --emit-asm; target "" = the lowest level
   std::string lib_dir, lib_guard;                              ///< --emit-lib
+  std::string app_command;    ///< --app: the program that judges (/bin/sh -c COMMAND); empty: none
+  unsigned app_runs = 7;      ///< --runs: rounds, each the system routines and every candidate once
+  std::string app_with = "lib";  ///< --app-with: "lib" (libcopysynth-tuned.so) or "shim" (the LD_PRELOAD shim)
+  std::string shim_path;      ///< --shim: the shim's path; empty: found next to autotune (find_preload_shim)
+  bool app_output = false;    ///< --app-output: the command's stdout and stderr on our stderr
   std::string command;        ///< the command line as recorded in wisdom ("autotune --emit best.json")
   std::string shell_command;  ///< the command line quoted as a shell takes it back (.S headers, README)
   copysynth::CpuInfo cpu = copysynth::CpuInfo::host();  ///< this CPU, capped by --isa
@@ -58,5 +64,14 @@ int run_tune(const Options& o);      ///< tune.cpp: the search (the default)
 int run_from(const Options& o);      ///< from.cpp: --from FILE [--report | --patch-table] [--emit]
 int run_emit_asm(const Options& o);  ///< emit_asm.cpp: --from FILE --emit-asm FILE.S
 int run_emit_lib(const Options& o);  ///< emit_lib.cpp: --from FILE --emit-lib DIR
+int run_app(const Options& o);       ///< app.cpp: --from FILE --app COMMAND [--runs N] [--emit OUT]
+
+/// app.cpp: `w` judged by the program of --app (app_judge.hpp): the table on stdout, progress on
+/// stderr; returns `w` without the entries the program was not faster with and with their
+/// verdicts (apply_app_verdicts). `wisdom_path` names where `w` came from in messages ("" after a
+/// search). Errors: the judge's (a failed or changed run of the program, a library that cannot be
+/// built, the shim not found); nothing is written then.
+copysynth::Result<copysynth::Wisdom> judge_with_app(const Options& o, const copysynth::Wisdom& w,
+                                                    const std::string& wisdom_path);
 
 }  // namespace autotune

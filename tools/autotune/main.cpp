@@ -10,6 +10,9 @@
 //                                      the tuned memcpy, memmove and fill as libcopysynth-tuned.so/.a
 //   autotune --from best.json --patch-table
 //                                      the commit-message table, measured against the system routine
+//   autotune --from best.json --app 'sqlite3 :memory: < q.sql' --runs 7 --emit judged.json
+//                                      the program is the judge: each tuned operation kept only
+//                                      where the program is not slower with it (app.cpp)
 //
 // Progress goes to stderr, the table to stdout. Exit status: 0 success, 1 bad command line,
 // 2 the work failed (unreadable or mismatched wisdom, verification failure, I/O error).
@@ -25,6 +28,7 @@
 #include <string>
 
 #include "autotune.hpp"
+#include "copysynth/app_judge.hpp"
 #include "copysynth/asm_flavors.hpp"
 #include "copysynth/asm_writer.hpp"
 #include "copysynth/file_io.hpp"
@@ -193,6 +197,48 @@ int main(int argc, char** argv) {
                  "operation's calls, bytes, alignment and distance classes, and the share of calls and bytes "
                  "per size class. Nothing is built or run")
       ->type_name("FILE");
+  app.add_option("--app", o.app_command,
+                 "The program is the judge: run COMMAND (with /bin/sh -c; stdin /dev/null unless it "
+                 "redirects) with glibc's memcpy/memmove/memset and with the tuned ones, alternating (--runs "
+                 "rounds after one warm-up run each): one candidate per operation and one with all. Prints "
+                 "each configuration's median wall time (ms), its ratio to glibc (median over rounds of "
+                 "candidate / glibc in the same round) and the spread (MAD of those ratios). An operation is "
+                 "kept only where its ratio is <= 1.00 (the kept ones together too; else the worst alone is "
+                 "dropped); with --emit its entry is removed otherwise and the verdicts are recorded in the "
+                 "wisdom (app_verdicts; --show prints them). A run that fails or writes other stdout than "
+                 "glibc's stops it, naming the configuration; nothing is written then. With --from: judge "
+                 "that wisdom; without: judge the search's winners before --emit writes them")
+      ->type_name("'COMMAND ...'");
+  const CLI::Validator rounds(
+      [](std::string& in) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const long v = std::strtol(in.c_str(), &end, 10);
+        if (end == in.c_str() || *end != '\0' || errno) return "--runs takes a whole number of rounds, got '" + in + "'";
+        if (v < 1 || v > 1000) return "--runs must be 1..1000 rounds, got " + in;
+        return {};
+      },
+      "ROUNDS in [1, 1000]");
+  app.add_option("--runs", o.app_runs,
+                 "With --app: rounds to time; each runs the command once with glibc's routines and once per "
+                 "candidate (so 5 configurations for memcpy, memmove and fill: a 1 s command takes about "
+                 "5 x (RUNS + 1) s)")
+      ->check(rounds)
+      ->capture_default_str();
+  app.add_option("--app-with", o.app_with,
+                 "With --app: how the tuned routines get into the program: lib (the ahead-of-time library "
+                 "--emit-lib writes, built into a temporary directory: no start-up work; needs binutils) or "
+                 "shim (LD_PRELOAD=libcopysynth-preload.so with COPYSYNTH_WISDOM: its start-up cost, a few ms, "
+                 "counts in every run)")
+      ->check(CLI::IsMember({"lib", "shim"}))
+      ->capture_default_str();
+  app.add_option("--shim", o.shim_path,
+                 "With --app-with shim: the LD_PRELOAD shim to use (default: libcopysynth-preload.so of this "
+                 "build, ../api/ from autotune, or as installed, ../lib/<multiarch>/ from bin/)")
+      ->type_name("FILE");
+  app.add_flag("--app-output", o.app_output,
+               "With --app: show the command's stdout and stderr (on autotune's stderr; otherwise they are "
+               "read, stdout only compared between configurations, and stderr shown when a run fails)");
   app.add_flag("--list-params", list_params, "Print every tunable parameter with unit, range and default, then exit");
   app.add_flag("-q,--quiet", o.quiet, "No progress lines on stderr");
   app.footer(
@@ -215,6 +261,10 @@ int main(int argc, char** argv) {
       "  autotune --from best.json --patch-table   the table for a commit message\n"
       "  autotune --merge a.json b.json --emit fleet.json   one file for several CPUs\n"
       "  autotune --show best.json            what a wisdom file holds, key=value lines\n"
+      "  autotune --from best.json --app 'xz -d -c data.xz' --runs 7 --emit judged.json\n"
+      "                                       keep each tuned operation only where xz is not slower\n"
+      "  autotune --op memcpy,memmove,fill --app 'sqlite3 :memory: < q.sql' --emit best.json\n"
+      "                                       tune, then let sqlite3 judge before writing\n"
       "Programs use wisdom with copysynth_load_wisdom()/install_wisdom() or, unmodified, with\n"
       "  COPYSYNTH_WISDOM=best.json LD_PRELOAD=libcopysynth-preload.so PROGRAM\n"
       "or, with no start-up work, the library --emit-lib writes:\n"
@@ -230,12 +280,16 @@ int main(int argc, char** argv) {
   app.get_option("--emit-lib")->excludes("--report")->excludes("--patch-table")->excludes("--emit")
       ->excludes("--emit-asm")->excludes("--isa");
   app.get_option("--patch-table")->excludes("--report");
+  for (const char* a : {"--runs", "--app-with", "--shim", "--app-output"}) app.get_option(a)->needs("--app");
+  app.get_option("--app")->excludes("--report")->excludes("--patch-table")->excludes("--emit-asm")
+      ->excludes("--emit-lib");
   app.get_option("--merge")->needs("--emit")->excludes("--from")->excludes("--quick")->excludes("--budget")
       ->excludes("--op")->excludes("--workload")->excludes("--isa")
-      ->excludes("--emit-asm")->excludes("--patch-table")->excludes("--report")->excludes("--emit-lib");
+      ->excludes("--emit-asm")->excludes("--patch-table")->excludes("--report")->excludes("--emit-lib")
+      ->excludes("--app");
   app.get_option("--show")->excludes("--from")->excludes("--emit")->excludes("--merge")->excludes("--quick")
       ->excludes("--budget")->excludes("--op")
-      ->excludes("--emit-asm")->excludes("--patch-table")->excludes("--report");
+      ->excludes("--emit-asm")->excludes("--patch-table")->excludes("--report")->excludes("--app");
 
   try {
     app.parse(argc, argv);
@@ -273,6 +327,18 @@ int main(int argc, char** argv) {
                        " works on a tuned routine: give its wisdom file with --from best.json (autotune --emit "
                        "best.json makes one)");
 
+  if (app.get_option("--app")->count()) {
+    if (o.app_command.find_first_not_of(" \t\n") == std::string::npos)
+      return usage_error("--app needs a command to run, e.g. --app 'xz -d -c data.xz'");
+    for (Operation op : o.ops)
+      if (op == Operation::kClearPage)
+        return usage_error("--app judges memcpy, memmove and fill (memset), the routines a program calls; clear_page "
+                           "has none: give --op memcpy,memmove,fill");
+    if (!o.shim_path.empty() && o.app_with != "shim")
+      return usage_error("--shim applies to --app-with shim (--app-with lib builds the library instead)");
+    if (o.app_with == "shim")
+      if (auto shim = find_preload_shim(o.shim_path); !shim) return fail_or_usage(shim.error());
+  }
   o.progress = [quiet = o.quiet](const std::string& s) {
     if (!quiet) std::cerr << s << "\n" << std::flush;
   };
@@ -289,6 +355,7 @@ int main(int argc, char** argv) {
 
   if (!o.asm_path.empty()) return run_emit_asm(o);  // writing a file: no matching host, no timing
   if (!o.lib_dir.empty()) return run_emit_lib(o);   // the ahead-of-time library: this CPU's wisdom, verified here
+  if (!o.from_path.empty() && !o.app_command.empty()) return run_app(o);  // the program judges the wisdom
   if (!o.from_path.empty()) return run_from(o);
   return run_tune(o);
 }

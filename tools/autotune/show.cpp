@@ -101,6 +101,22 @@ int show_file(const std::string& path) {
         o << ep << "points=" << e.points.size() << "\n" << ep << "geomean_speedup=" << g << "\n";
       }
     }
+    // The program's verdicts (autotune --app): kept=0 means the entry was removed, the system routine stays.
+    o << hp << "app_verdicts=" << h.app_verdicts.size() << "\n";
+    for (std::size_t k = 0; k < h.app_verdicts.size(); ++k) {
+      const AppVerdict& v = h.app_verdicts[k];
+      const std::string vp = hp + "app_verdict[" + std::to_string(k) + "].";
+      o << vp << "operation=" << quoted(std::string(name_of(v.operation))) << "\n";
+      o << vp << "command=" << quoted(v.command) << "\n";
+      o << vp << "runs=" << v.runs << "\n";
+      o << vp << "with=" << quoted(v.with) << "\n";
+      o << vp << "glibc_ms=" << format_c("%.3f", v.glibc_ms) << "\n";
+      o << vp << "tuned_ms=" << format_c("%.3f", v.tuned_ms) << "\n";
+      o << vp << "ratio=" << format_c("%.4f", v.ratio) << "\n";
+      o << vp << "spread=" << format_c("%.4f", v.spread) << "\n";
+      o << vp << "kept=" << (v.kept ? 1 : 0) << "\n";
+      o << vp << "date=" << quoted(v.date) << "\n";
+    }
   }
   std::cout << o.str() << std::flush;
   return 0;

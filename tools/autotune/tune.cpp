@@ -1,5 +1,6 @@
 // autotune (no --from): search each operation within the budget, print its table, and with
-// --emit write the winners as wisdom without losing what the file holds (save_wisdom_keeping).
+// --emit write the winners as wisdom without losing what the file holds (save_wisdom_keeping);
+// with --app the program judges the winners first (app.cpp).
 #include <algorithm>
 #include <iostream>
 #include <string>
@@ -48,6 +49,11 @@ int run_tune(const Options& o) {
                 << " the speed of the " << baseline_name(op) << " on this workload"
                 << (o.quick ? "; try without --quick" : "") << " or with a larger --budget, or keep the system routine\n";
     w.entries.push_back(wisdom_entry(r, workload.name));
+  }
+  if (!o.app_command.empty()) {  // --app: the program judges the winners before they are saved
+    auto judged = judge_with_app(o, w, "");
+    if (!judged) return fail(judged.error());
+    w = std::move(judged).value();
   }
   if (!o.emit_path.empty())
     if (auto st = save_wisdom_keeping(w, o.emit_path, o.cpu, o.progress); !st) return fail(st.error());

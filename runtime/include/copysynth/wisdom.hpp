@@ -19,6 +19,17 @@
 // A distribution workload's point also has "label" (the distribution's name); "size" is then
 // the mean bytes per call.
 //
+// Optional (absent in older files), the verdicts of `autotune --app 'COMMAND' --runs N`: a real
+// program timed with the system routines and with the tuned ones (AppVerdict below):
+//
+//     "app_verdicts": [ { "operation": "memmove", "command": "sqlite3 :memory: < q.sql", "runs": 7,
+//                         "with": "lib", "glibc_ms": 812.3, "tuned_ms": 815.6, "ratio": 1.004,
+//                         "spread": 0.006, "kept": false, "date": "2026-12-01T21:00:00Z" } ]
+//
+// An operation whose verdict is not kept has no entry (so every reader, older copysynth versions
+// included, leaves it to the system routine); its verdict stays. Readers that do not know the key
+// ignore it (wisdom_from_json reads only the keys it knows), so the schema stays 1.
+//
 // A fleet file (schema 2, `autotune --merge a.json b.json --emit fleet.json`) holds the wisdom of
 // several CPUs, each a complete schema-1 document as above, keyed by its cpu.signature:
 //
@@ -75,6 +86,22 @@ struct WisdomEntry {
   std::vector<MeasuredPoint> points;
 };
 
+/// What a real program said about one tuned operation (`autotune --app 'COMMAND' --runs N`): its
+/// wall time with the system routine and with the tuned one, alternating, N runs each.
+struct AppVerdict {
+  Operation operation = Operation::kMemcpy;  ///< memcpy, memmove or fill (memset)
+  std::string command;       ///< the shell command timed (/bin/sh -c COMMAND)
+  unsigned runs = 0;         ///< rounds timed (each: the system routines and the candidates once)
+  std::string with;          ///< how the tuned routine was put in: "lib" (libcopysynth-tuned.so) or "shim"
+  double glibc_ms = 0;       ///< median wall time with the system routines (ms)
+  double tuned_ms = 0;       ///< median wall time with only this operation tuned (ms)
+  double ratio = 0;          ///< median over rounds of tuned / glibc time in the same round (< 1: faster)
+  double spread = 0;         ///< median absolute deviation of those ratios
+  bool kept = false;         ///< the tuned routine stays (entry present); false: the system routine
+  std::string date;          ///< UTC, ISO 8601, when it was judged
+  bool operator==(const AppVerdict&) const = default;
+};
+
 struct Wisdom {
   int schema = kWisdomSchema;
   std::string generator_version = COPYSYNTH_VERSION;
@@ -84,9 +111,15 @@ struct Wisdom {
   std::string cpu_vendor, cpu_brand, cpu_features;
   unsigned cpu_family = 0, cpu_model = 0, cpu_stepping = 0;
   std::vector<WisdomEntry> entries;
+  std::vector<AppVerdict> app_verdicts;  ///< one per operation at most ("app_verdicts"; may be empty)
 
   /// The entry for `op`, or nullptr.
   const WisdomEntry* find(Operation op) const;
+  /// The app verdict for `op`, or nullptr.
+  const AppVerdict* find_verdict(Operation op) const;
+  /// True when an app verdict says the system routine is kept for `op` (kept = false): an entry
+  /// of `op` from another file must not be carried into this one (save_wisdom_keeping, merge_fleets).
+  bool dropped_by_app(Operation op) const;
 };
 
 /// Fills the cpu_* fields from `cpu`.
@@ -172,7 +205,10 @@ Result<Wisdom> load_wisdom_for(const std::string& path, const CpuInfo& cpu = Cpu
 /// replaces the earlier one (so a re-tuned host's file given last wins); that host's header
 /// (created, command, generator version, CPU description) is then the later file's. Hosts keep the
 /// order in which their signature first appeared, entries the order of their operation's first
-/// appearance. One line per replaced entry goes to `notes` (when given), naming the input by
+/// appearance. App verdicts (AppVerdict) follow the same rule, and a later verdict with kept =
+/// false removes the earlier entry of its operation (the program preferred the system routine);
+/// an earlier verdict is dropped when the later file has an entry of its operation (it judged
+/// another routine). One line per replaced entry goes to `notes` (when given), naming the input by
 /// `names[i]` (e.g. its path) or "input i+1": "AuthenticAMD-26-2:...: memcpy replaced by the
 /// entry of b.json". The result's header (created, command) is left for the caller to set.
 Fleet merge_fleets(const std::vector<Fleet>& inputs, std::vector<std::string>* notes = nullptr,
@@ -189,7 +225,9 @@ std::string free_backup_name(const std::string& path);
 ///     the others kept) and `w`'s header, the other hosts stay as they were — and the file is
 ///     written as a fleet whose `created` is `w.created`;
 ///   - wisdom that may run on `cpu` (check_cpu passes): its entries for operations `w` lacks are
-///     kept, after `w`'s own; the header is `w`'s;
+///     kept, after `w`'s own, but for an operation `w` has a kept = false app verdict for
+///     (dropped_by_app: the program was not faster with it); its app verdicts for operations `w`
+///     has neither an entry nor a verdict for are kept too; the header is `w`'s;
 ///   - anything else (another CPU's wisdom, a file that is not wisdom at all): the file is first
 ///     renamed to free_backup_name(path), so nothing is overwritten, and then `w` is written.
 /// Each step is said through `progress` (when set), one line each: "kept the fill entry of PATH",

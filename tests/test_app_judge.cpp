@@ -1,0 +1,230 @@
+// Tests of the program-is-the-judge rules (app_judge.hpp) on synthetic tables of wall times: the
+// statistics, the verdict per operation, the combination rule and what the wisdom keeps; and one
+// real run of /bin/sh for the runner's exit status and output checks.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "copysynth/app_judge.hpp"
+#include "copysynth/cpu.hpp"
+
+using namespace copysynth;
+
+namespace {
+
+constexpr Operation kCpy = Operation::kMemcpy, kMove = Operation::kMemmove, kSet = Operation::kFill;
+
+/// A table of `rounds` rounds: glibc 100 ms and candidate i at 100 * ratios[i] ms, with a +-1 ms
+/// wobble alternating by round on glibc so that the spread is not zero.
+AppTimes table_of(const std::vector<double>& ratios, int rounds = 5) {
+  AppTimes t;
+  for (int r = 0; r < rounds; ++r) {
+    const double g = 100.0 + (r % 2 ? 0.5 : -0.5);
+    std::vector<double> row{g};
+    for (double x : ratios) row.push_back(g * x);
+    t.ms.push_back(row);
+  }
+  return t;
+}
+
+/// A measurer that answers from a map of candidate name -> ratio, recording what it was asked.
+struct FakeProgram {
+  std::vector<std::pair<std::string, double>> ratio_of;
+  std::vector<std::vector<std::string>> asked;
+  AppMeasure measure() {
+    return [this](const std::vector<AppCandidate>& cs) -> Result<AppTimes> {
+      std::vector<double> ratios;
+      std::vector<std::string> names;
+      for (const auto& c : cs) {
+        names.push_back(c.name);
+        double r = 0;
+        for (const auto& [n, x] : ratio_of)
+          if (n == c.name) r = x;
+        REQUIRE_MESSAGE(r > 0, (std::string("no ratio for candidate ") + c.name));
+        ratios.push_back(r);
+      }
+      asked.push_back(names);
+      return table_of(ratios);
+    };
+  }
+};
+
+const AppOpVerdict& verdict(const AppJudgement& j, Operation op) {
+  for (const auto& v : j.verdicts)
+    if (v.op == op) return v;
+  FAIL("no verdict");
+  return j.verdicts.front();
+}
+
+}  // namespace
+
+TEST_CASE("app: summarize_app_times: medians, ratios of the same round, their MAD") {
+  AppTimes t;
+  t.ms = {{100, 90, 120}, {200, 190, 210}, {110, 99, 132}};  // ratios 0.9, 0.95, 0.9 and 1.2, 1.05, 1.2
+  auto s = summarize_app_times({"glibc", "memcpy", "memset"}, t);
+  REQUIRE(s.ok());
+  CHECK((*s)[0].median_ms == doctest::Approx(110));
+  CHECK((*s)[0].ratio == 1.0);
+  CHECK((*s)[1].median_ms == doctest::Approx(99));
+  CHECK((*s)[1].ratio == doctest::Approx(0.9));
+  CHECK((*s)[1].spread == doctest::Approx(0.0));
+  CHECK((*s)[2].ratio == doctest::Approx(1.2));
+  CHECK((*s)[2].spread == doctest::Approx(0.0));
+  t.ms.push_back({100, 100, 100});  // ratios 0.9, 0.9, 0.95, 1: median 0.925, MAD 0.025
+  s = summarize_app_times({"glibc", "memcpy", "memset"}, t);
+  REQUIRE(s.ok());
+  CHECK((*s)[1].ratio == doctest::Approx(0.925));
+  CHECK((*s)[1].spread == doctest::Approx(0.025));
+  // Bad tables are refused, saying why.
+  CHECK_FALSE(summarize_app_times({"glibc"}, AppTimes{}).ok());
+  AppTimes ragged;
+  ragged.ms = {{100, 90}, {100}};
+  CHECK(summarize_app_times({"glibc", "memcpy"}, ragged).error().message.find("round 2 has 1 times") != std::string::npos);
+  AppTimes zero;
+  zero.ms = {{0, 90}};
+  CHECK_FALSE(summarize_app_times({"glibc", "memcpy"}, zero).ok());
+}
+
+TEST_CASE("app: the rule is never slower: a ratio above 1.00 is dropped, within the spread or not") {
+  CHECK(app_call(0.97, 0.01) == AppCall::kNotSlower);
+  CHECK(app_call(1.00, 0.00) == AppCall::kNotSlower);
+  CHECK(app_call(1.004, 0.006) == AppCall::kWithinSpread);
+  CHECK(app_call(1.02, 0.006) == AppCall::kSlower);
+}
+
+TEST_CASE("app: judge_app: each operation alone; all kept and not slower together") {
+  FakeProgram p{{{"memcpy", 0.97}, {"memmove", 0.99}, {"memset", 0.995}, {"all", 0.96}}};
+  auto j = judge_app({kCpy, kMove, kSet}, p.measure());
+  REQUIRE(j.ok());
+  CHECK(p.asked == std::vector<std::vector<std::string>>{{"memcpy", "memmove", "memset", "all"}});  // one set of rounds
+  CHECK(j->kept() == std::vector<Operation>{kCpy, kMove, kSet});
+  REQUIRE(j->combinations.size() == 1);
+  CHECK_FALSE(j->combinations[0].extra_rounds);
+  CHECK(j->combinations[0].summary.ratio == doctest::Approx(0.96));
+  CHECK(verdict(*j, kCpy).why.find("faster: the tuned memcpy is kept") != std::string::npos);
+  CHECK(verdict(*j, kCpy).tuned_ms == doctest::Approx(97.0).epsilon(0.01));
+  CHECK(verdict(*j, kCpy).glibc_ms == doctest::Approx(100.0).epsilon(0.01));
+}
+
+TEST_CASE("app: judge_app: within the spread but not faster is dropped and said so") {
+  // memmove's ratios over 5 rounds: 1.012, 0.996, 1.004, 1.000, 1.010: median 1.004, MAD 0.006.
+  AppMeasure m = [](const std::vector<AppCandidate>& cs) -> Result<AppTimes> {
+    const double memmove[] = {1.012, 0.996, 1.004, 1.000, 1.010};
+    AppTimes t;
+    for (int r = 0; r < 5; ++r) {
+      std::vector<double> row{100.0};
+      for (const auto& c : cs) row.push_back(100.0 * (c.name == "memmove" ? memmove[r] : 0.98));
+      t.ms.push_back(row);
+    }
+    return t;
+  };
+  auto j = judge_app({kCpy, kMove}, m);
+  REQUIRE(j.ok());
+  const AppOpVerdict& v = verdict(*j, kMove);
+  CHECK_FALSE(v.kept);
+  CHECK(v.ratio == doctest::Approx(1.004));
+  CHECK(v.spread == doctest::Approx(0.006));
+  CHECK_MESSAGE(v.why == "1.004 ± 0.006: within the spread but not faster: the system memmove is kept", v.why);
+  CHECK(j->kept() == std::vector<Operation>{kCpy});
+  CHECK(j->combinations.empty());  // one kept: nothing to combine
+  const std::string table = format_app_table(*j, "true", 5, "lib");
+  CHECK(table.find("within the spread but not faster") != std::string::npos);
+  CHECK(table.find("tuned: memcpy; system: memmove") != std::string::npos);
+}
+
+TEST_CASE("app: judge_app: a slower combination drops the worst alone, then checks the rest") {
+  FakeProgram p{{{"memcpy", 0.99}, {"memmove", 0.995}, {"memset", 0.98}, {"all", 1.01}, {"memcpy+memset", 1.003}}};
+  auto j = judge_app({kCpy, kMove, kSet}, p.measure());
+  REQUIRE(j.ok());
+  // all 1.01: memmove (0.995, the worst alone) goes; memcpy+memset 1.003 in extra rounds: memcpy
+  // (0.99) goes; memset alone stands.
+  CHECK(p.asked == std::vector<std::vector<std::string>>{{"memcpy", "memmove", "memset", "all"}, {"memcpy+memset"}});
+  CHECK(j->kept() == std::vector<Operation>{kSet});
+  REQUIRE(j->combinations.size() == 2);
+  CHECK(j->combinations[1].extra_rounds);
+  CHECK(j->combinations[1].glibc_ms == doctest::Approx(100.0).epsilon(0.01));
+  CHECK(format_app_table(*j, "true", 5, "lib").find("combination memcpy+memset: 1.003 ± 0.000 (extra rounds: glibc ") !=
+        std::string::npos);
+  CHECK(verdict(*j, kMove).why.find("all together") != std::string::npos);
+  CHECK(verdict(*j, kCpy).why.find("memcpy+memset together") != std::string::npos);
+  CHECK_FALSE(verdict(*j, kCpy).kept);
+}
+
+TEST_CASE("app: judge_app: errors") {
+  FakeProgram p{{{"memcpy", 1.0}}};
+  CHECK_FALSE(judge_app({}, p.measure()).ok());
+  CHECK(judge_app({Operation::kClearPage}, p.measure()).error().code == ErrorCode::kInvalidArgument);
+  CHECK_FALSE(judge_app({kCpy, kCpy}, p.measure()).ok());
+  AppMeasure failing = [](const std::vector<AppCandidate>&) -> Result<AppTimes> {
+    return make_error(ErrorCode::kVerifyFailed, "the command exited with status 1 with the tuned memcpy");
+  };
+  auto j = judge_app({kCpy}, failing);
+  REQUIRE_FALSE(j.ok());
+  CHECK(j.error().code == ErrorCode::kVerifyFailed);
+}
+
+TEST_CASE("app: apply_app_verdicts removes the entries not kept and records every verdict") {
+  Wisdom w;
+  for (Operation op : {kCpy, kMove, kSet, Operation::kClearPage}) {
+    WisdomEntry e;
+    e.operation = op;
+    w.entries.push_back(e);
+  }
+  AppVerdict old;
+  old.operation = kMove;
+  old.kept = true;
+  w.app_verdicts = {old};
+  FakeProgram p{{{"memcpy", 0.97}, {"memmove", 1.02}, {"memset", 0.99}, {"all", 0.98}, {"memcpy+memset", 0.97}}};
+  auto j = judge_app({kCpy, kMove, kSet}, p.measure());
+  REQUIRE(j.ok());
+  const Wisdom out = apply_app_verdicts(w, *j, {"xz -d -c f.xz", 5, "shim", "2026-12-01T21:00:00Z"});
+  std::vector<Operation> ops;
+  for (const auto& e : out.entries) ops.push_back(e.operation);
+  CHECK(ops == std::vector<Operation>{kCpy, kSet, Operation::kClearPage});  // clear_page is not judged: left alone
+  REQUIRE(out.app_verdicts.size() == 3);
+  CHECK(out.dropped_by_app(kMove));  // the new verdict replaced the old one
+  CHECK(out.find_verdict(kCpy)->kept);
+  CHECK(out.find_verdict(kCpy)->command == "xz -d -c f.xz");
+  CHECK(out.find_verdict(kCpy)->with == "shim");
+  CHECK(out.find_verdict(kCpy)->runs == 5);
+  CHECK(out.find_verdict(kCpy)->ratio == doctest::Approx(0.97));
+}
+
+TEST_CASE("app: run_app_once and time_app_rounds on /bin/sh: status, output, errors naming the configuration") {
+  auto r = run_app_once("echo hello; echo oops >&2; exit 3", {}, false);
+  REQUIRE(r.ok());
+  CHECK(describe_wait_status(r->wait_status) == "exited with status 3");
+  CHECK(r->stderr_tail == "oops\n");
+  CHECK(r->ms > 0);
+  auto a = run_app_once("echo hello", {}, false), b = run_app_once("echo hello", {"X=1"}, false),
+       c = run_app_once("echo world", {}, false);
+  REQUIRE((a.ok() && b.ok() && c.ok()));
+  CHECK(a->stdout_hash == b->stdout_hash);
+  CHECK(a->stdout_hash != c->stdout_hash);
+  // The variables reach the command whatever they hold (the shell exports them, quoted).
+  auto quoted = run_app_once("test \"$X\" = \"a 'b' \\$c\"", {"X=a 'b' $c"}, false);
+  REQUIRE(quoted.ok());
+  CHECK(describe_wait_status(quoted->wait_status) == "exited with status 0");
+
+  const AppConfig glibc{"glibc", "the system routines (no preload)", {}};
+  AppRoundsOptions o;
+  o.runs = 2;
+  o.command = "test \"$APP_CASE\" != fail && echo \"${APP_OUT:-same}\"";
+  auto t = time_app_rounds({glibc, {"memcpy", "the tuned memcpy", {"APP_CASE=ok"}}}, o);
+  REQUIRE_MESSAGE(t.ok(), t.error().message);
+  CHECK(t->ms.size() == 2);
+  CHECK(t->ms[0].size() == 2);
+  auto failed = time_app_rounds({glibc, {"memmove", "the tuned memmove", {"APP_CASE=fail"}}}, o);
+  REQUIRE_FALSE(failed.ok());
+  CHECK(failed.error().code == ErrorCode::kVerifyFailed);
+  CHECK(failed.error().message.find("exited with status 1 with the tuned memmove (memmove)") != std::string::npos);
+  auto changed = time_app_rounds({glibc, {"memset", "the tuned memset", {"APP_OUT=other"}}}, o);
+  REQUIRE_FALSE(changed.ok());
+  CHECK(changed.error().message.find("wrote other output with the tuned memset (memset)") != std::string::npos);
+  o.command = "false";
+  auto bad = time_app_rounds({glibc}, o);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().code == ErrorCode::kInvalidArgument);
+  CHECK(bad.error().message.find("`false` exited with status 1 with the system routines") != std::string::npos);
+}

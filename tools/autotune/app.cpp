@@ -1,0 +1,105 @@
+// autotune --app 'COMMAND' --runs N: the program is the judge. With --from FILE the wisdom of this
+// CPU in FILE is judged (run_app); after a search (tune.cpp) the new wisdom is judged before it is
+// saved (judge_with_app). The rules — candidates, rounds, statistics, verdicts, what the wisdom
+// keeps — are in app_judge.hpp; this file makes the temporary directory, prints and saves.
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <string>
+
+#include "autotune.hpp"
+#include "copysynth/app_judge.hpp"
+#include "copysynth/wisdom.hpp"
+
+using namespace copysynth;
+
+namespace autotune {
+namespace {
+
+/// A directory of its own under $TMPDIR (or /tmp), removed with everything in it at scope exit.
+struct TempDir {
+  std::string path;
+  ~TempDir() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove_all(path, ec);
+  }
+};
+
+}  // namespace
+
+Result<Wisdom> judge_with_app(const Options& o, const Wisdom& w, const std::string& wisdom_path) {
+  std::vector<Operation> ops;
+  for (const auto& e : w.entries)
+    if (e.operation != Operation::kClearPage &&
+        (!o.ops_given || std::find(o.ops.begin(), o.ops.end(), e.operation) != o.ops.end()))
+      ops.push_back(e.operation);
+  for (Operation op : o.ops)
+    if (o.ops_given && !w.find(op))
+      return make_error(ErrorCode::kWisdomMismatch, (wisdom_path.empty() ? std::string("the wisdom") : wisdom_path) +
+                                                        " has no " + std::string(name_of(op)) +
+                                                        " entry to judge; tune it first (autotune --op " +
+                                                        std::string(name_of(op)) + " --emit FILE)");
+  if (ops.empty())
+    return make_error(ErrorCode::kWisdomMismatch, (wisdom_path.empty() ? std::string("the wisdom") : wisdom_path) +
+                                                      " has no memcpy, memmove or fill entry to judge");
+  AppSetup setup;
+  setup.with = o.app_with;
+  setup.wisdom_path = wisdom_path;
+  setup.progress = o.progress;
+  if (o.app_with == "shim") {
+    auto shim = find_preload_shim(o.shim_path);
+    if (!shim) return shim.error();
+    setup.shim_path = *shim;
+  }
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string templ = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/copysynth-app.XXXXXX";
+  if (!::mkdtemp(templ.data()))
+    return make_error(ErrorCode::kSystem, "cannot make a temporary directory " + templ + " (set TMPDIR to a writable one)");
+  TempDir dir{templ};
+  setup.dir = dir.path;
+
+  std::map<std::string, AppConfig> prepared;  // each candidate's library or wisdom, made once
+  AppRoundsOptions ro;
+  ro.command = o.app_command;
+  ro.runs = o.app_runs;
+  ro.show_output = o.app_output;
+  ro.progress = o.progress;
+  if (auto st = check_app_command(ro); !st) return st.error();  // a broken command: before any candidate is built
+  const AppMeasure measure = [&](const std::vector<AppCandidate>& candidates) -> Result<AppTimes> {
+    std::vector<AppConfig> configs{{"glibc", "the system routines (no preload)", {}}};
+    for (const auto& c : candidates) {
+      if (!prepared.count(c.name)) {
+        auto cfg = prepare_app_candidate(w, c, setup, o.cpu);
+        if (!cfg) return cfg.error();
+        prepared[c.name] = *cfg;
+      }
+      configs.push_back(prepared[c.name]);
+    }
+    std::string names;
+    for (const auto& c : configs) names += (names.empty() ? "" : ", ") + c.name;
+    o.progress("app: timing `" + o.app_command + "` under " + names + " (" + std::to_string(o.app_runs) + " rounds)");
+    return time_app_rounds(configs, ro);
+  };
+  auto j = judge_app(ops, measure);
+  if (!j) return j.error();
+  std::cout << format_app_table(*j, o.app_command, o.app_runs, o.app_with) << std::flush;
+  return apply_app_verdicts(w, *j, {o.app_command, o.app_runs, o.app_with, utc_now()});
+}
+
+int run_app(const Options& o) {
+  auto w = load_wisdom_for(o.from_path, o.cpu);  // a single-host file, or this CPU's host in a fleet
+  if (!w) return fail(w.error());
+  auto judged = judge_with_app(o, *w, o.from_path);
+  if (!judged) return fail(judged.error());
+  if (!o.emit_path.empty()) {
+    judged->created = utc_now();
+    judged->command = o.command;
+    if (auto st = save_wisdom_keeping(*judged, o.emit_path, o.cpu, o.progress); !st) return fail(st.error());
+  }
+  return 0;
+}
+
+}  // namespace autotune

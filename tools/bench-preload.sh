@@ -98,6 +98,13 @@ sed -n 's/^Routines.*//; s/^  \(__copysynth_tuned_[a-z]*\)  \(.*\)/lib: \1 = \2/
 # -P: one library per profile-tuned wisdom.
 declare -A prof_lib=()
 for w in "${!prof_wisdom[@]}"; do
+  if ! "$at" --show "${prof_wisdom[$w]}" | grep -q '^host\[[0-9]*\]\.entries=[1-9]'; then
+    # `autotune --app` left every operation to the system routines (its verdicts are in the file):
+    # "prof" is then the program as it is, with no preload.
+    prof_lib[$w]=none
+    echo "prof ($w): no entry left in ${prof_wisdom[$w]} (the judge kept the system routines): no preload"
+    continue
+  fi
   if ! "$at" -q --from "${prof_wisdom[$w]}" --emit-lib "$tmp/prof-$w" 2>"$tmp/lib.err"; then
     echo "bench-preload: autotune --from ${prof_wisdom[$w]} --emit-lib failed:" >&2
     cat "$tmp/lib.err" >&2
@@ -141,7 +148,7 @@ for w in ${workloads//,/ }; do
   for c in "${configs[@]}"; do
     if [ "$c" = prof ]; then
       [ -n "${prof_lib[$w]:-}" ] || continue
-      pre[prof]="LD_PRELOAD=${prof_lib[$w]}"
+      if [ "${prof_lib[$w]}" = none ]; then pre[prof]=; else pre[prof]="LD_PRELOAD=${prof_lib[$w]}"; fi
     fi
     wc+=("$c")
   done

@@ -347,6 +347,37 @@ check "profile_probe with a signal dump: the signal's and the exit's records are
 # The same signal given by number.
 COPYSYNTH_PROFILE_SIGNAL=$usr2 recorded probe_signum "$pprobe" --signal "$usr2" --no-fork >/dev/null 2>&1
 check "COPYSYNTH_PROFILE_SIGNAL=$usr2 (a number): two records" bash -c "'$pcheck' '$tmp/probe_signum.prof' | grep -q '^records=2$'"
+# Signals from outside, at any moment of a real program's copying: sqlite3 (in memory) sent USR2
+# every 0.15 s while it runs. Each dump that happened is a "signal" record before the "exit" one,
+# and the records add up to the run recorded in one piece above (sqlite_rec), but for the few
+# calls that race with a dump.
+rm -f "$tmp/sqlite_sig.prof"
+# (env execs sqlite3: $! is its pid)
+env LD_PRELOAD="$preload" COPYSYNTH_WISDOM="$wisdom" COPYSYNTH_PROFILE="$tmp/sqlite_sig.prof" COPYSYNTH_PROFILE_SIGNAL=USR2 \
+  ${asan_env[@]+"${asan_env[@]}"} sqlite3 :memory: <"$sql" >"$tmp/sqlite_sig.out" 2>"$tmp/sqlite_sig.err" &
+spid=$!
+sleep 0.3  # past the exec and the shim's constructor, which installs the handler
+sent=0
+while kill -USR2 $spid 2>/dev/null; do
+  sent=$((sent + 1))
+  sleep 0.15
+done
+wait $spid
+rc=$?
+check "sqlite3 sent USR2 $sent times while recording: exits 0 (rc=$rc), nothing on stderr" test $rc -eq 0 -a ! -s "$tmp/sqlite_sig.err"
+check "... query output identical to the run without the shim" cmp "$tmp/mem.ref" "$tmp/sqlite_sig.out"
+check "... the profile loads" loads sqlite_sig
+n=$(records sqlite_sig)
+check "... at least one signal record and the exit's ($n records after $sent signals)" test "${n:-0}" -ge 2
+check "... the last record is the exit's, all others the signal's" \
+  test "$(grep -c ' reason=signal ' "$tmp/sqlite_sig.check")" -eq $((n - 1)) -a "$(val sqlite_sig "$n" reason)" = exit
+for op in memcpy memmove memset; do
+  sum=$(grep '^record=' "$tmp/sqlite_sig.check" | grep -o " $op.calls=[0-9]*" | awk -F= '{ s += $2 } END { print s + 0 }')
+  one=$(val sqlite_rec 1 $op.calls)
+  check "... the records' $op calls add up to the run's ($sum, in one piece $one)" \
+    test "$sum" -ge $((one - 100)) -a "$sum" -le $((one + 100))
+done
+
 # A signal the shim does not take: one line, and the record at exit.
 COPYSYNTH_PROFILE_SIGNAL=BOGUS recorded probe_bogus "$pprobe" --no-fork >/dev/null 2>"$tmp/probe_bogus.err"
 check "COPYSYNTH_PROFILE_SIGNAL=BOGUS: one line on stderr" test "$(wc -l <"$tmp/probe_bogus.err")" -eq 1

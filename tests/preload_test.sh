@@ -14,9 +14,10 @@
 #   4. recording (COPYSYNTH_PROFILE): sqlite3 and xz -d recorded (output unchanged, one record per
 #      process, each line exactly what profile_record_json() writes, the stats report agreeing),
 #      xz -d recorded without wisdom (nothing on stderr), profile_probe (threads, fork, a signal
-#      dump: the counts of lengths only it uses, exactly, per record), a file that cannot be
-#      opened, a bad COPYSYNTH_PROFILE_SIGNAL, and the recording wrappers' code (objdump: they call
-#      nothing but the shim's own cold paths).
+#      dump: the counts of lengths only it uses, exactly, per record), sqlite3 sent USR2 every
+#      0.15 s (its records add up to the run), a file that cannot be opened, a bad
+#      COPYSYNTH_PROFILE_SIGNAL, and the recording wrappers' code (objdump: they call nothing but
+#      the shim's own cold paths).
 # Every run with the shim sets COPYSYNTH_PRELOAD_STATS, and the test requires its report: the
 # tuned routines were installed, and served calls (a count and bytes). A run that silently fell
 # back to glibc fails.

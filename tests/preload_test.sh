@@ -14,9 +14,10 @@
 #   4. recording (COPYSYNTH_PROFILE): sqlite3 and xz -d recorded (output unchanged, one record per
 #      process, each line exactly what profile_record_json() writes, the stats report agreeing),
 #      xz -d recorded without wisdom (nothing on stderr), profile_probe (threads, fork, a signal
-#      dump: the counts of lengths only it uses, exactly, per record), a file that cannot be
-#      opened, a bad COPYSYNTH_PROFILE_SIGNAL, and the recording wrappers' code (objdump: they call
-#      nothing but the shim's own cold paths).
+#      dump: the counts of lengths only it uses, exactly, per record), sqlite3 sent USR2 every
+#      0.15 s (its records add up to the run), a file that cannot be opened, a bad
+#      COPYSYNTH_PROFILE_SIGNAL, and the recording wrappers' code (objdump: they call nothing but
+#      the shim's own cold paths).
 # Every run with the shim sets COPYSYNTH_PRELOAD_STATS, and the test requires its report: the
 # tuned routines were installed, and served calls (a count and bytes). A run that silently fell
 # back to glibc fails.
@@ -276,11 +277,11 @@ check "sqlite3 recorded: windows were kept ($(val sqlite_rec 1 windows), $(val s
   test "$(val sqlite_rec 1 windows)" -ge 32 -a "$(val sqlite_rec 1 window_calls)" -ge 2048
 check "sqlite3 recorded: the tuned routines served the calls (stats)" served sqlite_rec 100000000
 # The recorder forwards to the stats counter: the two agree, but for the few copies the stats
-# report itself makes after the record is written.
+# report itself makes after the record is written (a few hundred with ASan's runtime).
 for op in memcpy memmove memset; do
   s=$(stats_calls sqlite_rec $op) r=$(val sqlite_rec 1 $op.calls)
   check "sqlite3 recorded: the stats report counted the $op calls recorded (stats $s, profile $r)" \
-    test "${s:-0}" -ge "${r:-1}" -a "${s:-0}" -le "$((${r:-0} + 50))"
+    test "${s:-0}" -ge "${r:-1}" -a "${s:-0}" -le "$((${r:-0} + 1000))"
 done
 cat "$tmp/sqlite_rec.check"
 
@@ -301,7 +302,9 @@ check "xz -d recorded without COPYSYNTH_WISDOM: one record with memcpy calls" \
 
 # profile_probe: four threads (777-byte memcpy, 999-byte memmove), 555-byte memset in the main
 # thread, a forked child's 100003-byte memcpy: exact counts per record. With ASan first, ASan's
-# interceptor does memmove itself (see the top): its counts are not checked then.
+# interceptor does memmove itself (see the top), and ASan's runtime copies through the shim when a
+# thread starts or the process forks, so a thread's first window starts with its calls: memmove
+# counts and the windows' exact contents are not checked then.
 sizes=(--size 777 --size 999 --size 555 --size 100003)
 recorded probe_rec "$pprobe" >"$tmp/probe_rec.out" 2>"$tmp/probe_rec.err"
 rc=$?
@@ -310,11 +313,13 @@ check "profile_probe recorded: the profile loads" loads probe_rec "${sizes[@]}"
 check "profile_probe recorded: two records (the child's, then the parent's)" test "$(records probe_rec)" = 2
 cat "$tmp/probe_rec.check"
 is probe_rec 1 memcpy@100003 500       # the child
-is probe_rec 1 window.memcpy@100003 64  # its first window
+[ -z "$first" ] && is probe_rec 1 window.memcpy@100003 64  # its first window
 is probe_rec 1 memcpy@777 0            # the parent's calls before fork() are not the child's
 is probe_rec 1 memset@555 0
 is probe_rec 2 memcpy@777 4000         # the parent: 4 threads x 1000, threads that exited count
-is probe_rec 2 window.memcpy@777 256   # each thread's first window
+[ -z "$first" ] && is probe_rec 2 window.memcpy@777 256   # each thread's first window
+[ -n "$first" ] && check "probe_rec, record 2: the threads' windows hold their copies ($(val probe_rec 2 window.memcpy@777) of 256)" \
+  test "$(val probe_rec 2 window.memcpy@777)" -gt 0
 is probe_rec 2 memset@555 300
 is probe_rec 2 memcpy@100003 0
 is probe_rec 2 reason exit
@@ -334,7 +339,7 @@ check "profile_probe with a signal dump: three records (signal, child, parent at
 cat "$tmp/probe_sig.check"
 is probe_sig 1 reason signal
 is probe_sig 1 memcpy@777 4000
-is probe_sig 1 window.memcpy@777 256
+[ -z "$first" ] && is probe_sig 1 window.memcpy@777 256
 is probe_sig 1 memset@555 0
 is probe_sig 2 memcpy@100003 500
 is probe_sig 2 memcpy@777 0
@@ -347,6 +352,37 @@ check "profile_probe with a signal dump: the signal's and the exit's records are
 # The same signal given by number.
 COPYSYNTH_PROFILE_SIGNAL=$usr2 recorded probe_signum "$pprobe" --signal "$usr2" --no-fork >/dev/null 2>&1
 check "COPYSYNTH_PROFILE_SIGNAL=$usr2 (a number): two records" bash -c "'$pcheck' '$tmp/probe_signum.prof' | grep -q '^records=2$'"
+# Signals from outside, at any moment of a real program's copying: sqlite3 (in memory) sent USR2
+# every 0.15 s while it runs. Each dump that happened is a "signal" record before the "exit" one,
+# and the records add up to the run recorded in one piece above (sqlite_rec), but for the few
+# calls that race with a dump.
+rm -f "$tmp/sqlite_sig.prof"
+# (env execs sqlite3: $! is its pid)
+env LD_PRELOAD="$preload" COPYSYNTH_WISDOM="$wisdom" COPYSYNTH_PROFILE="$tmp/sqlite_sig.prof" COPYSYNTH_PROFILE_SIGNAL=USR2 \
+  ${asan_env[@]+"${asan_env[@]}"} sqlite3 :memory: <"$sql" >"$tmp/sqlite_sig.out" 2>"$tmp/sqlite_sig.err" &
+spid=$!
+sleep 0.3  # past the exec and the shim's constructor, which installs the handler
+sent=0
+while kill -USR2 $spid 2>/dev/null; do
+  sent=$((sent + 1))
+  sleep 0.15
+done
+wait $spid
+rc=$?
+check "sqlite3 sent USR2 $sent times while recording: exits 0 (rc=$rc), nothing on stderr" test $rc -eq 0 -a ! -s "$tmp/sqlite_sig.err"
+check "... query output identical to the run without the shim" cmp "$tmp/mem.ref" "$tmp/sqlite_sig.out"
+check "... the profile loads" loads sqlite_sig
+n=$(records sqlite_sig)
+check "... at least one signal record and the exit's ($n records after $sent signals)" test "${n:-0}" -ge 2
+check "... the last record is the exit's, all others the signal's" \
+  test "$(grep -c ' reason=signal ' "$tmp/sqlite_sig.check")" -eq $((n - 1)) -a "$(val sqlite_sig "$n" reason)" = exit
+for op in memcpy memmove memset; do
+  sum=$(grep '^record=' "$tmp/sqlite_sig.check" | grep -o " $op.calls=[0-9]*" | awk -F= '{ s += $2 } END { print s + 0 }')
+  one=$(val sqlite_rec 1 $op.calls)
+  check "... the records' $op calls add up to the run's ($sum, in one piece $one)" \
+    test "$sum" -ge $((one - 100)) -a "$sum" -le $((one + 100))
+done
+
 # A signal the shim does not take: one line, and the record at exit.
 COPYSYNTH_PROFILE_SIGNAL=BOGUS recorded probe_bogus "$pprobe" --no-fork >/dev/null 2>"$tmp/probe_bogus.err"
 check "COPYSYNTH_PROFILE_SIGNAL=BOGUS: one line on stderr" test "$(wc -l <"$tmp/probe_bogus.err")" -eq 1

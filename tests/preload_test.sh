@@ -313,12 +313,12 @@ check "profile_probe recorded: the profile loads" loads probe_rec "${sizes[@]}"
 check "profile_probe recorded: two records (the child's, then the parent's)" test "$(records probe_rec)" = 2
 cat "$tmp/probe_rec.check"
 is probe_rec 1 memcpy@100003 500       # the child
-[ -z "$first" ] && is probe_rec 1 window.memcpy@100003 64  # its first window
+[ -z "$first" ] && is probe_rec 1 window.memcpy@100003 256  # its first window
 is probe_rec 1 memcpy@777 0            # the parent's calls before fork() are not the child's
 is probe_rec 1 memset@555 0
 is probe_rec 2 memcpy@777 4000         # the parent: 4 threads x 1000, threads that exited count
-[ -z "$first" ] && is probe_rec 2 window.memcpy@777 256   # each thread's first window
-[ -n "$first" ] && check "probe_rec, record 2: the threads' windows hold their copies ($(val probe_rec 2 window.memcpy@777) of 256)" \
+[ -z "$first" ] && is probe_rec 2 window.memcpy@777 1024   # each thread's first window
+[ -n "$first" ] && check "probe_rec, record 2: the threads' windows hold their copies ($(val probe_rec 2 window.memcpy@777) of 1024)" \
   test "$(val probe_rec 2 window.memcpy@777)" -gt 0
 is probe_rec 2 memset@555 300
 is probe_rec 2 memcpy@100003 0
@@ -339,7 +339,7 @@ check "profile_probe with a signal dump: three records (signal, child, parent at
 cat "$tmp/probe_sig.check"
 is probe_sig 1 reason signal
 is probe_sig 1 memcpy@777 4000
-[ -z "$first" ] && is probe_sig 1 window.memcpy@777 256
+[ -z "$first" ] && is probe_sig 1 window.memcpy@777 1024
 is probe_sig 1 memset@555 0
 is probe_sig 2 memcpy@100003 500
 is probe_sig 2 memcpy@777 0

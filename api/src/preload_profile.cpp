@@ -73,7 +73,7 @@ extern std::atomic<FillFn> copysynth_preload_memset_slot;
 namespace copysynth::preload {
 namespace {
 
-constexpr unsigned kWindowCalls = 64;
+constexpr unsigned kWindowCalls = 256;
 constexpr unsigned kMaxWindows = 64;
 constexpr std::uint64_t kFirstPeriod = 4096;  // calls
 /// Lengths of 4096 bytes and more by size_bucket(): four buckets per power of two 2^12..2^63.

@@ -9,7 +9,7 @@
 //
 //   { "copysynth_profile": 1, "program": "/usr/bin/sqlite3", "pid": 1234,
 //     "reason": "exit" | "signal", "cpu": "<CpuInfo::signature()>",
-//     "window_calls": 64, "sample_period": 4096,
+//     "window_calls": 256, "sample_period": 4096,
 //     "ops": { "memcpy": { "calls": 6012345, "bytes": 123456789,
 //                          "sizes": [[0, 0, 12], [1, 1, 40], ..., [4096, 5119, 7]],
 //                          "src_mod64": [64 counts], "dst_mod64": [64 counts],

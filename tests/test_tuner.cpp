@@ -406,9 +406,11 @@ TEST_CASE("profile workload: the program's lengths weigh the distribution, its w
       ++n24;
       CHECK(calls[i].src_offset == 4090);
       CHECK(calls[i].dst_offset == 100);
+      CHECK(calls[i].src_delta == 0);  // far: separate buffers
     } else {
       REQUIRE(calls[i].size == 5000);
       CHECK(calls[i].dst_offset == 64);
+      CHECK(calls[i].src_delta == 64);  // alias4k: its source 64 bytes behind it, in its buffer
       REQUIRE(i > 0);
       CHECK(calls[i - 1].size == 24);
     }
@@ -424,6 +426,35 @@ TEST_CASE("profile workload: the program's lengths weigh the distribution, its w
   REQUIRE(f.ok());
   CHECK(f->distribution->max_size() == 64);
   REQUIRE(f->recorded.size() == 1);
+}
+
+TEST_CASE("profile workload: an overlapping memmove is replayed inside one buffer, either way") {
+  Profile p = tiny_profile();
+  OpProfile& m = p.records[0].ops[profile_index(Operation::kMemmove)];
+  m.calls = 2;
+  m.bytes = 200;
+  m.sizes = {{100, 100, 2}};
+  m.src_mod64[0] = 2;
+  m.dst_mod64[8] = 1;
+  m.dst_mod64[56] = 1;
+  m.distance[static_cast<int>(Distance::kOverlap)] = 2;
+  p.records[0].windows[0].calls.push_back({Operation::kMemmove, 100, 0, 8, Distance::kOverlap});      // dst = src + 8
+  p.records[0].windows[0].calls.push_back({Operation::kMemmove, 100, 1024, 1016, Distance::kOverlap});  // dst = src - 8
+  auto w = profile_workload(p, Operation::kMemmove, "x");
+  REQUIRE(w.ok());
+  REQUIRE(w->recorded.size() == 1);
+  REQUIRE(w->recorded[0].size() == 2);
+  CHECK(w->recorded[0][0].src_delta == 8);
+  CHECK(w->recorded[0][1].src_delta == -8);
+  // Replayed: the source that far from the destination, in the destination's buffer, and the
+  // replay runs (memmove overlapping both ways) with each entry.
+  ReplayBuffers rb(w->distribution->max_size(), false);
+  const Call& c = w->recorded[0][1];
+  CHECK(rb.src(0, c) == rb.dst(0, c) + 8);
+  const auto calls = replay_calls(*w, 64, 1);
+  const auto m2 = replay(Operation::kMemmove, {system_routine(Operation::kMemmove)}, calls, rb);
+  REQUIRE(m2.size() == 1);
+  CHECK(m2[0].ns_per_call > 0);
 }
 
 TEST_CASE("profile workload: errors say what the profile has and what to do") {

@@ -7,9 +7,8 @@
 #   shim      LD_PRELOAD=libcopysynth-preload.so with the wisdom
 #   record    the same, recording (COPYSYNTH_PROFILE)
 #   rec-sys   the shim recording without wisdom (glibc's routines serve the calls)
-# Workloads, as tools/bench-preload.sh: sqlite3 (tests/preload_sqlite.sql in memory), xz -d
-# (6 MB of text and machine code), zstd -d (10 MB), and /bin/true (start-up and the record at
-# exit alone).
+# Workloads: the programs of tools/real-programs.sh (sqlite3, xz -d, zstd -d, gzip -d, /bin/true:
+# start-up and the record at exit alone), on the same inputs as tools/bench-preload.sh.
 #
 # Usage: tools/bench-profile.sh [-n RUNS] -w WISDOM [BUILD_DIR]
 #   BUILD_DIR  a Release build (default build/) with api/libcopysynth-preload.so and tools/autotune
@@ -19,6 +18,7 @@
 # calls each run recorded.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. tools/real-programs.sh
 
 runs=9
 wisdom=
@@ -35,7 +35,7 @@ shim=$(realpath "$build/api/libcopysynth-preload.so")
 at=$build/tools/autotune
 [ -n "$wisdom" ] || { echo "bench-profile: give the wisdom with -w (autotune --emit FILE)" >&2; exit 2; }
 wisdom=$(realpath "$wisdom")
-for p in sqlite3 xz zstd; do
+for p in sqlite3 xz zstd gzip; do
   command -v "$p" >/dev/null || { echo "bench-profile: $p not installed (tools/install-deps.sh --test)" >&2; exit 2; }
 done
 tmp=$(mktemp -d)
@@ -46,19 +46,11 @@ declare -A pre=([glibc]="" [shim]="LD_PRELOAD=$shim COPYSYNTH_WISDOM=$wisdom"
                 [record]="LD_PRELOAD=$shim COPYSYNTH_WISDOM=$wisdom COPYSYNTH_PROFILE=$tmp/prof"
                 [rec-sys]="LD_PRELOAD=$shim COPYSYNTH_PROFILE=$tmp/prof")
 
-seq 1 240000 | awk '{ printf "%d %d copysynth %s\n", $1, ($1 * $1) % 9973, substr("abcdefghijklmnopqrstuvwxyz", 1 + $1 % 26) }' >"$tmp/input"
-head -c 3000000 "$at" >>"$tmp/input"
-zstd -q -T1 -6 -c "$tmp/input" >"$tmp/input.zst"
-head -c 6000000 "$tmp/input" | xz -q -T1 -3 -c >"$tmp/input.xz"
+make_program_inputs "$tmp" "$at"
 
+# run WORKLOAD CONFIG: one run; the shell without the preload execs the program with it.
 run() {
-  # shellcheck disable=SC2086
-  case $1 in
-    sqlite) env ${pre[$2]} sqlite3 :memory: <tests/preload_sqlite.sql >/dev/null ;;
-    xz) env ${pre[$2]} xz -q -d -c "$tmp/input.xz" >/dev/null ;;
-    zstd) env ${pre[$2]} zstd -q -d -c "$tmp/input.zst" >/dev/null ;;
-    true) env ${pre[$2]} /bin/true ;;
-  esac 2>>"$tmp/stderr.$2"
+  sh -c "exec env ${pre[$2]} $(program_command "$1" "$tmp")" 2>>"$tmp/stderr.$2"
   rm -f "$tmp/prof"
 }
 now_ns() { date +%s%N; }
@@ -68,15 +60,10 @@ printf '%-7s %4s' workload runs
 for c in "${configs[@]}"; do printf ' %10s' "$c ms"; done
 printf ' %12s %14s %s\n' record/shim rec-sys/glibc "calls recorded"
 k=${#configs[@]}
-for w in sqlite xz zstd true; do
+for w in "${real_programs[@]}"; do
   for c in "${configs[@]}"; do run "$w" "$c"; done  # warm-up
   # The calls one run records (memcpy+memmove+memset), from the record's "calls" fields.
-  case $w in
-    sqlite) env ${pre[record]} sqlite3 :memory: <tests/preload_sqlite.sql >/dev/null ;;
-    xz) env ${pre[record]} xz -q -d -c "$tmp/input.xz" >/dev/null ;;
-    zstd) env ${pre[record]} zstd -q -d -c "$tmp/input.zst" >/dev/null ;;
-    true) env ${pre[record]} /bin/true ;;
-  esac
+  sh -c "exec env ${pre[record]} $(program_command "$w" "$tmp")"
   calls=$(grep -o '"calls":[0-9]*,"bytes"' "$tmp/prof" | tr -dc '0-9\n' | awk '{ s += $1 } END { print s }')
   rm -f "$tmp/prof"
   for c in "${configs[@]}"; do : >"$tmp/t.$c"; done

@@ -304,7 +304,10 @@ std::vector<Measurement> compare(Operation op, const std::vector<const void*>& e
 namespace copysynth {
 
 ReplayBuffers::ReplayBuffers(std::uint64_t max_size, bool cold) : cold_(cold) {
-  slot_ = (max_size + 4096 + 64 + 4095) & ~std::size_t{4095};
+  // A slot holds a call at any page offset (< 4096), plus 64 bytes of the read-back's overrun,
+  // plus a source up to 4095 bytes after its destination (Call::src_delta < 0); a source before
+  // its destination lands in the memory before the slot (the source buffer, or the slot before).
+  slot_ = (max_size + 2 * 4096 + 64 + 4095) & ~std::size_t{4095};
   std::size_t each = slot_;
   if (cold) {
     each = std::max<std::size_t>(256u << 20, 64 * slot_);
@@ -346,9 +349,9 @@ std::vector<Measurement> replay(Operation op, const std::vector<const void*>& en
           asm volatile("" : "+r"(zero));
           t0 = tsc_begin();
           for (std::size_t i = 0; i < n; ++i) {
-            std::uint8_t* d = buf.dst(i) + calls[i].dst_offset;
+            std::uint8_t* d = buf.dst(i, calls[i]);
             const std::uint32_t len = calls[i].size;
-            fn(d, buf.src(i) + calls[i].src_offset + x, len);
+            fn(d, buf.src(i, calls[i]) + x, len);
             std::uint64_t v = x;
             if (len >= 8) std::memcpy(&v, d + len - 8, 8);
             else if (len) v = d[len - 1];
@@ -360,7 +363,7 @@ std::vector<Measurement> replay(Operation op, const std::vector<const void*>& en
         }
         t0 = tsc_begin();
         for (std::size_t i = 0; i < n; ++i)
-          fn(buf.dst(i) + calls[i].dst_offset, buf.src(i) + calls[i].src_offset, calls[i].size);
+          fn(buf.dst(i, calls[i]), buf.src(i, calls[i]), calls[i].size);
         t1 = tsc_end();
         break;
       }

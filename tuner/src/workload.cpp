@@ -260,8 +260,13 @@ Result<Workload> profile_workload(const Profile& profile, Operation op, const st
     for (const ProfileWindow& win : r.windows) {
       std::vector<Call> cs;
       for (const ProfiledCall& c : win.calls)
-        if (c.op == op && c.size <= kMaxReplaySize)
-          cs.push_back({static_cast<std::uint32_t>(c.size), c.src_page_offset, c.dst_page_offset});
+        if (c.op == op && c.size <= kMaxReplaySize) {
+          Call k{static_cast<std::uint32_t>(c.size), c.src_page_offset, c.dst_page_offset, 0};
+          const int d = (int(c.dst_page_offset) - int(c.src_page_offset)) & 4095;  // (dst - src) mod 4096
+          if (op != Operation::kFill && c.distance == Distance::kAlias4k) k.src_delta = d;
+          if (op == Operation::kMemmove && c.distance == Distance::kOverlap) k.src_delta = d < 2048 ? d : d - 4096;
+          cs.push_back(k);
+        }
       if (!cs.empty()) windows.push_back(std::move(cs));
     }
   if (windows.empty())

@@ -137,7 +137,7 @@ std::vector<Measurement> compare(const std::vector<CopyFn>& fns, BenchBuffers& b
                                  const TimingOptions& opt = {});
 
 /// Buffers for replaying a sequence of calls (workload.hpp, Call). Hot: src and dst windows of
-/// max_size + 4 KiB + 64, reused by every call (L1/L2-resident, as LLVM libc's benchmarks).
+/// max_size + 8 KiB + 64, reused by every call (L1/L2-resident, as LLVM libc's benchmarks).
 /// Cold: each call lands at a different place of two 256 MiB arenas, so its lines are not cached.
 class ReplayBuffers {
  public:
@@ -148,6 +148,12 @@ class ReplayBuffers {
   /// Start of the window of call number i (bytes); offsets of the Call are added to it.
   std::uint8_t* src(std::size_t i) const { return src_ + base(i); }
   std::uint8_t* dst(std::size_t i) const { return dst_ + base(i); }
+  /// The source and destination of call number i (Call::src_delta: the source in the
+  /// destination's buffer, that many bytes behind the destination).
+  std::uint8_t* dst(std::size_t i, const Call& c) const { return dst(i) + c.dst_offset; }
+  std::uint8_t* src(std::size_t i, const Call& c) const {
+    return c.src_delta ? dst(i, c) - c.src_delta : src(i) + c.src_offset;
+  }
   bool cold() const { return cold_; }
 
  private:

@@ -203,7 +203,7 @@ int main(int argc, char** argv) {
                  "rounds after one warm-up run each): one candidate per operation and one with all. Prints "
                  "each configuration's median wall time (ms), its ratio to glibc (median over rounds of "
                  "candidate / glibc in the same round) and the spread (MAD of those ratios). An operation is "
-                 "kept only where its ratio is <= 1.00 (the kept ones together too; else the worst alone is "
+                 "kept only where its ratio plus its spread is <= 1.00 (the kept ones together too; else the worst alone is "
                  "dropped); with --emit its entry is removed otherwise and the verdicts are recorded in the "
                  "wisdom (app_verdicts; --show prints them). A run that fails or writes other stdout than "
                  "glibc's stops it, naming the configuration; nothing is written then. With --from: judge "

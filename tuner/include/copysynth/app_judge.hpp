@@ -19,10 +19,11 @@
 //   3. Statistics (summarize_app_times): per configuration the median wall time (ms); per candidate
 //      the median over rounds of its time / glibc's time in the same round, and the median absolute
 //      deviation of those ratios as its spread (stats.hpp).
-//   4. Verdict (judge_app): an operation is kept iff its ratio <= 1.00 ("never slower"; a ratio
-//      above 1.00 but within the spread is still dropped, and said so). When more than one is kept
-//      the combination is checked: the all-operations candidate when all are kept, else the kept
-//      set timed in extra rounds; while the combination's ratio is > 1.00, the kept operation with
+//   4. Verdict (judge_app): an operation is kept iff its ratio + spread <= 1.00 ("never slower",
+//      with the noise on glibc's side: a ratio below 1.00 by less than its spread is dropped, as
+//      is one above 1.00, and each is said so: app_call). When more than one is kept the
+//      combination is checked the same way: the all-operations candidate when all are kept, else
+//      the kept set timed in extra rounds; while the combination is not kept, the operation with
 //      the worst ratio alone is dropped, and the rest is timed again (when more than one is left).
 //   5. The wisdom (apply_app_verdicts): the entry of every operation not kept is removed (every
 //      reader, older copysynth versions too, then leaves it to the system routine) and each judged
@@ -77,9 +78,10 @@ Result<std::vector<AppConfigSummary>> summarize_app_times(const std::vector<std:
 
 /// How a candidate's ratio reads against the rule "never slower".
 enum class AppCall {
-  kNotSlower,     ///< ratio <= 1.00: kept
-  kWithinSpread,  ///< 1.00 < ratio <= 1.00 + spread: within the spread but not faster: dropped
-  kSlower,        ///< ratio > 1.00 + spread: dropped
+  kNotSlower,         ///< ratio + spread <= 1.00: faster (or equal) beyond the spread: kept
+  kNotClearlyFaster,  ///< ratio <= 1.00 < ratio + spread: faster by less than the spread: dropped
+  kWithinSpread,      ///< 1.00 < ratio <= 1.00 + spread: within the spread but not faster: dropped
+  kSlower,            ///< ratio > 1.00 + spread: dropped
 };
 AppCall app_call(double ratio, double spread);
 

@@ -322,9 +322,17 @@ check "--show of a profile: program, calls per operation" bash -c "grep -qx 'rec
 check "--show of a profile: a size-class table" grep -qE '^  16-31 +66\.7 ' "$tmp/pshow"
 "$at" --quick --budget 2 --workload "profile:$tmp/prog.prof" --emit "$tmp/prof.json" >"$tmp/pout" 2>"$tmp/perr"; rc=$?
 check "--workload profile:FILE tunes memcpy (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'profile:' '$tmp/pout' && grep -q \"program's own windows\" '$tmp/perr'"
-check "the wisdom names the profile as its workload" grep -q "\"workload\": \"profile:$tmp/prog.prof\"" "$tmp/prof.json"
+# (A winner clearly slower than the system memcpy on its workload is not written, and said.)
+check "the wisdom names the profile as its workload, or says why nothing was written" \
+  bash -c "grep -q '\"workload\": \"profile:$tmp/prog.prof\"' '$tmp/prof.json' 2>/dev/null || grep -q 'not written, programs keep the system memcpy' '$tmp/perr'"
 "$at" --quick --budget 2 --op memmove --workload "profile:$tmp/prog.prof" >/dev/null 2>"$tmp/perr2"; rc=$?
 check "--workload profile: an operation the program never called: exit 1, what it has (rc=$rc)" bash -c "test $rc -eq 1 && grep -q 'no memmove call; tune what it has: --op memcpy,fill' '$tmp/perr2'"
+: >"$tmp/empty.prof"
+"$at" --show "$tmp/empty.prof" >/dev/null 2>"$tmp/perr4"; rc=$?
+check "--show of an empty file: exit 2, neither wisdom nor profile (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'is empty' '$tmp/perr4'"
+(echo; cat "$tmp/prog.prof") >"$tmp/blank_first.prof"
+"$at" --show "$tmp/blank_first.prof" >"$tmp/pshow5" 2>&1; rc=$?
+check "--show of a profile after a blank line (rc=$rc)" bash -c "test $rc -eq 0 && grep -qx 'memcpy.calls=3' '$tmp/pshow5'"
 head -c 100 "$tmp/prog.prof" >"$tmp/cut.prof"
 "$at" --show "$tmp/cut.prof" >/dev/null 2>"$tmp/perr3"; rc=$?
 check "--show of a truncated profile: exit 2, the file and line (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'cut.prof:1' '$tmp/perr3'"

@@ -3,7 +3,7 @@
 #   1. record: COPYSYNTH_PROFILE with the shim and no wisdom (glibc's routines serve the calls);
 #      the program's output unchanged;
 #   2. show: `autotune --show` of the profile: one record of xz, memcpy calls, a size table;
-#   3. tune: `autotune --quick --op memcpy --workload profile:FILE --emit` (the replay of the
+#   3. tune: `autotune --budget 10 --op memcpy --workload profile:FILE --emit` (the replay of the
 #      recorded windows);
 #   4. judge: `autotune --from ... --app 'xz -d ...' --runs 2 --emit`: the verdict is in the wisdom
 #      and the entry is there exactly when the verdict kept it;
@@ -42,10 +42,18 @@ check "show: memcpy calls counted (${calls:-none})" test "${calls:-0}" -gt 1000
 check "show: a size-class table for memcpy" grep -qE '^memcpy: [0-9]+ calls' "$tmp/show"
 
 # 3. tune
-"$at" --quick --budget 2 --op memcpy --workload "profile:$tmp/xz.prof" --emit "$tmp/xz.tuned.json" >"$tmp/tune" 2>"$tmp/tune.err"
+"$at" --budget 10 --op memcpy --workload "profile:$tmp/xz.prof" --emit "$tmp/xz.tuned.json" >"$tmp/tune" 2>"$tmp/tune.err"
 rc=$?
 check "tune: exits 0 (rc=$rc)" test $rc -eq 0
 check "tune: the replay of the program's own windows" grep -q "the program's own windows of calls in program order" "$tmp/tune.err"
+if [ ! -e "$tmp/xz.tuned.json" ] && grep -q 'not written, programs keep the system memcpy' "$tmp/tune.err"; then
+  # The search's winner measured clearly slower than glibc's memcpy on the replay: autotune does
+  # not write it (said on stderr); there is nothing to judge or deploy.
+  skip_part "judge, deploy: the winner was slower than the system memcpy on this run and not written"
+  echo "$fails failure(s)"
+  test $fails -eq 0
+  exit
+fi
 check "tune: the wisdom names the profile" grep -q "\"workload\": \"profile:$tmp/xz.prof\"" "$tmp/xz.tuned.json"
 
 # 4. judge

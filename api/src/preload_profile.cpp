@@ -517,17 +517,26 @@ void write_record(const char* reason) {
   out.str("]}\n");
 
   const int fd = out.ok ? kept_file_fd(g_file, g_path->c_str()) : -1;
+  bool stored = false;
   if (fd >= 0) {
     ::flock(fd, LOCK_EX);
     const char* p = text;
-    for (std::size_t left = static_cast<std::size_t>(out.p - text); left > 0;) {
+    std::size_t left = static_cast<std::size_t>(out.p - text);
+    while (left > 0) {
       const ssize_t k = ::write(fd, p, left);
       if (k < 0 && errno == EINTR) continue;
       if (k <= 0) break;
       p += k;
       left -= static_cast<std::size_t>(k);
     }
+    stored = left == 0;
     ::flock(fd, LOCK_UN);
+  }
+  if (!stored) {
+    // One line on stderr (async-signal-safe: a constant string): a full disk, /dev/full, a file
+    // the program closed and that cannot be opened again.
+    static const char kLost[] = "copysynth-preload: the profile record could not be written (COPYSYNTH_PROFILE); it is lost\n";
+    [[maybe_unused]] const ssize_t k = ::write(2, kLost, sizeof kLost - 1);
   }
   ::munmap(mem, total);
 }

@@ -26,6 +26,7 @@ struct Options {
   std::vector<copysynth::Operation> ops;  ///< --op, resolved ("all", "memset"), in order
   bool ops_given = false;       ///< --op was on the command line
   double budget = 30;           ///< seconds
+  bool budget_given = false;    ///< --budget on the command line (--quick's 6 s cap does not apply then)
   std::uint64_t seed = 1;
   bool quick = false, quiet = false, show_plan = false, cold = false, report = false, patch_table = false;
   std::string asm_path, flavor = "plain", asm_symbol, target;  ///< --emit-asm; target "" = the lowest level
@@ -35,7 +36,7 @@ struct Options {
   std::string app_with = "lib";  ///< --app-with: "lib" (libcopysynth-tuned.so) or "shim" (the LD_PRELOAD shim)
   std::string shim_path;      ///< --shim: the shim's path; empty: found next to autotune (find_preload_shim)
   bool app_output = false;    ///< --app-output: the command's stdout and stderr on our stderr
-  std::string command;        ///< the command line as recorded in wisdom ("autotune --emit best.json")
+  std::string command;        ///< the command line as recorded in wisdom, quoted as a shell takes it back
   std::string shell_command;  ///< the command line quoted as a shell takes it back (.S headers, README)
   copysynth::CpuInfo cpu = copysynth::CpuInfo::host();  ///< this CPU, capped by --isa
   std::function<void(const std::string&)> progress;      ///< a line on stderr unless --quiet

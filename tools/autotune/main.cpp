@@ -302,8 +302,9 @@ int main(int argc, char** argv) {
     std::cout << "Tunable parameters (CopyParams; JSON field names):\n" << describe_params();
     return 0;
   }
-  for (int i = 0; i < argc; ++i) o.command += (i ? " " : "") + std::string(i ? argv[i] : "autotune");
   o.shell_command = shell_line(argc, argv);
+  o.command = o.shell_command;  // quoted: --app 'sqlite3 db < q.sql' can be pasted back
+  o.budget_given = app.get_option("--budget")->count() > 0;
   o.ops = resolve_ops(op_names);
   o.ops_given = app.get_option("--op")->count() > 0;
   o.workload_given = app.get_option("--workload")->count() > 0;
@@ -342,6 +343,10 @@ int main(int argc, char** argv) {
   o.progress = [quiet = o.quiet](const std::string& s) {
     if (!quiet) std::cerr << s << "\n" << std::flush;
   };
+  if (!o.app_command.empty() && o.app_runs < 5)
+    std::cerr << "autotune: warning: --runs " << o.app_runs
+              << ": the spread of so few rounds says little (one round has none), so a verdict may not hold "
+                 "in the next run; judge with 7 or more\n";
   if (o.isa != "host") {
     const IsaLevel level = *parse_isa_level(o.isa);
     const IsaFeatures capped = o.cpu.features().capped(level);

@@ -129,8 +129,20 @@ bool is_profile(const std::string& path) {
   std::string head(4096, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<std::size_t>(in.gcount()));
+  head.erase(0, head.find_first_not_of(" \t\r\n"));  // load_profile skips blank lines too
   head = head.substr(0, head.find('\n'));
   return head.find("\"copysynth_profile\"") != std::string::npos;
+}
+
+/// A file that is empty or blank: neither a wisdom file nor a profile (a profile stays empty when
+/// every process ended in _exit() or exec(), which write no record).
+bool is_blank(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  char c;
+  while (in.get(c))
+    if (c != ' ' && c != '\t' && c != '\r' && c != '\n') return false;
+  return true;
 }
 
 /// `autotune --show FILE` for a profile (COPYSYNTH_PROFILE): format_profile_summary.
@@ -143,6 +155,12 @@ int show_profile(const std::string& path) {
 
 }  // namespace
 
-int run_show(const Options& o) { return is_profile(o.show_path) ? show_profile(o.show_path) : show_file(o.show_path); }
+int run_show(const Options& o) {
+  if (is_blank(o.show_path))
+    return fail(make_error(ErrorCode::kInvalidArgument,
+                           o.show_path + " is empty: --show reads a wisdom file (autotune --emit) or a profile "
+                                         "(COPYSYNTH_PROFILE; a process that ends in _exit() or exec() writes no record)"));
+  return is_profile(o.show_path) ? show_profile(o.show_path) : show_file(o.show_path);
+}
 
 }  // namespace autotune

@@ -17,6 +17,10 @@ using namespace copysynth;
 
 namespace autotune {
 
+/// A winner below this speedup over the system routine on its own workload (geomean_speedup of
+/// the final table: three passes, medians) is not written: the table's noise is 1-2 %.
+constexpr double kNotWritten = 0.97;
+
 int run_tune(const Options& o) {
   Wisdom w;
   set_cpu(w, o.cpu);
@@ -28,7 +32,7 @@ int run_tune(const Options& o) {
     const Workload& workload = *wl;
     TuneOptions opt;
     opt.operation = op;
-    opt.budget_seconds = o.quick ? std::min(o.budget, 6.0) : o.budget;
+    opt.budget_seconds = o.quick && !o.budget_given ? std::min(o.budget, 6.0) : o.budget;
     opt.seed = o.seed;
     opt.quick = o.quick;
     opt.cpu = o.cpu;
@@ -44,11 +48,26 @@ int run_tune(const Options& o) {
     if (o.show_plan) std::cerr << to_string(r.routine.plan());
     if (o.ops.size() > 1) std::cout << (op == o.ops.front() ? "" : "\n") << "== " << name_of(op) << " ==\n";
     std::cout << format_table(r.points, op) << std::flush;
-    if (const double g = geomean_speedup(r.points); g < 1.0)
+    const double g = geomean_speedup(r.points);
+    if (g < kNotWritten && o.isa == "host") {
+      // Never write a routine clearly slower than the one programs already have on the workload
+      // it was tuned for (a search cut short by its budget can end so: a --quick search of a
+      // profile of large copies stopped before its rep stage, at 0.64x). With --isa below the
+      // host's, the routine is for other CPUs (a fleet) and slower than this host's glibc by design.
+      std::cerr << "autotune: the " << name_of(op) << " winner is " << format_c("%.2fx", g) << " the speed of the "
+                << baseline_name(op) << " on this workload: not written, programs keep the " << baseline_name(op)
+                << (o.quick ? "; try without --quick" : "") << " or with a larger --budget\n";
+      continue;
+    }
+    if (g < 1.0)
       std::cerr << "autotune: warning: the " << name_of(op) << " winner is " << format_c("%.2fx", g)
                 << " the speed of the " << baseline_name(op) << " on this workload"
                 << (o.quick ? "; try without --quick" : "") << " or with a larger --budget, or keep the system routine\n";
     w.entries.push_back(wisdom_entry(r, workload.name));
+  }
+  if (w.entries.empty()) {
+    if (!o.emit_path.empty()) std::cerr << "autotune: no routine to write to " << o.emit_path << "; nothing written\n";
+    return 0;
   }
   if (!o.app_command.empty()) {  // --app: the program judges the winners before they are saved
     auto judged = judge_with_app(o, w, "");

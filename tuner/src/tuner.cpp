@@ -742,51 +742,43 @@ class Search {
 
   /// Each routine's score against the system routine on `pts` (decide::score: the
   /// loss-weighted geometric mean of the per-point speedups), from one cost table timed in the
-  /// same rounds; distribution workloads: the replay's speedup in ns per call.
+  /// same rounds; distribution workloads: the replay's speedup in ns per call (replay_speedups).
   std::vector<double> score(const std::vector<const Routine*>& rs, const std::vector<Point>& pts,
                             unsigned rounds) {
     TimingOptions t = timing_;
     t.rounds = rounds;
     std::vector<const void*> fns{system_routine(op_)};
     for (auto* r : rs) fns.push_back(r->entry());
-    if (w_.is_distribution()) {
-      // One replay of the whole call sequence per round; for copies the geometric mean of the
-      // throughput and the copy-then-read latency (each call's source waiting on the previous
-      // copy: timing.hpp, replay()), as a program that reads its copies sees them.
-      const bool copy = op_ == Operation::kMemcpy || op_ == Operation::kMemmove;
-      std::vector<double> s(rs.size(), 1.0);
-      for (const Use use : copy ? std::vector<Use>{Use::kCopy, Use::kThenRead} : std::vector<Use>{Use::kCopy}) {
-        TimingOptions tu = t;
-        tu.use = use;
-        const auto m = replay(op_, fns, calls_, *replay_buf_, tu);
-        for (std::size_t i = 0; i < rs.size(); ++i)
-          s[i] *= std::pow(m[0].ticks_per_call / m[i + 1].ticks_per_call, copy ? 0.5 : 1.0);
-      }
-      return s;
-    }
+    // A distribution workload: its replay alone (replay_speedups).
+    if (w_.is_distribution()) return replay_speedups(fns, calls_, *replay_buf_, t);
     // Blended stages: the geometric mean of the points' score and the production mix's
-    // speedup (ns per call), so each counts half; for copies the mix's speedup is itself the
-    // geometric mean of its throughput and its copy-then-read latency (each call's source
-    // waiting on the previous copy: timing.hpp, replay()), as a program that reads its copies
-    // sees it.
-    std::vector<double> mix(rs.size(), 1.0);
+    // speedup (replay_speedups), so each counts half.
     const bool blend = mix_ != Mix::kNone && mix_buf_;
-    if (blend) {
-      const bool copy = op_ == Operation::kMemcpy || op_ == Operation::kMemmove;
-      for (const Use use : copy ? std::vector<Use>{Use::kCopy, Use::kThenRead} : std::vector<Use>{Use::kCopy}) {
-        TimingOptions tu = t;
-        tu.use = use;
-        const auto m = replay(op_, fns, mix_calls_, *mix_buf_, tu);
-        for (std::size_t i = 0; i < rs.size(); ++i)
-          mix[i] *= std::pow(m[0].ticks_per_call / m[i + 1].ticks_per_call, copy ? 0.5 : 1.0);
-      }
-    }
+    const std::vector<double> mix = blend ? replay_speedups(fns, mix_calls_, *mix_buf_, t) : std::vector<double>{};
     if (blend && mix_ == Mix::kAll) return mix;
     const decide::CostTable table = cost_table(fns, pts, t);
     std::vector<double> s(rs.size());
     for (std::size_t i = 0; i < rs.size(); ++i) {
       s[i] = decide::score(table.cost[i + 1], table.cost[0]);
       if (blend) s[i] = std::sqrt(s[i] * mix[i]);
+    }
+    return s;
+  }
+
+  /// Each of fns[1..]'s speedup over fns[0] (the system routine) replaying `calls` (one replay of
+  /// the whole sequence per round, ns per call); for copies the geometric mean of the throughput
+  /// and the copy-then-read latency (each call's source waiting on the previous copy: timing.hpp,
+  /// replay()), as a program that reads its copies sees them.
+  std::vector<double> replay_speedups(const std::vector<const void*>& fns, const std::vector<Call>& calls,
+                                      ReplayBuffers& buf, const TimingOptions& t) {
+    const bool copy = op_ == Operation::kMemcpy || op_ == Operation::kMemmove;
+    std::vector<double> s(fns.size() - 1, 1.0);
+    for (const Use use : copy ? std::vector<Use>{Use::kCopy, Use::kThenRead} : std::vector<Use>{Use::kCopy}) {
+      TimingOptions tu = t;
+      tu.use = use;
+      const auto m = replay(op_, fns, calls, buf, tu);
+      for (std::size_t i = 0; i < s.size(); ++i)
+        s[i] *= std::pow(m[0].ticks_per_call / m[i + 1].ticks_per_call, copy ? 0.5 : 1.0);
     }
     return s;
   }

@@ -278,7 +278,8 @@ Result<Workload> profile_workload(const Profile& profile, Operation op, const st
   for (const auto& win : windows) in_windows += win.size();
   w.note = std::to_string(profile.records.size()) + " record" + (profile.records.size() == 1 ? "" : "s") + ", " +
            std::to_string(total.calls) + " " + std::string(k == 2 ? "memset" : name_of(op)) + " calls, " +
-           std::to_string(in_windows) + " of them in " + std::to_string(windows.size()) + " windows" +
+           std::to_string(in_windows) + " of them in " + std::to_string(windows.size()) +
+           (windows.size() == 1 ? " window" : " windows") +
            (left_out ? "; " + std::to_string(left_out) + " calls above 16 MiB left out of the replay" : "");
   w.distribution = std::move(d);
   return w;
@@ -353,13 +354,16 @@ std::string format_profile_summary(const Profile& p) {
       c.second += double(b.count) * mid;
       bytes += double(b.count) * mid;
     }
+    // Shares of the histogram's own calls (a signal dump can leave `calls` a few apart from it).
+    double counted = 0;
+    for (const auto& [c, v] : cls) counted += v.first;
     tables << "\n" << name << ": " << t.calls << " calls, " << t.bytes << " bytes\n";
     tables << format_c("  %-20s %8s %8s %8s\n", "size (bytes)", "calls %", "bytes %", "cum. %");
     double cum = 0;
     for (const auto& [c, v] : cls) {
       cum += v.first;
-      tables << format_c("  %-20s %8s %8s %8s\n", class_label(c).c_str(), pct(v.first, double(t.calls)).c_str(),
-                         pct(v.second, bytes).c_str(), pct(cum, double(t.calls)).c_str());
+      tables << format_c("  %-20s %8s %8s %8s\n", class_label(c).c_str(), pct(v.first, counted).c_str(),
+                         pct(v.second, bytes).c_str(), pct(cum, counted).c_str());
     }
   }
   return o.str() + tables.str();

@@ -94,7 +94,9 @@ int main(int argc, char** argv) {
                  "Wall-clock budget of the search in seconds (verification + timing); the floor (the "
                  "winner against every peer) and the final measurement come on top. A full memcpy run "
                  "takes about a minute on a 2-core machine, --quick under half a minute "
-                 "(docs/performance.md has the measured times)")
+                 "(docs/performance.md has the measured times). --quick searches for 6 s unless --budget "
+                 "is given. A winner clearly slower than the system routine on its own workload "
+                 "(below 0.97x) is not written by --emit, and said")
       ->check(seconds)
       ->capture_default_str();
   app.add_option("--op", op_names,

@@ -248,6 +248,10 @@ check "--app with other output under the tuned memcpy: exit 2, says so (rc=$rc)"
 # The shim as the candidate (start-up cost in every run), when this build has it beside autotune.
 if [ ! -e "$(dirname "$at")/../api/libcopysynth-preload.so" ]; then
   echo "SKIP (part): --app-with shim: no libcopysynth-preload.so in $(dirname "$at")/../api/ (build the copysynth_preload target)"
+elif [ -n "${COPYSYNTH_TEST_PRELOAD_FIRST:-}" ]; then
+  # A sanitizer build's shim needs the ASan runtime first in LD_PRELOAD (preload_test.sh), which
+  # a program the judge runs does not have.
+  echo "SKIP (part): --app-with shim: this build's shim is ASan-built (the judge's programs cannot preload it alone)"
 else
   "$at" -q --from "$tmp/best.json" --op memcpy --app-with shim --app "sort '$tmp/lines.txt'" --runs 1 >"$tmp/app_shim" 2>"$tmp/e"; rc=$?
   check "--app-with shim exits 0 and says so (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'the LD_PRELOAD shim' '$tmp/app_shim' && grep -qE '^memcpy ' '$tmp/app_shim'"

@@ -306,7 +306,8 @@ namespace copysynth {
 ReplayBuffers::ReplayBuffers(std::uint64_t max_size, bool cold) : cold_(cold) {
   // A slot holds a call at any page offset (< 4096), plus 64 bytes of the read-back's overrun,
   // plus a source up to 4095 bytes after its destination (Call::src_delta < 0); a source before
-  // its destination lands in the memory before the slot (the source buffer, or the slot before).
+  // its destination (at most max_size + 4095 bytes) lands in the memory before the slot: the
+  // source buffer, or the slot before, each at least that large.
   slot_ = (max_size + 2 * 4096 + 64 + 4095) & ~std::size_t{4095};
   std::size_t each = slot_;
   if (cold) {

@@ -263,7 +263,10 @@ Result<Workload> profile_workload(const Profile& profile, Operation op, const st
         if (c.op == op && c.size <= kMaxReplaySize) {
           Call k{static_cast<std::uint32_t>(c.size), c.src_page_offset, c.dst_page_offset, 0};
           const int d = (int(c.dst_page_offset) - int(c.src_page_offset)) & 4095;  // (dst - src) mod 4096
-          if (op != Operation::kFill && c.distance == Distance::kAlias4k) k.src_delta = d;
+          // alias4k: no overlap in the program, so the source lay d + a multiple of 4096 bytes
+          // behind: the nearest such distance that does not overlap either (d < 1024 here).
+          if (op != Operation::kFill && c.distance == Distance::kAlias4k)
+            k.src_delta = static_cast<std::int32_t>(d + (c.size > std::uint64_t(d) ? (c.size - d + 4095) / 4096 * 4096 : 0));
           if (op == Operation::kMemmove && c.distance == Distance::kOverlap) k.src_delta = d < 2048 ? d : d - 4096;
           cs.push_back(k);
         }

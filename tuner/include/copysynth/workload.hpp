@@ -49,7 +49,7 @@ struct Call {
   /// 0: the source is in the source buffer at src_offset. Otherwise the source lies `src_delta`
   /// bytes before the destination (after it, when negative), in the destination's buffer: a
   /// recorded copy from just behind its own destination (an LZ77 match, a memmove inside one
-  /// array), which reads bytes the calls before it wrote; |src_delta| < 4096.
+  /// array), which reads bytes the calls before it wrote; -4096 < src_delta < size + 4096.
   std::int32_t src_delta = 0;
 };
 
@@ -140,8 +140,9 @@ inline constexpr std::uint64_t kMaxReplaySize = std::uint64_t{16} << 20;
 ///   - recorded: the recorded windows' calls of this operation (replay_calls() strings them
 ///     together), each at the program's source and destination address mod 4096 (so page
 ///     crossings and 4K aliasing are the program's). A call whose destination lay just ahead of
-///     its source (distance class alias4k: 0 < (dst - src) mod 4096 < 1024) is replayed with its
-///     source that far behind its destination in the same buffer (Call::src_delta), as an LZ77
+///     its source (distance class alias4k: 0 < (dst - src) mod 4096 < 1024, no overlap) is
+///     replayed with its source behind its destination in the same buffer, at the nearest
+///     distance of those low 12 bits that does not overlap (Call::src_delta), as an LZ77
 ///     match or a memmove inside one array copies bytes written shortly before; so is a memmove
 ///     whose ranges overlapped (its delta taken as the signed distance of the two page offsets).
 ///     Every other call copies between separate buffers.

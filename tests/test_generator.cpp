@@ -89,7 +89,7 @@ const SizeClass* class_of(const CopyPlan& plan, std::uint64_t n) {
 TEST_CASE("param_field_names lists every CopyParams field in declaration order") {
   const std::vector<std::string> expected{"operation",     "vector_width",  "unroll",
                                           "prefetch_distance", "prefetch_hint", "nt_threshold",
-                                          "rep_threshold", "rep_stop", "rep_unit", "rep_align_dst", "rep_aligned_only", "alias_window", "rep_alias_window", "nt_pages", "loop_pipeline", "shift_realign", "loop_align",
+                                          "rep_threshold", "rep_stop", "rep_resume", "rep_unit", "rep_align_dst", "rep_aligned_only", "alias_window", "rep_alias_window", "nt_pages", "loop_pipeline", "shift_realign", "loop_align",
                                           "nop_form", "register_bank", "head_tail_width", "head_tail_max", "mask_max"};
   CHECK(param_field_names() == expected);
 }
@@ -1083,6 +1083,51 @@ TEST_CASE("vector_ladder: rep_stop ends the rep band and hands the lengths above
     const CopyPlan wide = plan_for(p);
     CHECK(std::count_if(wide.classes.begin(), wide.classes.end(),
                         [](const SizeClass& c) { return c.strategy == Strategy::kAlignedLoop; }) == 1);
+  }
+}
+
+TEST_CASE("vector_ladder: rep_resume opens a second rep band above the loop band rep_stop began") {
+  for (auto w : kWidths) {
+    CAPTURE(w);
+    CopyParams p = params_w(w);
+    p.rep_threshold = 8192;
+    p.rep_stop = 1 << 20;
+    p.rep_resume = 4 << 20;
+    p.nt_threshold = 16 << 20;
+    const CopyPlan plan = plan_for(p);
+    REQUIRE(check_plan(plan).ok());
+    auto big = [&](const CopyPlan& pl) {
+      std::vector<std::tuple<std::uint64_t, std::uint64_t, Strategy>> out;
+      for (const auto& c : pl.classes)
+        if (c.lo >= loop_start(w)) out.emplace_back(c.lo, c.hi, c.strategy);
+      return out;
+    };
+    using Row = std::tuple<std::uint64_t, std::uint64_t, Strategy>;
+    CHECK(big(plan) == std::vector<Row>{{loop_start(w), 8191, Strategy::kAlignedLoop},
+                                        {8192, (1 << 20) - 1, kR},
+                                        {1 << 20, (4 << 20) - 1, Strategy::kAlignedLoop},
+                                        {4 << 20, (16 << 20) - 1, kR},
+                                        {16 << 20, kNever, kNT}});
+    // Without non-temporal stores the second band runs to the end.
+    p.nt_threshold = kNever;
+    CHECK(big(plan_for(p)).back() == Row{4 << 20, kNever, kR});
+    p.nt_threshold = 16 << 20;
+    // A resume at or below the stop, at or above nt_threshold, or without a stop changes nothing.
+    CopyParams q = p;
+    q.rep_resume = kNever;
+    const auto one_band = big(plan_for(q));
+    for (std::uint64_t r : {std::uint64_t{1} << 20, std::uint64_t{8192}, std::uint64_t{16} << 20, std::uint64_t{32} << 20}) {
+      CAPTURE(r);
+      p.rep_resume = r;
+      CHECK(big(plan_for(p)) == one_band);
+    }
+    p.rep_stop = kNever;
+    p.rep_resume = 4 << 20;
+    q.rep_stop = kNever;
+    CHECK(big(plan_for(p)) == big(plan_for(q)));
+    // No rep class, no band.
+    p.rep_threshold = kNever;
+    for (const auto& c : plan_for(p).classes) CHECK(c.strategy != kR);
   }
 }
 

@@ -110,6 +110,30 @@ TEST_CASE("the full default suite passes one routine of each operation at the wi
   }
 }
 
+TEST_CASE("two rep bands (rep_stop, rep_resume) pass the suite for every operation and width") {
+  for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill}) {
+    for (unsigned w : host_widths()) {
+      for (unsigned unit : {1u, 8u}) {
+        CopyParams p;
+        p.operation = op;
+        p.vector_width = w;
+        p.rep_threshold = 4096;
+        p.rep_stop = 16384;
+        p.rep_resume = 65536;
+        p.nt_threshold = unit == 1 ? kNever : 1 << 20;
+        p.rep_unit = unit;
+        p.rep_align_dst = unit == 8;
+        Routine r = build(p);
+        std::size_t bands = 0;
+        for (const auto& c : r.plan().classes) bands += c.strategy == Strategy::kRepString;
+        CHECK(bands == 2);
+        const VerifyReport rep = verify_routine(r);
+        CHECK_MESSAGE(rep.ok(), r.name() << ": " << rep.summary());
+      }
+    }
+  }
+}
+
 TEST_CASE("memmove: one-byte shifts of a short string, dst == src, and every overlap distance") {
   for (unsigned w : host_widths()) {
     CopyParams p;

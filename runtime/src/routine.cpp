@@ -54,6 +54,11 @@ std::string short_name(const CopyParams& p) {
   if (p.rep_threshold.value != kNever) {
     if (p.rep_unit.value == 8) s += "q";
     if (p.rep_align_dst) s += "a";
+    // The band's end and a second band: rep-32768-2097152+16777216.
+    if (p.rep_stop.value != kNever) {
+      s += "-" + bytes_or_never(p.rep_stop);
+      if (p.rep_resume.value != kNever && p.rep_resume.value > p.rep_stop.value) s += "+" + bytes_or_never(p.rep_resume);
+    }
   }
   s += "/al" + std::to_string(p.loop_align.value) + std::string(name_of(p.nop_form.value));
   if (p.loop_pipeline) s += "/pipe";

@@ -88,10 +88,17 @@ CopyPlan vector_ladder(const CopyParams& p) {
   auto add = [&](std::uint64_t from, std::uint64_t to, Strategy s) {
     if (from < to) c.push_back({from, to == kNever ? kNever : to - 1, s, 0});
   };
+  // rep_resume opens a second rep band above the loop band that rep_stop began (up to the
+  // non-temporal class); at or below rep_stop it changes nothing.
+  const std::uint64_t resume_lo =
+      rep_lo == kNever || rep_hi >= nt_lo || p.rep_resume.value <= rep_hi || p.rep_resume.value >= nt_lo
+          ? nt_lo
+          : p.rep_resume.value;
   add(loop_lo, std::min(rep_lo, nt_lo), Strategy::kAlignedLoop);
   if (rep_lo != kNever) {
     add(rep_lo, rep_hi, Strategy::kRepString);
-    add(rep_hi, nt_lo, Strategy::kAlignedLoop);
+    add(rep_hi, resume_lo, Strategy::kAlignedLoop);
+    add(resume_lo, nt_lo, Strategy::kRepString);
   }
   add(nt_lo, kNever, Strategy::kNonTemporalLoop);
   for (auto& k : c) k.weight = default_class_weight(k.lo, k.hi);

@@ -232,6 +232,7 @@ class Search {
     Candidate plain = def;
     plain.params.rep_threshold = kNever;
     plain.params.rep_stop = kNever;
+    plain.params.rep_resume = kNever;
     plain.params.nt_threshold = kNever;
     plain.params.prefetch_distance = 0;
     plain.params.unroll = 4;
@@ -276,6 +277,7 @@ class Search {
     // verification). The floor stage tries the seeds again whole.
     out.params.rep_threshold = kNever;
     out.params.rep_stop = kNever;
+    out.params.rep_resume = kNever;
     out.params.nt_threshold = kNever;
     return out;
   }
@@ -314,6 +316,7 @@ class Search {
       Candidate c = winner;
       c.params.rep_threshold = kNever;
       c.params.rep_stop = kNever;
+      c.params.rep_resume = kNever;
       alt.emplace_back("the winner without rep", c);
     }
     if (winner.params.nt_threshold.value != kNever) {
@@ -405,26 +408,35 @@ class Search {
     if (!opt_.quick) {
       const auto want = want_of(0);
       Candidate comp = winner;
-      std::uint64_t rep_lo = kNever, rep_hi = kNever;
+      std::uint64_t rep_lo = kNever, rep_hi = kNever, rep_again = kNever;
       const Candidate* rep_src = nullptr;
+      // From a class's shortest point, not its lower bound: below that point nothing was
+      // measured (rep movsb loses 1.6x at 16 KiB on a Zen 5 host and wins 1.5x at 32 KiB).
+      auto shortest = [&](std::size_t g) {
+        std::uint64_t n = kNever;
+        for (std::size_t j = 0; j < pts.size(); ++j)
+          if (group[j] == g) n = std::min(n, pts[j].size);
+        return n;
+      };
       for (std::size_t g = 5; g < groups; ++g) {
         const std::uint64_t lo = kFloorClassHi[g - 1] + 1;
         const bool present = std::find(group.begin(), group.end(), g) != group.end();
         const bool wants_rep = present && strategy_at(live[want[g]], lo) == Strategy::kRepString;
         if (wants_rep && rep_lo == kNever) {
-          // From the class's shortest point, not its lower bound: below that point nothing was
-          // measured (rep movsb loses 1.6x at 16 KiB on a Zen 5 host and wins 1.5x at 32 KiB).
-          rep_lo = kNever;
-          for (std::size_t j = 0; j < pts.size(); ++j)
-            if (group[j] == g) rep_lo = std::min(rep_lo, pts[j].size);
+          rep_lo = shortest(g);
           rep_src = &live[want[g]];
         } else if (present && !wants_rep && rep_lo != kNever && rep_hi == kNever) {
           rep_hi = lo;
+        } else if (wants_rep && rep_hi != kNever && rep_again == kNever) {
+          // rep again beyond the caches (rep_resume): on a Zen 5 host the loop wins 2-16 MiB
+          // and rep movsb 64 MiB by 1.3x (docs/perf/debian12/report-1.txt, 64M rows).
+          rep_again = shortest(g);
         }
       }
       if (rep_src) {
         comp.params.rep_threshold = rep_lo;
         comp.params.rep_stop = rep_hi;
+        comp.params.rep_resume = rep_again;
         comp.params.rep_unit = rep_src->params.rep_unit;
         comp.params.rep_align_dst = rep_src->params.rep_align_dst;
         comp.params.rep_aligned_only = rep_src->params.rep_aligned_only;
@@ -905,6 +917,7 @@ class Search {
     if (rep) {
       base.params.rep_threshold = kNever;
       base.params.rep_stop = kNever;
+      base.params.rep_resume = kNever;
     } else
       base.params.nt_threshold = kNever;
     if (!get(base)) base = incumbent;
@@ -928,6 +941,7 @@ class Search {
           Candidate c = base;
           c.params.rep_threshold = 0;
           c.params.rep_stop = kNever;
+          c.params.rep_resume = kNever;
           c.params.rep_unit = unit;
           c.params.rep_align_dst = mode == 1;
           c.params.rep_aligned_only = mode == 2;

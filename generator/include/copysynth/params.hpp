@@ -146,6 +146,19 @@ struct RepStop {
   static constexpr type lo = 0, hi = std::uint64_t{1} << 48, step = 1;
   static constexpr bool allows_never = true;
 };
+struct RepResume {
+  using type = std::uint64_t;
+  static constexpr std::string_view unit = "bytes";
+  static constexpr std::string_view doc =
+      "lengths of at least this many bytes take the rep class again after the loop band that "
+      "rep_stop began, up to nt_threshold: a second rep band, for hosts where `rep movsb` loses "
+      "to the loop in the L2/L3-sized lengths and wins again beyond the last-level cache (AMD "
+      "family 26: 27 GB/s against the loop's 21 at 64 MiB). \"never\" = no second band. No "
+      "effect without a rep class ended by rep_stop";
+  static constexpr type def = kNever;
+  static constexpr type lo = 0, hi = std::uint64_t{1} << 48, step = 1;
+  static constexpr bool allows_never = true;
+};
 struct RegisterBank {
   using type = copysynth::RegisterBank;
   static constexpr std::string_view unit = "";
@@ -297,6 +310,7 @@ struct CopyParams {
                            (Param<spec::NtThreshold>, nt_threshold),
                            (Param<spec::RepThreshold>, rep_threshold),
                            (Param<spec::RepStop>, rep_stop),
+                           (Param<spec::RepResume>, rep_resume),
                            (Param<spec::RepUnit>, rep_unit),
                            (Param<spec::RepAlignDst>, rep_align_dst),
                            (Param<spec::RepAlignedOnly>, rep_aligned_only),

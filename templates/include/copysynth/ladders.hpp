@@ -19,7 +19,9 @@
 //                         dst aligned to V, optional prefetch, saved head and last 4V bytes
 //   n = R .. S-1          rep movs/stos  (R = max(rep_threshold, L), 64-byte dst alignment optional;
 //                         S = min(rep_stop, T): the rep band, glibc's rep_movsb_stop_threshold)
-//   n = S .. T-1          the aligned loop again (present when rep_stop < T; a jump to the same loop)
+//   n = S .. Q-1          the aligned loop again (present when rep_stop < T; a jump to the same loop)
+//   n = Q .. T-1          rep movs/stos again (Q = rep_resume when S < rep_resume < T, else T: a
+//                         second rep band beyond the caches, where rep movsb beats the loop again)
 //   n >= T                non-temporal loop (T = max(nt_threshold, L)), sfence before the tail
 //
 // Classes are (b, 2b] — upper bounds inclusive, as glibc's [VEC, 2*VEC] — so a power-of-two

@@ -29,8 +29,8 @@ grep -q avx2 /proc/cpuinfo && flags="--isa avx2"
 # playbook's defaults say, nothing outside $tmp is written.
 cat >"$tmp/inventory.ini" <<INV
 [copysynth]
-host-a copysynth_tune_args="--op memcpy --quick --budget 1"
-host-b copysynth_tune_args="--op memcpy --quick --budget 1 $flags"
+host-a copysynth_tune_args="--op memcpy --quick --budget 1 --keep-slower"
+host-b copysynth_tune_args="--op memcpy --quick --budget 1 --keep-slower $flags"
 
 [copysynth:vars]
 ansible_connection=local

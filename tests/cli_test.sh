@@ -19,7 +19,7 @@ done
 check "--list-params lists every CopyParams field" bash -c "'$at' --list-params | grep -c -E '^  (operation|vector_width|unroll|prefetch_distance|prefetch_hint|nt_threshold|rep_threshold|rep_unit|rep_align_dst|rep_aligned_only|alias_window|rep_alias_window|nt_pages|loop_pipeline|shift_realign|loop_align|nop_form|register_bank|head_tail_width|head_tail_max|mask_max)' | grep -qx 21"
 
 # A short tune writes wisdom and prints the table on stdout, progress on stderr.
-"$at" --quick --budget 2 --seed 7 --emit "$tmp/best.json" >"$tmp/out" 2>"$tmp/err"
+"$at" --quick --budget 2 --keep-slower --seed 7 --emit "$tmp/best.json" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 check "short tune exits 0 (rc=$rc)" test $rc -eq 0
 check "wisdom file written" test -s "$tmp/best.json"
@@ -48,7 +48,7 @@ check "--report says which targets are met" bash -c "grep -q '^performance targe
 check "--versus without --report refused (rc=$rc)" test $rc -eq 1
 
 # More operations in the same file: fill and clear_page are added, the memcpy entry is kept.
-"$at" --quick --budget 2 --op fill,clear_page --emit "$tmp/best.json" >"$tmp/out3" 2>"$tmp/err3"
+"$at" --quick --budget 2 --keep-slower --op fill,clear_page --emit "$tmp/best.json" >"$tmp/out3" 2>"$tmp/err3"
 rc=$?
 check "--op fill,clear_page exits 0 (rc=$rc)" test $rc -eq 0
 check "a table per operation" bash -c "grep -q '== fill ==' '$tmp/out3' && grep -q '== clear_page ==' '$tmp/out3'"
@@ -59,20 +59,20 @@ check "wisdom holds three entries" bash -c "grep -c '\"workload\": \"seeds\"' '$
 rc=$?
 check "--from --op fill re-measures only fill (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'system memset' '$tmp/out4' && ! grep -q 'system memcpy' '$tmp/out4'"
 printf 'not json' >"$tmp/garbage.json"
-"$at" --quick --budget 1 --op clear_page --emit "$tmp/garbage.json" >/dev/null 2>"$tmp/err5"
+"$at" --quick --budget 1 --keep-slower --op clear_page --emit "$tmp/garbage.json" >/dev/null 2>"$tmp/err5"
 check "an unmergeable file is moved aside, not lost" bash -c "test -s '$tmp/garbage.json.bak' && grep -q 'moved the existing' '$tmp/err5' && grep -q clear_page '$tmp/garbage.json'"
 check "... with the real reason" grep -q "garbage.json.bak: .*not valid JSON" "$tmp/err5"
 printf 'second text' >"$tmp/garbage.json"
-"$at" --quick --budget 1 --op clear_page --emit "$tmp/garbage.json" >/dev/null 2>"$tmp/err5b"
+"$at" --quick --budget 1 --keep-slower --op clear_page --emit "$tmp/garbage.json" >/dev/null 2>"$tmp/err5b"
 check "a second unmergeable file gets its own backup; the first one stays" bash -c "grep -qx 'not json' '$tmp/garbage.json.bak' && grep -qx 'second text' '$tmp/garbage.json.bak.1'"
 # --from ... --emit keeps what the target file holds for other operations.
 cp "$tmp/best.json" "$tmp/three.json"
 "$at" -q --from "$tmp/best.json" --op memcpy --emit "$tmp/three.json" >/dev/null 2>&1; rc=$?
 check "--from --emit into a file of this CPU keeps its other entries (rc=$rc)" bash -c "test $rc -eq 0 && grep -c '\"workload\": \"seeds\"' '$tmp/three.json' | grep -qx 3"
 mkdir -p "$tmp/adir.json"
-"$at" --quick --budget 1 --op clear_page --emit "$tmp/adir.json" >/dev/null 2>"$tmp/e"; rc=$?
+"$at" --quick --budget 1 --keep-slower --op clear_page --emit "$tmp/adir.json" >/dev/null 2>"$tmp/e"; rc=$?
 check "--emit onto a directory: refused before any work, nothing moved (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'is a directory' '$tmp/e' && test -d '$tmp/adir.json' && ! test -e '$tmp/adir.json.bak'"
-"$at" --quick --budget 1 --op clear_page --emit "$tmp/no/such/dir/x.json" >/dev/null 2>"$tmp/e"; rc=$?
+"$at" --quick --budget 1 --keep-slower --op clear_page --emit "$tmp/no/such/dir/x.json" >/dev/null 2>"$tmp/e"; rc=$?
 check "--emit into a missing directory: refused before any work (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'does not exist' '$tmp/e' && ! grep -q 'kernel:' '$tmp/e'"
 
 # Bad input: clear error, exit status 2.
@@ -118,7 +118,7 @@ check "--show: routine, thresholds, params and size classes of each entry" bash 
 check "--show of another CPU's file says this CPU has no host" bash -c "grep -qx 'this_cpu.host=-1' '$tmp/show2' && grep -q '^this_cpu.note=\".*tuned on CPU' '$tmp/show2'"
 "$at" --show "$tmp/truncated.json" >/dev/null 2>"$tmp/e"; rc=$?
 check "--show of a truncated file: exit 2 and why (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'not valid JSON' '$tmp/e'"
-"$at" --quick --budget 1 --op clear_page --emit "$tmp/fleet.json" >/dev/null 2>"$tmp/e2"
+"$at" --quick --budget 1 --keep-slower --op clear_page --emit "$tmp/fleet.json" >/dev/null 2>"$tmp/e2"
 check "--emit into a fleet file adds this CPU's entry and keeps the other CPU" \
   bash -c "grep -q 'into the fleet file' '$tmp/e2' && '$at' --show '$tmp/fleet.json' | grep -qx 'wisdom.hosts=2' && '$at' --show '$tmp/fleet.json' | grep -q 'operation=\"clear_page\"'"
 
@@ -258,7 +258,7 @@ else
   [ $rc -eq 0 ] || cat "$tmp/e"
 fi
 # After a search: tuned, judged, then written.
-"$at" -q --quick --budget 1 --op memmove --app true --runs 1 --emit "$tmp/tuned_judged.json" >"$tmp/tj" 2>&1; rc=$?
+"$at" -q --quick --budget 1 --keep-slower --op memmove --app true --runs 1 --emit "$tmp/tuned_judged.json" >"$tmp/tj" 2>&1; rc=$?
 check "--op memmove --app after a search: judged and written (rc=$rc)" bash -c "test $rc -eq 0 && grep -qE '^memmove ' '$tmp/tj' && '$at' --show '$tmp/tuned_judged.json' | grep -qx 'host\[0\].app_verdict\[0\].operation=\"memmove\"'"
 # Bad options: exit 1, before any work.
 app_usage() {  # app_usage DESCRIPTION PATTERN ARGS...

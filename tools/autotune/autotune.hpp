@@ -26,6 +26,7 @@ struct Options {
   std::vector<copysynth::Operation> ops;  ///< --op, resolved ("all", "memset"), in order
   bool ops_given = false;       ///< --op was on the command line
   double budget = 30;           ///< seconds
+  bool keep_slower = false;     ///< --keep-slower: write a winner below 0.97x the system routine too
   bool budget_given = false;    ///< --budget on the command line (--quick's 6 s cap does not apply then)
   std::uint64_t seed = 1;
   bool quick = false, quiet = false, show_plan = false, cold = false, report = false, patch_table = false;

@@ -112,6 +112,10 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_flag("--quick", o.quick, "Fewer candidates and rounds (under half a minute for memcpy on 2 cores)");
+  app.add_flag("--keep-slower", o.keep_slower,
+               "With --emit: write every winner, even one clearly slower than the system routine on its "
+               "workload (below 0.97x; said on stderr). For tests and fleets that need an entry per "
+               "operation; programs run slower with such an entry");
   app.add_option("--isa", o.isa,
                  "Tune for at most this ISA level on this host: host, sse2, avx2 or avx512 (a level "
                  "above the host's is refused). With --emit-asm: execute at most this level here (a "
@@ -289,6 +293,7 @@ int main(int argc, char** argv) {
       ->excludes("--op")->excludes("--workload")->excludes("--isa")
       ->excludes("--emit-asm")->excludes("--patch-table")->excludes("--report")->excludes("--emit-lib")
       ->excludes("--app");
+  app.get_option("--keep-slower")->needs("--emit");
   app.get_option("--show")->excludes("--from")->excludes("--emit")->excludes("--merge")->excludes("--quick")
       ->excludes("--budget")->excludes("--op")
       ->excludes("--emit-asm")->excludes("--patch-table")->excludes("--report")->excludes("--app");

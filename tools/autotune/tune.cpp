@@ -49,7 +49,7 @@ int run_tune(const Options& o) {
     if (o.ops.size() > 1) std::cout << (op == o.ops.front() ? "" : "\n") << "== " << name_of(op) << " ==\n";
     std::cout << format_table(r.points, op) << std::flush;
     const double g = geomean_speedup(r.points);
-    if (g < kNotWritten && o.isa == "host") {
+    if (g < kNotWritten && o.isa == "host" && !o.keep_slower) {
       // Never write a routine clearly slower than the one programs already have on the workload
       // it was tuned for (a search cut short by its budget can end so: a --quick search of a
       // profile of large copies stopped before its rep stage, at 0.64x). With --isa below the
@@ -62,6 +62,7 @@ int run_tune(const Options& o) {
     if (g < 1.0)
       std::cerr << "autotune: warning: the " << name_of(op) << " winner is " << format_c("%.2fx", g)
                 << " the speed of the " << baseline_name(op) << " on this workload"
+                << (g < kNotWritten && o.keep_slower ? "; written anyway (--keep-slower)" : "")
                 << (o.quick ? "; try without --quick" : "") << " or with a larger --budget, or keep the system routine\n";
     w.entries.push_back(wisdom_entry(r, workload.name));
   }

@@ -340,6 +340,16 @@ check "--show of a profile after a blank line (rc=$rc)" bash -c "test $rc -eq 0 
 head -c 100 "$tmp/prog.prof" >"$tmp/cut.prof"
 "$at" --show "$tmp/cut.prof" >/dev/null 2>"$tmp/perr3"; rc=$?
 check "--show of a truncated profile: exit 2, the file and line (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'cut.prof:1' '$tmp/perr3'"
+# A profile that cannot be read as one fails the run whichever option reads it (exit 2, as a wisdom
+# file --from cannot read); an operation it lacks is a bad command line (exit 1), said before any
+# search, every such operation at once.
+"$at" --quick --budget 1 --workload "profile:$tmp/cut.prof" >/dev/null 2>"$tmp/perr6"; rc=$?
+check "--workload profile: of a truncated profile: exit 2 as --show, the file and line (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'cut.prof:1' '$tmp/perr6'"
+"$at" --quick --budget 1 --workload "profile:$tmp/empty.prof" >/dev/null 2>"$tmp/perr6"; rc=$?
+check "--workload profile: of an empty file: exit 2 as --show (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'holds no profile records' '$tmp/perr6'"
+"$at" --quick --budget 1 --op all --workload "profile:$tmp/prog.prof" >"$tmp/pall" 2>"$tmp/perr7"; rc=$?
+check "--op all with a profile: exit 1 before any search, naming clear_page, memmove and what it has (rc=$rc)" \
+  bash -c "test $rc -eq 1 && grep -q 'prog.prof: clear_page is not recorded in profiles (memcpy, memmove and memset are), and the program made no memmove call; tune what it has: --op memcpy,fill' '$tmp/perr7' && ! grep -q 'candidates built' '$tmp/perr7' && test ! -s '$tmp/pall'"
 
 echo "$fails failure(s)"
 test $fails -eq 0

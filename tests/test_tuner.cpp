@@ -492,6 +492,36 @@ TEST_CASE("profile workload: errors say what the profile has and what to do") {
   CHECK(m.error().message.find("/nonexistent/x.prof") != std::string::npos);
 }
 
+TEST_CASE("profile workload: every operation a profile lacks is named at once, before any workload is made") {
+  const Profile p = tiny_profile();  // memcpy and memset calls
+  auto all = profile_workloads(p, {Operation::kMemcpy, Operation::kMemmove, Operation::kFill, Operation::kClearPage},
+                               "profile:tiny.prof");
+  REQUIRE_FALSE(all.ok());
+  CHECK(all.error().code == ErrorCode::kInvalidArgument);
+  CHECK_MESSAGE(all.error().message == "tiny.prof: clear_page is not recorded in profiles (memcpy, memmove and memset "
+                                       "are), and the program made no memmove call; tune what it has: --op memcpy,fill",
+                all.error().message);
+  auto page = profile_workloads(p, {Operation::kMemcpy, Operation::kClearPage}, "x");
+  REQUIRE_FALSE(page.ok());
+  CHECK_MESSAGE(page.error().message == "tiny.prof: clear_page is not recorded in profiles (memcpy, memmove and memset "
+                                        "are); tune what it has: --op memcpy,fill",
+                page.error().message);
+  Profile memset_only = p;
+  memset_only.records[0].ops[profile_index(Operation::kMemcpy)] = OpProfile{};
+  auto two = profile_workloads(memset_only, {Operation::kMemcpy, Operation::kMemmove, Operation::kFill}, "x");
+  REQUIRE_FALSE(two.ok());
+  CHECK_MESSAGE(contains(two.error().message, "the program made no memcpy or memmove call; tune what it has: --op fill"),
+                two.error().message);
+  // What it has: one workload per operation, in the order asked, cold when asked.
+  auto ok = profile_workloads(p, {Operation::kFill, Operation::kMemcpy}, "profile:tiny.prof", /*cold=*/true);
+  REQUIRE_MESSAGE(ok.ok(), ok.error().message);
+  REQUIRE(ok->size() == 2);
+  CHECK((*ok)[0].name == "profile:tiny.prof (cold)");
+  CHECK((*ok)[0].distribution->max_size() == 64);
+  CHECK((*ok)[1].distribution->max_size() == 5119);
+  CHECK(((*ok)[0].cold && (*ok)[1].cold));
+}
+
 TEST_CASE("format_profile_summary: records, totals, alignment, distance and a size-class table per operation") {
   const std::string s = format_profile_summary(tiny_profile());
   CHECK(s.find("profile.records=1\n") != std::string::npos);

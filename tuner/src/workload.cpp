@@ -290,6 +290,53 @@ Result<Workload> profile_workload(const Profile& profile, Operation op, const st
 
 namespace {
 
+/// "a", "a or b", "a, b or c".
+std::string either(const std::vector<std::string>& names) {
+  std::string s;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return s;
+}
+
+}  // namespace
+
+Result<std::vector<Workload>> profile_workloads(const Profile& profile, const std::vector<Operation>& ops,
+                                                const std::string& name, bool cold) {
+  // Every operation the profile cannot serve, named at once and before any work: a search of
+  // the first operations would otherwise run for minutes and then stop at the one it lacks.
+  std::string has;
+  for (Operation o : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill})
+    if (profile.total(o).calls > 0) has += (has.empty() ? "" : ",") + std::string(name_of(o));
+  std::vector<std::string> not_recorded, not_called;
+  for (Operation op : ops) {
+    if (profile_index(op) < 0)
+      not_recorded.push_back(std::string(name_of(op)));
+    else if (profile.total(op).calls == 0)
+      not_called.push_back(op == Operation::kFill ? "memset" : std::string(name_of(op)));
+  }
+  if (!not_recorded.empty() || !not_called.empty()) {
+    std::string why;
+    if (!not_recorded.empty())
+      why = either(not_recorded) + " is not recorded in profiles (memcpy, memmove and memset are)";
+    if (!not_called.empty())
+      why += (why.empty() ? "" : ", and ") + std::string("the program made no ") + either(not_called) + " call";
+    return make_error(ErrorCode::kInvalidArgument,
+                      profile.path + ": " + why +
+                          (has.empty() ? std::string(" (and no call at all); record it again")
+                                       : "; tune what it has: --op " + has));
+  }
+  std::vector<Workload> out;
+  for (Operation op : ops) {
+    auto w = profile_workload(profile, op, name + (cold ? " (cold)" : ""));
+    if (!w) return w.error();
+    w->cold = cold;
+    out.push_back(std::move(w).value());
+  }
+  return out;
+}
+
+namespace {
+
 /// The --show size class of a length: 0 for 0, else k + 1 for 2^k <= n < 2^(k+1) (bytes 1, 2-3,
 /// 4-7, ..., 4096-8191, ...): a histogram bucket of profile.hpp never straddles two.
 unsigned show_class(std::uint64_t n) {
@@ -380,10 +427,9 @@ Result<Workload> make_workload(const std::string& name, Operation op, bool cold)
                         "--workload profile:FILE needs a file (recorded with COPYSYNTH_PROFILE=FILE and the shim)");
     auto p = load_profile(path);
     if (!p) return p.error();
-    auto w = profile_workload(*p, op, name + (cold ? " (cold)" : ""));
-    if (!w) return w;
-    w->cold = cold;
-    return w;
+    auto w = profile_workloads(*p, {op}, name, cold);
+    if (!w) return w.error();
+    return std::move(w->front());
   }
   if (name == "seeds" || name == "misaligned") {
     if (cold)

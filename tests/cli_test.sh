@@ -350,6 +350,16 @@ check "--workload profile: of an empty file: exit 2 as --show (rc=$rc)" bash -c 
 "$at" --quick --budget 1 --op all --workload "profile:$tmp/prog.prof" >"$tmp/pall" 2>"$tmp/perr7"; rc=$?
 check "--op all with a profile: exit 1 before any search, naming clear_page, memmove and what it has (rc=$rc)" \
   bash -c "test $rc -eq 1 && grep -q 'prog.prof: clear_page is not recorded in profiles (memcpy, memmove and memset are), and the program made no memmove call; tune what it has: --op memcpy,fill' '$tmp/perr7' && ! grep -q 'candidates built' '$tmp/perr7' && test ! -s '$tmp/pall'"
+# The other kind of file, either way round: named, with the option that reads it.
+"$at" --quick --budget 1 --workload "profile:$tmp/best.json" >/dev/null 2>"$tmp/perr8"; rc=$?
+check "--workload profile:WISDOM: exit 2, it is a wisdom file, use --from (rc=$rc)" \
+  bash -c "test $rc -eq 2 && grep -qF '$tmp/best.json is a wisdom file (autotune --emit), not a profile; use --from $tmp/best.json' '$tmp/perr8'"
+cat "$tmp/prog.prof" "$tmp/prog.prof" >"$tmp/two.prof"
+for p in prog.prof two.prof; do
+  "$at" --from "$tmp/$p" >/dev/null 2>"$tmp/perr9"; rc=$?
+  check "--from of a profile ($p): exit 2, it is a profile, use --workload profile: (rc=$rc)" \
+    bash -c "test $rc -eq 2 && grep -qF '$tmp/$p is a profile, not a wisdom file; use --workload profile:$tmp/$p' '$tmp/perr9'"
+done
 
 echo "$fails failure(s)"
 test $fails -eq 0

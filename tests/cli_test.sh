@@ -360,6 +360,12 @@ for p in prog.prof two.prof; do
   check "--from of a profile ($p): exit 2, it is a profile, use --workload profile: (rc=$rc)" \
     bash -c "test $rc -eq 2 && grep -qF '$tmp/$p is a profile, not a wisdom file; use --workload profile:$tmp/$p' '$tmp/perr9'"
 done
+# A profile's path without "profile:" (read as a size distribution before).
+for p in prog.prof "$tmp/prog.prof"; do
+  (cd "$tmp" && "$at" --quick --budget 1 --workload "$p") >/dev/null 2>"$tmp/perr10"; rc=$?
+  check "--workload $p: exit 1, use --workload profile:$p (rc=$rc)" \
+    bash -c "test $rc -eq 1 && grep -qF 'is a profile (COPYSYNTH_PROFILE); use --workload profile:$p' '$tmp/perr10'"
+done
 
 echo "$fails failure(s)"
 test $fails -eq 0

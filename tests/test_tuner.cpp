@@ -37,6 +37,7 @@ using namespace copysynth;
 using test::contains;
 using test::read_text;
 using test::TempDir;
+using test::write_file;
 
 namespace {
 
@@ -520,6 +521,28 @@ TEST_CASE("profile workload: every operation a profile lacks is named at once, b
   CHECK((*ok)[0].distribution->max_size() == 64);
   CHECK((*ok)[1].distribution->max_size() == 5119);
   CHECK(((*ok)[0].cold && (*ok)[1].cold));
+}
+
+TEST_CASE("make_workload: a profile named without profile: is told to add it") {
+  TempDir dir;
+  const std::string prof = dir.path + "/prog.prof";
+  write_file(prof, profile_record_json(tiny_profile().records[0]) + "\n");
+  auto r = make_workload(prof, Operation::kMemcpy);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == ErrorCode::kInvalidArgument);
+  CHECK_MESSAGE(contains(r.error().message, prof + " is a profile (COPYSYNTH_PROFILE); use --workload profile:" + prof),
+                r.error().message);
+  CHECK(make_workload("profile:" + prof, Operation::kMemcpy).ok());
+  // A file here that is no distribution's name and no .csv: both ways of giving it are said.
+  const std::string cwd = std::filesystem::current_path().string();
+  std::filesystem::current_path(dir.path);
+  write_file(dir.path + "/notes.txt", "");
+  auto n = make_workload("notes.txt", Operation::kMemcpy);
+  std::filesystem::current_path(cwd);
+  REQUIRE_FALSE(n.ok());
+  CHECK_MESSAGE(contains(n.error().message, "notes.txt is a file here: give a profile (COPYSYNTH_PROFILE) as --workload "
+                                            "profile:notes.txt, a size distribution as ./notes.txt"),
+                n.error().message);
 }
 
 TEST_CASE("format_profile_summary: records, totals, alignment, distance and a size-class table per operation") {

@@ -173,11 +173,15 @@ Result<SizeDistribution> load_distribution(const std::string& name_or_path) {
       std::string dirs, names;
       for (const auto& d : data_dirs()) dirs += (dirs.empty() ? "" : ", ") + d;
       for (const auto& n : distribution_names()) names += (names.empty() ? "" : ", ") + n;
+      std::error_code ec;
+      const std::string here = std::filesystem::is_regular_file(name_or_path, ec)
+                                   ? "; " + name_or_path + " is a file here: give a profile (COPYSYNTH_PROFILE) as " +
+                                         "--workload profile:" + name_or_path + ", a size distribution as ./" + name_or_path
+                                   : std::string("; give a .csv path, or set COPYSYNTH_DATA_DIR");
       return make_error(ErrorCode::kInvalidArgument,
                         "no size distribution named \"" + name_or_path + "\" (looked in " +
                             (dirs.empty() ? std::string("no directory") : dirs) + "; available: " +
-                            (names.empty() ? std::string("none") : names) +
-                            "); give a .csv path, or set COPYSYNTH_DATA_DIR");
+                            (names.empty() ? std::string("none") : names) + ")" + here);
     }
   }
   auto text = read_regular_file(path, "size distribution", kMaxDistributionBytes, ErrorCode::kInvalidArgument);
@@ -439,6 +443,11 @@ Result<Workload> make_workload(const std::string& name, Operation op, bool cold)
       return make_error(ErrorCode::kInvalidArgument, "clear_page has one length; use --workload seeds");
     return name == "seeds" ? seeds_workload(op) : misaligned_workload(op);
   }
+  // A profile's path without "profile:" would be read as a size distribution (a .csv), failing on
+  // its first field, or looked up as a distribution's name.
+  if (is_profile_file(name))
+    return make_error(ErrorCode::kInvalidArgument, "--workload " + name + ": " + name +
+                                                       " is a profile (COPYSYNTH_PROFILE); use --workload profile:" + name);
   if (op == Operation::kClearPage)
     return make_error(ErrorCode::kInvalidArgument, "clear_page has one length; use --workload seeds");
   auto d = load_distribution(name);

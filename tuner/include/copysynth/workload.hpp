@@ -170,7 +170,9 @@ std::string format_profile_summary(const Profile& p);
 
 /// A workload by name: "seeds", "misaligned", a shipped distribution name, a .csv path, or
 /// "profile:FILE" (load_profile, then profile_workloads); `cold` selects the cold-cache variant of
-/// a distribution or profile (an error for the point workloads).
+/// a distribution or profile (an error for the point workloads). A profile's path given without
+/// "profile:" is an error that says to add it (kInvalidArgument), as is a name that is neither a
+/// distribution nor a .csv but names a file here.
 Result<Workload> make_workload(const std::string& name, Operation op, bool cold = false);
 
 }  // namespace copysynth

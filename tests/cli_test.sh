@@ -257,6 +257,15 @@ else
   check "--app-with shim exits 0 and says so (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'the LD_PRELOAD shim' '$tmp/app_shim' && grep -qE '^memcpy ' '$tmp/app_shim'"
   [ $rc -eq 0 ] || cat "$tmp/e"
 fi
+# Judged wisdom whose every tuned operation the program dropped: --emit-lib says that the judge
+# kept nothing (not to tune again), and writes nothing.
+"$at" -q --from "$tmp/best.json" --op memcpy,fill --app 'case $LD_PRELOAD in *copysynth*) sleep 0.3 ;; esac' --runs 1 \
+  --emit "$tmp/none_kept.json" >/dev/null 2>&1; rc=$?
+check "--app slower with every candidate: both dropped, the verdicts written (rc=$rc)" \
+  bash -c "test $rc -eq 0 && '$at' --show '$tmp/none_kept.json' | grep -qx 'host\[0\].app_verdicts=2' && ! '$at' --show '$tmp/none_kept.json' | grep -qE 'entry\[[0-9]\]\.operation=\"(memcpy|fill)\"'"
+"$at" -q --from "$tmp/none_kept.json" --emit-lib "$tmp/nolib" >/dev/null 2>"$tmp/e"; rc=$?
+check "--emit-lib of wisdom the judge kept nothing of: exit 2, says so, not to tune (rc=$rc)" \
+  bash -c "test $rc -eq 2 && grep -qE 'the judge \(autotune --app\) kept nothing: glibc.s (memcpy and memset|memset and memcpy) were as fast or faster on' '$tmp/e' && grep -q 'so there is no library to write' '$tmp/e' && ! grep -q 'tune one' '$tmp/e' && test ! -e '$tmp/nolib/libcopysynth-tuned.so'"
 # After a search: tuned, judged, then written.
 "$at" -q --quick --budget 1 --op memmove --app true --runs 1 --emit "$tmp/tuned_judged.json" >"$tmp/tj" 2>&1; rc=$?
 check "--op memmove --app after a search: judged and written (rc=$rc)" bash -c "test $rc -eq 0 && grep -qE '^memmove ' '$tmp/tj' && '$at' --show '$tmp/tuned_judged.json' | grep -qx 'host\[0\].app_verdict\[0\].operation=\"memmove\"'"

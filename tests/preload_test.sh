@@ -17,7 +17,8 @@
 #      dump: the counts of lengths only it uses, exactly, per record), sqlite3 sent USR2 every
 #      0.15 s (its records add up to the run), a file that cannot be opened, a bad
 #      COPYSYNTH_PROFILE_SIGNAL, one in lower case, TERM and INT (said), one without
-#      COPYSYNTH_PROFILE (said), and the recording wrappers' code (objdump: they call nothing but the shim's own cold paths).
+#      COPYSYNTH_PROFILE (said), the wisdom file named as the profile (refused), and the recording
+#      wrappers' code (objdump: they call nothing but the shim's own cold paths).
 # Every run with the shim sets COPYSYNTH_PRELOAD_STATS, and the test requires its report: the
 # tuned routines were installed, and served calls (a count and bytes). A run that silently fell
 # back to glibc fails.
@@ -414,6 +415,18 @@ check "COPYSYNTH_PROFILE_SIGNAL without COPYSYNTH_PROFILE: exits 0 (rc=$rc), one
   test $rc -eq 0 -a "$(wc -l <"$tmp/probe_nosig.err")" -eq 1
 check "... saying it has no effect" grep -q 'COPYSYNTH_PROFILE_SIGNAL="USR2" has no effect without COPYSYNTH_PROFILE=FILE' "$tmp/probe_nosig.err"
 sed 's/^/       /' "$tmp/probe_nosig.err"
+# COPYSYNTH_PROFILE naming the wisdom file (by its name, and by another name of the same file):
+# refused at start-up, the wisdom untouched and still installed.
+cp "$wisdom" "$tmp/same.json"
+for prof in "$tmp/same.json" ./same.json; do
+  (cd "$tmp" && W="$tmp/same.json" COPYSYNTH_PROFILE=$prof under probe_same "$pprobe" --no-fork >/dev/null 2>"$tmp/probe_same.err")
+  rc=$?
+  check "COPYSYNTH_PROFILE=$prof and COPYSYNTH_WISDOM=$tmp/same.json: exits 0 (rc=$rc), one line on stderr" \
+    test $rc -eq 0 -a "$(wc -l <"$tmp/probe_same.err")" -eq 1
+  check "... saying they name the same file" grep -qF "COPYSYNTH_PROFILE and COPYSYNTH_WISDOM name the same file \"$prof\"" "$tmp/probe_same.err"
+  check "... the wisdom file unchanged, and installed" bash -c "cmp -s '$wisdom' '$tmp/same.json' && grep -q 'installed from' '$tmp/stats.probe_same'"
+done
+sed 's/^/       /' "$tmp/probe_same.err"
 
 # A profile file that cannot be opened: one line on stderr, the program unchanged.
 nodir=(COPYSYNTH_PROFILE=/nonexistent/dir/p.prof)

@@ -43,6 +43,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -613,6 +614,15 @@ std::string absolute(const char* path) {
   return abs;
 }
 
+/// Whether two paths name one file: the same device and inode where both exist (links, "./" and
+/// relative names alike), else the same name once resolved (a file neither names yet).
+bool same_file(const char* a, const char* b) {
+  struct stat sa {}, sb {};
+  const bool ea = ::stat(a, &sa) == 0, eb = ::stat(b, &sb) == 0;
+  if (ea && eb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  return ea == eb && absolute(a) == absolute(b);
+}
+
 }  // namespace
 
 bool profile_set_up() {
@@ -623,6 +633,15 @@ bool profile_set_up() {
       write_line(2, "copysynth-preload: COPYSYNTH_PROFILE_SIGNAL=" + copysynth::quoted_bytes(sig, 64) +
                         " has no effect without COPYSYNTH_PROFILE=FILE (the profile its records are appended "
                         "to); nothing is recorded");
+    return false;
+  }
+  // Each record appended to the wisdom file would leave it unreadable from the next start on
+  // (JSON Lines after the wisdom's JSON): refused before the file is opened.
+  if (const char* wisdom = env("COPYSYNTH_WISDOM"); wisdom && *wisdom && same_file(path, wisdom)) {
+    write_line(2, "copysynth-preload: COPYSYNTH_PROFILE and COPYSYNTH_WISDOM name the same file " +
+                      copysynth::quoted_bytes(path, 256) +
+                      ": a profile record appended to it would spoil the wisdom; the program runs without recording "
+                      "(give the profile a file of its own, e.g. COPYSYNTH_PROFILE=prog.prof)");
     return false;
   }
   // Absolute: a program that changes directory and closes the descriptor reopens the same file.

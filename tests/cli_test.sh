@@ -257,6 +257,15 @@ else
   check "--app-with shim exits 0 and says so (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'the LD_PRELOAD shim' '$tmp/app_shim' && grep -qE '^memcpy ' '$tmp/app_shim'"
   [ $rc -eq 0 ] || cat "$tmp/e"
 fi
+# Judged wisdom whose every tuned operation the program dropped: --emit-lib says that the judge
+# kept nothing (not to tune again), and writes nothing.
+"$at" -q --from "$tmp/best.json" --op memcpy,fill --app 'case $LD_PRELOAD in *copysynth*) sleep 0.3 ;; esac' --runs 1 \
+  --emit "$tmp/none_kept.json" >/dev/null 2>&1; rc=$?
+check "--app slower with every candidate: both dropped, the verdicts written (rc=$rc)" \
+  bash -c "test $rc -eq 0 && '$at' --show '$tmp/none_kept.json' | grep -qx 'host\[0\].app_verdicts=2' && ! '$at' --show '$tmp/none_kept.json' | grep -qE 'entry\[[0-9]\]\.operation=\"(memcpy|fill)\"'"
+"$at" -q --from "$tmp/none_kept.json" --emit-lib "$tmp/nolib" >/dev/null 2>"$tmp/e"; rc=$?
+check "--emit-lib of wisdom the judge kept nothing of: exit 2, says so, not to tune (rc=$rc)" \
+  bash -c "test $rc -eq 2 && grep -qE 'the judge \(autotune --app\) kept nothing: glibc.s (memcpy and memset|memset and memcpy) were as fast or faster on' '$tmp/e' && grep -q 'so there is no library to write' '$tmp/e' && ! grep -q 'tune one' '$tmp/e' && test ! -e '$tmp/nolib/libcopysynth-tuned.so'"
 # After a search: tuned, judged, then written.
 "$at" -q --quick --budget 1 --keep-slower --op memmove --app true --runs 1 --emit "$tmp/tuned_judged.json" >"$tmp/tj" 2>&1; rc=$?
 check "--op memmove --app after a search: judged and written (rc=$rc)" bash -c "test $rc -eq 0 && grep -qE '^memmove ' '$tmp/tj' && '$at' --show '$tmp/tuned_judged.json' | grep -qx 'host\[0\].app_verdict\[0\].operation=\"memmove\"'"
@@ -340,6 +349,32 @@ check "--show of a profile after a blank line (rc=$rc)" bash -c "test $rc -eq 0 
 head -c 100 "$tmp/prog.prof" >"$tmp/cut.prof"
 "$at" --show "$tmp/cut.prof" >/dev/null 2>"$tmp/perr3"; rc=$?
 check "--show of a truncated profile: exit 2, the file and line (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'cut.prof:1' '$tmp/perr3'"
+# A profile that cannot be read as one fails the run whichever option reads it (exit 2, as a wisdom
+# file --from cannot read); an operation it lacks is a bad command line (exit 1), said before any
+# search, every such operation at once.
+"$at" --quick --budget 1 --workload "profile:$tmp/cut.prof" >/dev/null 2>"$tmp/perr6"; rc=$?
+check "--workload profile: of a truncated profile: exit 2 as --show, the file and line (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'cut.prof:1' '$tmp/perr6'"
+"$at" --quick --budget 1 --workload "profile:$tmp/empty.prof" >/dev/null 2>"$tmp/perr6"; rc=$?
+check "--workload profile: of an empty file: exit 2 as --show (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'holds no profile records' '$tmp/perr6'"
+"$at" --quick --budget 1 --op all --workload "profile:$tmp/prog.prof" >"$tmp/pall" 2>"$tmp/perr7"; rc=$?
+check "--op all with a profile: exit 1 before any search, naming clear_page, memmove and what it has (rc=$rc)" \
+  bash -c "test $rc -eq 1 && grep -q 'prog.prof: clear_page is not recorded in profiles (memcpy, memmove and memset are), and the program made no memmove call; tune what it has: --op memcpy,fill' '$tmp/perr7' && ! grep -q 'candidates built' '$tmp/perr7' && test ! -s '$tmp/pall'"
+# The other kind of file, either way round: named, with the option that reads it.
+"$at" --quick --budget 1 --workload "profile:$tmp/best.json" >/dev/null 2>"$tmp/perr8"; rc=$?
+check "--workload profile:WISDOM: exit 2, it is a wisdom file, use --from (rc=$rc)" \
+  bash -c "test $rc -eq 2 && grep -qF '$tmp/best.json is a wisdom file (autotune --emit), not a profile; use --from $tmp/best.json' '$tmp/perr8'"
+cat "$tmp/prog.prof" "$tmp/prog.prof" >"$tmp/two.prof"
+for p in prog.prof two.prof; do
+  "$at" --from "$tmp/$p" >/dev/null 2>"$tmp/perr9"; rc=$?
+  check "--from of a profile ($p): exit 2, it is a profile, use --workload profile: (rc=$rc)" \
+    bash -c "test $rc -eq 2 && grep -qF '$tmp/$p is a profile, not a wisdom file; use --workload profile:$tmp/$p' '$tmp/perr9'"
+done
+# A profile's path without "profile:" (read as a size distribution before).
+for p in prog.prof "$tmp/prog.prof"; do
+  (cd "$tmp" && "$at" --quick --budget 1 --workload "$p") >/dev/null 2>"$tmp/perr10"; rc=$?
+  check "--workload $p: exit 1, use --workload profile:$p (rc=$rc)" \
+    bash -c "test $rc -eq 1 && grep -qF 'is a profile (COPYSYNTH_PROFILE); use --workload profile:$p' '$tmp/perr10'"
+done
 
 echo "$fails failure(s)"
 test $fails -eq 0

@@ -16,8 +16,9 @@
 #      xz -d recorded without wisdom (nothing on stderr), profile_probe (threads, fork, a signal
 #      dump: the counts of lengths only it uses, exactly, per record), sqlite3 sent USR2 every
 #      0.15 s (its records add up to the run), a file that cannot be opened, a bad
-#      COPYSYNTH_PROFILE_SIGNAL, and the recording wrappers' code (objdump: they call nothing but
-#      the shim's own cold paths).
+#      COPYSYNTH_PROFILE_SIGNAL, one in lower case, TERM and INT (said), one without
+#      COPYSYNTH_PROFILE (said), the wisdom file named as the profile (refused), and the recording
+#      wrappers' code (objdump: they call nothing but the shim's own cold paths).
 # Every run with the shim sets COPYSYNTH_PRELOAD_STATS, and the test requires its report: the
 # tuned routines were installed, and served calls (a count and bytes). A run that silently fell
 # back to glibc fails.
@@ -389,6 +390,43 @@ check "COPYSYNTH_PROFILE_SIGNAL=BOGUS: one line on stderr" test "$(wc -l <"$tmp/
 check "... saying so" grep -q 'COPYSYNTH_PROFILE_SIGNAL="BOGUS" is not a signal the shim can take' "$tmp/probe_bogus.err"
 check "... and the record at exit is written" bash -c "'$pcheck' '$tmp/probe_bogus.prof' | grep -q '^records=1$'"
 sed 's/^/       /' "$tmp/probe_bogus.err"
+# Signal names in lower case, as `kill -l` prints them and `kill -s` takes them.
+for name in usr2 sigusr2; do
+  COPYSYNTH_PROFILE_SIGNAL=$name recorded "probe_$name" "$pprobe" --signal "$usr2" --no-fork >/dev/null 2>"$tmp/probe_$name.err"
+  check "COPYSYNTH_PROFILE_SIGNAL=$name (lower case): two records, nothing on stderr" \
+    bash -c "'$pcheck' '$tmp/probe_$name.prof' | grep -q '^records=2$' && test ! -s '$tmp/probe_$name.err'"
+done
+# TERM and INT end most programs: taken as asked, but said, since the shim's handler keeps the
+# program running where it does not handle them itself (the probe does not).
+for name in TERM int; do
+  up=$(tr a-z A-Z <<<"$name")
+  COPYSYNTH_PROFILE_SIGNAL=$name recorded "probe_$name" "$pprobe" --signal "$(kill -l "$up")" --no-fork >/dev/null 2>"$tmp/probe_$name.err"
+  rc=$?
+  check "COPYSYNTH_PROFILE_SIGNAL=$name: the probe runs on past SIG$up (rc=$rc) and leaves two records" \
+    bash -c "test $rc -eq 0 && '$pcheck' '$tmp/probe_$name.prof' | grep -q '^records=2$'"
+  check "... one warning line on stderr: SIG$up ends most programs" \
+    bash -c "test \$(wc -l <'$tmp/probe_$name.err') -eq 1 && grep -q 'warning: COPYSYNTH_PROFILE_SIGNAL=\"$name\": SIG$up ends most programs' '$tmp/probe_$name.err'"
+  sed 's/^/       /' "$tmp/probe_$name.err"
+done
+# COPYSYNTH_PROFILE_SIGNAL alone: nothing to dump into; said, and the program runs as it would.
+COPYSYNTH_PROFILE='' COPYSYNTH_PROFILE_SIGNAL=USR2 under probe_nosig "$pprobe" --no-fork >/dev/null 2>"$tmp/probe_nosig.err"
+rc=$?
+check "COPYSYNTH_PROFILE_SIGNAL without COPYSYNTH_PROFILE: exits 0 (rc=$rc), one line on stderr" \
+  test $rc -eq 0 -a "$(wc -l <"$tmp/probe_nosig.err")" -eq 1
+check "... saying it has no effect" grep -q 'COPYSYNTH_PROFILE_SIGNAL="USR2" has no effect without COPYSYNTH_PROFILE=FILE' "$tmp/probe_nosig.err"
+sed 's/^/       /' "$tmp/probe_nosig.err"
+# COPYSYNTH_PROFILE naming the wisdom file (by its name, and by another name of the same file):
+# refused at start-up, the wisdom untouched and still installed.
+cp "$wisdom" "$tmp/same.json"
+for prof in "$tmp/same.json" ./same.json; do
+  (cd "$tmp" && W="$tmp/same.json" COPYSYNTH_PROFILE=$prof under probe_same "$pprobe" --no-fork >/dev/null 2>"$tmp/probe_same.err")
+  rc=$?
+  check "COPYSYNTH_PROFILE=$prof and COPYSYNTH_WISDOM=$tmp/same.json: exits 0 (rc=$rc), one line on stderr" \
+    test $rc -eq 0 -a "$(wc -l <"$tmp/probe_same.err")" -eq 1
+  check "... saying they name the same file" grep -qF "COPYSYNTH_PROFILE and COPYSYNTH_WISDOM name the same file \"$prof\"" "$tmp/probe_same.err"
+  check "... the wisdom file unchanged, and installed" bash -c "cmp -s '$wisdom' '$tmp/same.json' && grep -q 'installed from' '$tmp/stats.probe_same'"
+done
+sed 's/^/       /' "$tmp/probe_same.err"
 
 # A profile file that cannot be opened: one line on stderr, the program unchanged.
 nodir=(COPYSYNTH_PROFILE=/nonexistent/dir/p.prof)

@@ -269,6 +269,47 @@ TEST_CASE("profile: load_profile reads JSON Lines, skips blank lines, and names 
   CHECK(none.error().code == ErrorCode::kInvalidArgument);
 }
 
+TEST_CASE("profile: a wisdom or fleet file read as a profile is named as one, with the option that reads it") {
+  TempDir dir;
+  const json wisdom = {{"schema", 1},
+                       {"generator_version", "0.0"},
+                       {"cpu", {{"signature", "GenuineIntel-6-85:sse2"}}},
+                       {"entries", json::array()}};
+  const json fleet = {{"schema", 2}, {"generator_version", "0.0"}, {"hosts", json::array({wisdom})}};
+  // Pretty-printed (autotune --emit: its first line "{" is not JSON) and on one line (a record
+  // without "copysynth_profile").
+  for (const std::string& text : {wisdom.dump(2), wisdom.dump(), fleet.dump(2), "\n" + fleet.dump()}) {
+    CAPTURE(text);
+    const std::string path = dir.path + "/best.json";
+    write_file(path, text);
+    CHECK(is_wisdom_text(text));
+    CHECK_FALSE(starts_with_profile_record(text));
+    CHECK_FALSE(is_profile_file(path));
+    auto r = load_profile(path);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == ErrorCode::kInvalidArgument);
+    CHECK_MESSAGE(r.error().message == path + " is a wisdom file (autotune --emit), not a profile; use --from " + path,
+                  r.error().message);
+  }
+  // JSON that is neither keeps the parser's error.
+  const std::string other = dir.path + "/other.json";
+  write_file(other, json{{"schema", 1}}.dump(2));
+  CHECK_FALSE(is_wisdom_text(json{{"schema", 1}}.dump()));
+  auto o = load_profile(other);
+  REQUIRE_FALSE(o.ok());
+  CHECK_MESSAGE(contains(o.error().message, other + ":1: not valid JSON"), o.error().message);
+  // A profile, and one cut short in its first record, start with a record.
+  const std::string line = profile_record_json(full_record());
+  CHECK(starts_with_profile_record("\n  \n" + line + "\n"));
+  CHECK(starts_with_profile_record(line.substr(0, 40)));
+  CHECK_FALSE(starts_with_profile_record("{\n\"copysynth_profile\": 1}"));  // not on its first line
+  CHECK_FALSE(starts_with_profile_record(""));
+  const std::string prof = dir.path + "/p.prof";
+  write_file(prof, line + "\n");
+  CHECK(is_profile_file(prof));
+  CHECK_FALSE(is_profile_file(dir.path + "/missing.prof"));
+}
+
 TEST_CASE("profile: Profile::total sums the records, merging equal buckets") {
   Profile p;
   ProfileRecord a, b;

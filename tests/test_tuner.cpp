@@ -37,6 +37,7 @@ using namespace copysynth;
 using test::contains;
 using test::read_text;
 using test::TempDir;
+using test::write_file;
 
 namespace {
 
@@ -490,6 +491,58 @@ TEST_CASE("profile workload: errors say what the profile has and what to do") {
   auto m = make_workload("profile:/nonexistent/x.prof", Operation::kMemcpy);
   REQUIRE_FALSE(m.ok());
   CHECK(m.error().message.find("/nonexistent/x.prof") != std::string::npos);
+}
+
+TEST_CASE("profile workload: every operation a profile lacks is named at once, before any workload is made") {
+  const Profile p = tiny_profile();  // memcpy and memset calls
+  auto all = profile_workloads(p, {Operation::kMemcpy, Operation::kMemmove, Operation::kFill, Operation::kClearPage},
+                               "profile:tiny.prof");
+  REQUIRE_FALSE(all.ok());
+  CHECK(all.error().code == ErrorCode::kInvalidArgument);
+  CHECK_MESSAGE(all.error().message == "tiny.prof: clear_page is not recorded in profiles (memcpy, memmove and memset "
+                                       "are), and the program made no memmove call; tune what it has: --op memcpy,fill",
+                all.error().message);
+  auto page = profile_workloads(p, {Operation::kMemcpy, Operation::kClearPage}, "x");
+  REQUIRE_FALSE(page.ok());
+  CHECK_MESSAGE(page.error().message == "tiny.prof: clear_page is not recorded in profiles (memcpy, memmove and memset "
+                                        "are); tune what it has: --op memcpy,fill",
+                page.error().message);
+  Profile memset_only = p;
+  memset_only.records[0].ops[profile_index(Operation::kMemcpy)] = OpProfile{};
+  auto two = profile_workloads(memset_only, {Operation::kMemcpy, Operation::kMemmove, Operation::kFill}, "x");
+  REQUIRE_FALSE(two.ok());
+  CHECK_MESSAGE(contains(two.error().message, "the program made no memcpy or memmove call; tune what it has: --op fill"),
+                two.error().message);
+  // What it has: one workload per operation, in the order asked, cold when asked.
+  auto ok = profile_workloads(p, {Operation::kFill, Operation::kMemcpy}, "profile:tiny.prof", /*cold=*/true);
+  REQUIRE_MESSAGE(ok.ok(), ok.error().message);
+  REQUIRE(ok->size() == 2);
+  CHECK((*ok)[0].name == "profile:tiny.prof (cold)");
+  CHECK((*ok)[0].distribution->max_size() == 64);
+  CHECK((*ok)[1].distribution->max_size() == 5119);
+  CHECK(((*ok)[0].cold && (*ok)[1].cold));
+}
+
+TEST_CASE("make_workload: a profile named without profile: is told to add it") {
+  TempDir dir;
+  const std::string prof = dir.path + "/prog.prof";
+  write_file(prof, profile_record_json(tiny_profile().records[0]) + "\n");
+  auto r = make_workload(prof, Operation::kMemcpy);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == ErrorCode::kInvalidArgument);
+  CHECK_MESSAGE(contains(r.error().message, prof + " is a profile (COPYSYNTH_PROFILE); use --workload profile:" + prof),
+                r.error().message);
+  CHECK(make_workload("profile:" + prof, Operation::kMemcpy).ok());
+  // A file here that is no distribution's name and no .csv: both ways of giving it are said.
+  const std::string cwd = std::filesystem::current_path().string();
+  std::filesystem::current_path(dir.path);
+  write_file(dir.path + "/notes.txt", "");
+  auto n = make_workload("notes.txt", Operation::kMemcpy);
+  std::filesystem::current_path(cwd);
+  REQUIRE_FALSE(n.ok());
+  CHECK_MESSAGE(contains(n.error().message, "notes.txt is a file here: give a profile (COPYSYNTH_PROFILE) as --workload "
+                                            "profile:notes.txt, a size distribution as ./notes.txt"),
+                n.error().message);
 }
 
 TEST_CASE("format_profile_summary: records, totals, alignment, distance and a size-class table per operation") {

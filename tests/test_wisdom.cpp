@@ -20,6 +20,7 @@
 #include "copysynth/emit.hpp"
 #include "copysynth/file_io.hpp"
 #include "copysynth/ladders.hpp"
+#include "copysynth/profile.hpp"
 #include "copysynth/routine.hpp"
 #include "copysynth/wisdom.hpp"
 #include "support/routines.hpp"
@@ -379,6 +380,27 @@ TEST_CASE("wisdom: only a regular file of at most kMaxWisdomBytes is read, and w
   // An empty path is an error of its own.
   expect_refused("", ErrorCode::kInvalidArgument, {"the wisdom path is empty"});
   alarm(0);
+}
+
+TEST_CASE("wisdom: a profile read as wisdom is named as one, with the option that reads it") {
+  TempDir dir;
+  ProfileRecord rec;
+  rec.reason = "exit";
+  const std::string line = profile_record_json(rec);
+  const std::string path = dir.path + "/prog.prof";
+  // Two records (JSON Lines: not one JSON document), one record (a JSON object without "schema"),
+  // and a record cut short.
+  for (const std::string& text : {line + "\n" + line + "\n", line + "\n", line.substr(0, 50)}) {
+    CAPTURE(text);
+    write_file(path, text);
+    for (int fleet = 0; fleet < 2; ++fleet) {
+      const Error e = fleet ? load_fleet(path).error() : load_wisdom(path).error();
+      CHECK(e.code == ErrorCode::kWisdomMalformed);
+      CHECK_MESSAGE(e.message.rfind(path + " is a profile, not a wisdom file; use --workload profile:" + path, 0) == 0,
+                    e.message);
+    }
+    CHECK(load_wisdom_for(path).error().code == ErrorCode::kWisdomMalformed);
+  }
 }
 
 TEST_CASE("wisdom: malformed files are rejected with the JSON path") {

@@ -34,9 +34,13 @@ int kept_file_fd(KeptFile& f, const char* path) noexcept;
 
 /// COPYSYNTH_PROFILE (preload_profile.cpp). Reads COPYSYNTH_PROFILE and COPYSYNTH_PROFILE_SIGNAL,
 /// opens the profile file and notes what each record names (program, CPU). Returns whether the
-/// process records: false when the variable is unset or empty, or (after one line on stderr) when
-/// the file cannot be opened. Called by the constructor after the slots hold the C library's
-/// routines, before the wisdom is installed.
+/// process records: false when the variable is unset or empty (after one line on stderr when
+/// COPYSYNTH_PROFILE_SIGNAL is set: it has no effect then), or, after one line on stderr, when
+/// the file is the one COPYSYNTH_WISDOM names (a record would spoil the wisdom) or cannot be
+/// opened. A signal the shim cannot take, or SIGTERM or SIGINT (which end most programs; the
+/// shim's handler would keep them running), is said in one line too. Called by the constructor
+/// after the slots hold the C library's routines, before the wisdom is installed: every line on
+/// stderr is said at start-up, none by the recorder.
 bool profile_set_up();
 
 /// Points the three slots at the recording wrappers, which forward each call to the routine the

@@ -43,6 +43,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -566,11 +567,14 @@ void in_child() {
   }
 }
 
-/// COPYSYNTH_PROFILE_SIGNAL: a number, or a name with or without "SIG"; 0 when unset, -1 when
-/// not one the shim takes (the synchronous fault signals, SIGKILL and SIGSTOP are refused).
+/// COPYSYNTH_PROFILE_SIGNAL: a number, or a name with or without "SIG" in either case (as kill -l
+/// and kill -s take them: usr2, sigusr2, SIGUSR2); 0 when unset, -1 when not one the shim takes
+/// (the synchronous fault signals, SIGKILL and SIGSTOP are refused).
 int parse_signal(const char* v) {
   if (!v || !*v) return 0;
   std::string s = v;
+  for (char& c : s)
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
   if (s.rfind("SIG", 0) == 0) s = s.substr(3);
   int sig = -1;
   if (!s.empty() && s.find_first_not_of("0123456789") == std::string::npos && s.size() <= 3) {
@@ -600,16 +604,48 @@ std::string json_string(const std::string& s) {
   return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+/// `path` resolved against the current directory.
+std::string absolute(const char* path) {
+  std::string abs = path;
+  if (abs[0] != '/') {
+    char cwd[PATH_MAX];
+    if (::getcwd(cwd, sizeof cwd)) abs = std::string(cwd) + "/" + abs;
+  }
+  return abs;
+}
+
+/// Whether two paths name one file: the same device and inode where both exist (links, "./" and
+/// relative names alike), else the same name once resolved (a file neither names yet).
+bool same_file(const char* a, const char* b) {
+  struct stat sa {}, sb {};
+  const bool ea = ::stat(a, &sa) == 0, eb = ::stat(b, &sb) == 0;
+  if (ea && eb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  return ea == eb && absolute(a) == absolute(b);
+}
+
 }  // namespace
 
 bool profile_set_up() {
   const char* path = env("COPYSYNTH_PROFILE");
-  if (!path || !*path) return false;
-  std::string abs = path;
-  if (abs[0] != '/') {  // a program that changes directory and closes the descriptor reopens the same file
-    char cwd[PATH_MAX];
-    if (::getcwd(cwd, sizeof cwd)) abs = std::string(cwd) + "/" + abs;
+  const char* sig = env("COPYSYNTH_PROFILE_SIGNAL");
+  if (!path || !*path) {
+    if (sig && *sig)  // set for a dump on demand, but there is nothing to dump into
+      write_line(2, "copysynth-preload: COPYSYNTH_PROFILE_SIGNAL=" + copysynth::quoted_bytes(sig, 64) +
+                        " has no effect without COPYSYNTH_PROFILE=FILE (the profile its records are appended "
+                        "to); nothing is recorded");
+    return false;
   }
+  // Each record appended to the wisdom file would leave it unreadable from the next start on
+  // (JSON Lines after the wisdom's JSON): refused before the file is opened.
+  if (const char* wisdom = env("COPYSYNTH_WISDOM"); wisdom && *wisdom && same_file(path, wisdom)) {
+    write_line(2, "copysynth-preload: COPYSYNTH_PROFILE and COPYSYNTH_WISDOM name the same file " +
+                      copysynth::quoted_bytes(path, 256) +
+                      ": a profile record appended to it would spoil the wisdom; the program runs without recording "
+                      "(give the profile a file of its own, e.g. COPYSYNTH_PROFILE=prog.prof)");
+    return false;
+  }
+  // Absolute: a program that changes directory and closes the descriptor reopens the same file.
+  const std::string abs = absolute(path);
   if (kept_file_fd(g_file, abs.c_str()) < 0) {
     const int e = errno;
     write_line(2, "copysynth-preload: cannot open the profile file " + copysynth::quoted_bytes(path, 256) +
@@ -621,13 +657,21 @@ bool profile_set_up() {
   const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe);
   g_program_json = new std::string(json_string(n > 0 ? std::string(exe, static_cast<std::size_t>(n)) : std::string("?")));
   g_cpu_json = new std::string(json_string(copysynth::CpuInfo::host().signature()));
-  if (const char* v = env("COPYSYNTH_PROFILE_SIGNAL"); v && *v) {
-    g_signal = parse_signal(v);
+  if (sig && *sig) {
+    g_signal = parse_signal(sig);
     if (g_signal < 0) {
       g_signal = 0;
-      write_line(2, "copysynth-preload: COPYSYNTH_PROFILE_SIGNAL=" + copysynth::quoted_bytes(v, 64) +
+      write_line(2, "copysynth-preload: COPYSYNTH_PROFILE_SIGNAL=" + copysynth::quoted_bytes(sig, 64) +
                         " is not a signal the shim can take (a name such as USR2, RTMIN+1, or a number; not "
                         "KILL, STOP or a fault signal); recording to the end of the program only");
+    } else if (g_signal == SIGTERM || g_signal == SIGINT) {
+      // Taken as asked, but said: the handler replaces the default action, so `kill PID` or
+      // Ctrl-C no longer ends a program that does not handle them itself.
+      write_line(2, std::string("copysynth-preload: warning: COPYSYNTH_PROFILE_SIGNAL=") + copysynth::quoted_bytes(sig, 64) +
+                        ": SIG" + (g_signal == SIGTERM ? "TERM" : "INT") +
+                        " ends most programs, but with the shim's handler it writes a record and the program runs "
+                        "on (a handler the program installs replaces the shim's); the record at exit is written "
+                        "anyway: for a record on demand name a signal the program leaves alone, such as USR2");
     }
   }
   return true;

@@ -4,6 +4,7 @@
 // tests/preload_test.sh checks that the two agree.
 #include "copysynth/profile.hpp"
 
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string_view>
@@ -325,12 +326,37 @@ Result<ProfileRecord> parse_profile_record(const std::string& line) {
   return r;
 }
 
+bool starts_with_profile_record(std::string_view text) noexcept {
+  const std::size_t begin = text.find_first_not_of(" \t\r\n");  // load_profile skips blank lines too
+  if (begin == std::string_view::npos) return false;
+  const std::string_view line = text.substr(begin, text.find('\n', begin) - begin);
+  return line.find("\"copysynth_profile\"") != std::string_view::npos;
+}
+
+bool is_profile_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  return starts_with_profile_record(head);
+}
+
+bool is_wisdom_text(const std::string& text) {
+  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return j.is_object() && j.contains("schema") && (j.contains("entries") || j.contains("cpu") || j.contains("hosts"));
+}
+
 Result<Profile> load_profile(const std::string& path) {
   if (path.empty())
     return make_error(ErrorCode::kInvalidArgument,
                       std::string("the profile path is empty; name a profile file (") + kHowToRecord + ")");
   auto text = read_regular_file(path, "profile", kMaxProfileBytes, ErrorCode::kWisdomIo, kHowToRecord);
   if (!text) return text.error();
+  // The other file autotune reads: its first line ("{" when pretty-printed) would be "not valid
+  // JSON", or a record without "copysynth_profile" when written on one line.
+  if (!starts_with_profile_record(*text) && is_wisdom_text(*text))
+    return make_error(ErrorCode::kInvalidArgument,
+                      path + " is a wisdom file (autotune --emit), not a profile; use --from " + path);
   Profile p;
   p.path = path;
   std::size_t line_no = 0;

@@ -16,6 +16,7 @@
 
 #include "copysynth/file_io.hpp"
 #include "copysynth/ladders.hpp"
+#include "copysynth/profile.hpp"
 
 namespace copysynth {
 using nlohmann::json;
@@ -402,7 +403,7 @@ namespace {
 
 /// The JSON document in `path`; kWisdomIo (cannot be read, not a regular file, larger than
 /// kMaxWisdomBytes: nothing is read then), kInvalidArgument (an empty path) or kWisdomMalformed
-/// (not JSON), naming the path.
+/// (not JSON, or a profile: "FILE is a profile, not a wisdom file"), naming the path.
 Result<json> read_json(const std::string& path) {
   if (path.empty())
     return make_error(ErrorCode::kInvalidArgument,
@@ -411,6 +412,11 @@ Result<json> read_json(const std::string& path) {
                                 "run `autotune --emit " + path + "` to create it");
   if (!text) return text.error();
   json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  // The other file autotune reads (COPYSYNTH_PROFILE writes it): JSON Lines, so "not valid JSON"
+  // for two records or more, and "schema: missing" for one.
+  if (j.is_discarded() ? starts_with_profile_record(*text) : j.is_object() && j.contains("copysynth_profile"))
+    return make_error(ErrorCode::kWisdomMalformed, path + " is a profile, not a wisdom file; use --workload profile:" +
+                                                       path + " to tune for it (autotune --emit writes wisdom)");
   if (j.is_discarded())
     return make_error(ErrorCode::kWisdomMalformed,
                       path + " is not valid JSON (truncated or edited?); re-run autotune --emit " + path);

@@ -13,6 +13,7 @@
 #include "copysynth/params.hpp"
 #include "copysynth/result.hpp"
 #include "copysynth/wisdom.hpp"
+#include "copysynth/workload.hpp"
 
 namespace autotune {
 
@@ -52,6 +53,15 @@ int usage_error(const std::string& message);
 /// A library error that names a bad command-line value (kInvalidArgument) as a usage error (1),
 /// any other as a failure (2).
 int fail_or_usage(const copysynth::Error& e);
+
+/// The workload of each of `ops` for the workload `name` (--workload, or a wisdom entry's), made
+/// before any is tuned, into `out`: make_workload's, but a profile (profile:FILE) is read once and
+/// every operation it lacks is named in one error (profile_workloads). A profile that cannot be
+/// read or is not one fails the run (2), as a wisdom file --from cannot read does; a name that
+/// names nothing, an operation the profile lacks or --cold with points is a bad command line (1).
+/// Returns 0, or the exit status of the error it printed.
+int make_workloads(const std::string& name, const std::vector<copysynth::Operation>& ops, bool cold,
+                   std::vector<copysynth::Workload>& out);
 
 /// The current time, UTC, ISO 8601 ("2026-03-04T05:06:07Z"), for the wisdom header.
 std::string utc_now();

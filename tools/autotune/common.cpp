@@ -20,6 +20,25 @@ int fail_or_usage(const copysynth::Error& e) {
   return e.code == copysynth::ErrorCode::kInvalidArgument ? usage_error(e.message) : fail(e);
 }
 
+int make_workloads(const std::string& name, const std::vector<copysynth::Operation>& ops, bool cold,
+                   std::vector<copysynth::Workload>& out) {
+  out.clear();
+  if (name.rfind("profile:", 0) == 0 && name.size() > 8) {
+    auto p = copysynth::load_profile(name.substr(8));
+    if (!p) return fail(p.error());  // the input file is bad, not the command line
+    auto ws = copysynth::profile_workloads(*p, ops, name, cold);
+    if (!ws) return fail_or_usage(ws.error());
+    out = std::move(ws).value();
+    return 0;
+  }
+  for (copysynth::Operation op : ops) {
+    auto w = copysynth::make_workload(name, op, cold);
+    if (!w) return fail_or_usage(w.error());
+    out.push_back(std::move(w).value());
+  }
+  return 0;
+}
+
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
   char b[32];

@@ -70,9 +70,9 @@ int run_from(const Options& o) {
       wcold = true;
     }
     if (wname.empty()) wname = "seeds";
-    auto wl = make_workload(wname, e->operation, wcold);
-    if (!wl) return fail_or_usage(wl.error());
-    const Workload& workload = *wl;
+    std::vector<Workload> wl;
+    if (int rc = make_workloads(wname, {e->operation}, wcold, wl)) return rc;
+    const Workload& workload = wl.front();
     o.progress("verified; measuring " +
                (workload.is_distribution() ? workload.name : std::to_string(workload.points.size()) + " points"));
     if (o.show_plan) std::cerr << to_string(r->plan());

@@ -14,8 +14,10 @@
 //                                      the program is the judge: each tuned operation kept only
 //                                      where the program is not slower with it (app.cpp)
 //
-// Progress goes to stderr, the table to stdout. Exit status: 0 success, 1 bad command line,
-// 2 the work failed (unreadable or mismatched wisdom, verification failure, I/O error).
+// Progress goes to stderr, the table to stdout. Exit status: 0 success, 1 bad command line (an
+// option's value, a workload name that names nothing, an operation a profile lacks), 2 the work
+// failed (a wisdom file or profile that cannot be read or is not one, mismatched wisdom,
+// verification failure, I/O error).
 //
 // This file defines the options and dispatches; each mode is a file of its own (autotune.hpp).
 #include <CLI/CLI.hpp>
@@ -275,7 +277,8 @@ int main(int argc, char** argv) {
       "  COPYSYNTH_WISDOM=best.json LD_PRELOAD=libcopysynth-preload.so PROGRAM\n"
       "or, with no start-up work, the library --emit-lib writes:\n"
       "  LD_PRELOAD=lib/libcopysynth-tuned.so PROGRAM\n"
-      "Exit status: 0 success, 1 bad command line, 2 failure (message on stderr).");
+      "Exit status: 0 success, 1 bad command line (before any work), 2 failure: a wisdom file or profile\n"
+      "that cannot be read or is not one, verification, I/O (message on stderr).");
   app.get_option("--from")->excludes("--quick")->excludes("--budget");
   app.get_option("--report")->needs("--from");
   app.get_option("--svg")->needs("--report");

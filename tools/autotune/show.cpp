@@ -11,6 +11,7 @@
 
 #include "autotune.hpp"
 #include "copysynth/c_format.hpp"
+#include "copysynth/profile.hpp"
 #include "copysynth/report.hpp"
 #include "copysynth/tuner.hpp"
 #include "copysynth/wisdom.hpp"
@@ -122,18 +123,6 @@ int show_file(const std::string& path) {
   return 0;
 }
 
-/// Whether `path` starts with a profile record (its first line names "copysynth_profile"), read
-/// without loading the whole file.
-bool is_profile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string head(4096, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<std::size_t>(in.gcount()));
-  head.erase(0, head.find_first_not_of(" \t\r\n"));  // load_profile skips blank lines too
-  head = head.substr(0, head.find('\n'));
-  return head.find("\"copysynth_profile\"") != std::string::npos;
-}
-
 /// A file that is empty or blank: neither a wisdom file nor a profile (a profile stays empty when
 /// every process ended in _exit() or exec(), which write no record).
 bool is_blank(const std::string& path) {
@@ -160,7 +149,7 @@ int run_show(const Options& o) {
     return fail(make_error(ErrorCode::kInvalidArgument,
                            o.show_path + " is empty: --show reads a wisdom file (autotune --emit) or a profile "
                                          "(COPYSYNTH_PROFILE; a process that ends in _exit() or exec() writes no record)"));
-  return is_profile(o.show_path) ? show_profile(o.show_path) : show_file(o.show_path);
+  return is_profile_file(o.show_path) ? show_profile(o.show_path) : show_file(o.show_path);
 }
 
 }  // namespace autotune

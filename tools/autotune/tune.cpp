@@ -26,10 +26,11 @@ int run_tune(const Options& o) {
   set_cpu(w, o.cpu);
   w.created = utc_now();
   w.command = o.command;
-  for (Operation op : o.ops) {
-    auto wl = make_workload(o.workload_name, op, o.cold);
-    if (!wl) return fail_or_usage(wl.error());
-    const Workload& workload = *wl;
+  std::vector<Workload> workloads;  // every operation's, before the first search starts
+  if (int rc = make_workloads(o.workload_name, o.ops, o.cold, workloads)) return rc;
+  for (std::size_t i = 0; i < o.ops.size(); ++i) {
+    const Operation op = o.ops[i];
+    const Workload& workload = workloads[i];
     TuneOptions opt;
     opt.operation = op;
     opt.budget_seconds = o.quick && !o.budget_given ? std::min(o.budget, 6.0) : o.budget;

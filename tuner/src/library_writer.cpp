@@ -468,10 +468,30 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
     }
     result.routines.push_back(std::string(libc_name(op)) + "=" + tuned->name());
   }
-  if (ops.empty())
+  if (ops.empty()) {
+    // Judged wisdom (autotune --app) whose entries the program dropped, every one: tuning again is
+    // not the advice; the program is best served by the routines it has.
+    std::vector<std::string> dropped;
+    const AppVerdict* judged = nullptr;
+    for (const AppVerdict& v : w.app_verdicts)
+      if (!v.kept && v.operation != Operation::kClearPage) {
+        dropped.push_back(libc_name(v.operation));
+        judged = judged ? judged : &v;
+      }
+    if (judged) {
+      std::string names;
+      for (std::size_t i = 0; i < dropped.size(); ++i)
+        names += (i == 0 ? "" : i + 1 == dropped.size() ? " and " : ", ") + dropped[i];
+      return make_error(ErrorCode::kWisdomMismatch,
+                        opt.wisdom_path + ": the judge (autotune --app) kept nothing: glibc's " + names +
+                            (dropped.size() == 1 ? " was" : " were") + " as fast or faster on `" + judged->command +
+                            "` (autotune --show " + opt.wisdom_path +
+                            " lists the verdicts), so there is no library to write; the program is best left with glibc's routines");
+    }
     return make_error(ErrorCode::kWisdomMismatch, opt.wisdom_path + " holds no memcpy, memmove or fill entry for this "
                                                                     "CPU; tune one with autotune --op memcpy,memmove,fill --emit " +
                                                                     opt.wisdom_path);
+  }
 
   // 2. The sources, in a scratch directory beside the output one.
   std::error_code ec;

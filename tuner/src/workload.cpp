@@ -173,11 +173,15 @@ Result<SizeDistribution> load_distribution(const std::string& name_or_path) {
       std::string dirs, names;
       for (const auto& d : data_dirs()) dirs += (dirs.empty() ? "" : ", ") + d;
       for (const auto& n : distribution_names()) names += (names.empty() ? "" : ", ") + n;
+      std::error_code ec;
+      const std::string here = std::filesystem::is_regular_file(name_or_path, ec)
+                                   ? "; " + name_or_path + " is a file here: give a profile (COPYSYNTH_PROFILE) as " +
+                                         "--workload profile:" + name_or_path + ", a size distribution as ./" + name_or_path
+                                   : std::string("; give a .csv path, or set COPYSYNTH_DATA_DIR");
       return make_error(ErrorCode::kInvalidArgument,
                         "no size distribution named \"" + name_or_path + "\" (looked in " +
                             (dirs.empty() ? std::string("no directory") : dirs) + "; available: " +
-                            (names.empty() ? std::string("none") : names) +
-                            "); give a .csv path, or set COPYSYNTH_DATA_DIR");
+                            (names.empty() ? std::string("none") : names) + ")" + here);
     }
   }
   auto text = read_regular_file(path, "size distribution", kMaxDistributionBytes, ErrorCode::kInvalidArgument);
@@ -290,6 +294,53 @@ Result<Workload> profile_workload(const Profile& profile, Operation op, const st
 
 namespace {
 
+/// "a", "a or b", "a, b or c".
+std::string either(const std::vector<std::string>& names) {
+  std::string s;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return s;
+}
+
+}  // namespace
+
+Result<std::vector<Workload>> profile_workloads(const Profile& profile, const std::vector<Operation>& ops,
+                                                const std::string& name, bool cold) {
+  // Every operation the profile cannot serve, named at once and before any work: a search of
+  // the first operations would otherwise run for minutes and then stop at the one it lacks.
+  std::string has;
+  for (Operation o : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill})
+    if (profile.total(o).calls > 0) has += (has.empty() ? "" : ",") + std::string(name_of(o));
+  std::vector<std::string> not_recorded, not_called;
+  for (Operation op : ops) {
+    if (profile_index(op) < 0)
+      not_recorded.push_back(std::string(name_of(op)));
+    else if (profile.total(op).calls == 0)
+      not_called.push_back(op == Operation::kFill ? "memset" : std::string(name_of(op)));
+  }
+  if (!not_recorded.empty() || !not_called.empty()) {
+    std::string why;
+    if (!not_recorded.empty())
+      why = either(not_recorded) + " is not recorded in profiles (memcpy, memmove and memset are)";
+    if (!not_called.empty())
+      why += (why.empty() ? "" : ", and ") + std::string("the program made no ") + either(not_called) + " call";
+    return make_error(ErrorCode::kInvalidArgument,
+                      profile.path + ": " + why +
+                          (has.empty() ? std::string(" (and no call at all); record it again")
+                                       : "; tune what it has: --op " + has));
+  }
+  std::vector<Workload> out;
+  for (Operation op : ops) {
+    auto w = profile_workload(profile, op, name + (cold ? " (cold)" : ""));
+    if (!w) return w.error();
+    w->cold = cold;
+    out.push_back(std::move(w).value());
+  }
+  return out;
+}
+
+namespace {
+
 /// The --show size class of a length: 0 for 0, else k + 1 for 2^k <= n < 2^(k+1) (bytes 1, 2-3,
 /// 4-7, ..., 4096-8191, ...): a histogram bucket of profile.hpp never straddles two.
 unsigned show_class(std::uint64_t n) {
@@ -380,10 +431,9 @@ Result<Workload> make_workload(const std::string& name, Operation op, bool cold)
                         "--workload profile:FILE needs a file (recorded with COPYSYNTH_PROFILE=FILE and the shim)");
     auto p = load_profile(path);
     if (!p) return p.error();
-    auto w = profile_workload(*p, op, name + (cold ? " (cold)" : ""));
-    if (!w) return w;
-    w->cold = cold;
-    return w;
+    auto w = profile_workloads(*p, {op}, name, cold);
+    if (!w) return w.error();
+    return std::move(w->front());
   }
   if (name == "seeds" || name == "misaligned") {
     if (cold)
@@ -393,6 +443,11 @@ Result<Workload> make_workload(const std::string& name, Operation op, bool cold)
       return make_error(ErrorCode::kInvalidArgument, "clear_page has one length; use --workload seeds");
     return name == "seeds" ? seeds_workload(op) : misaligned_workload(op);
   }
+  // A profile's path without "profile:" would be read as a size distribution (a .csv), failing on
+  // its first field, or looked up as a distribution's name.
+  if (is_profile_file(name))
+    return make_error(ErrorCode::kInvalidArgument, "--workload " + name + ": " + name +
+                                                       " is a profile (COPYSYNTH_PROFILE); use --workload profile:" + name);
   if (op == Operation::kClearPage)
     return make_error(ErrorCode::kInvalidArgument, "clear_page has one length; use --workload seeds");
   auto d = load_distribution(name);

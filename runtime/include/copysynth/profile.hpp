@@ -35,6 +35,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "copysynth/params.hpp"
@@ -145,7 +146,23 @@ Result<ProfileRecord> parse_profile_record(const std::string& line);
 /// Reads a profile file (JSON Lines of records). kInvalidArgument for an empty path; kWisdomIo
 /// when it cannot be read, is not a regular file or is above kMaxProfileBytes (read_regular_file);
 /// kInvalidArgument "FILE:LINE: ..." for a malformed line (nothing of the file is used then) or a
-/// file without records, saying how a profile is recorded.
+/// file without records, saying how a profile is recorded; kInvalidArgument "FILE is a wisdom
+/// file, not a profile; use --from FILE" for a wisdom or fleet file (is_wisdom_text), the other
+/// file autotune reads.
 Result<Profile> load_profile(const std::string& path);
+
+/// Whether `text` starts with a profile record: its first line that is not blank names
+/// "copysynth_profile" (looked for, not parsed, so a record cut short counts too). The wisdom
+/// reader calls it to say that a file is a profile instead of "not valid JSON".
+bool starts_with_profile_record(std::string_view text) noexcept;
+
+/// Whether the file `path` starts with a profile record (starts_with_profile_record of its first
+/// 4 KiB: a record names "copysynth_profile" first); false when it cannot be read.
+bool is_profile_file(const std::string& path);
+
+/// Whether `text` is a wisdom or fleet file (autotune --emit, --merge): one JSON object with
+/// "schema" and "entries", "cpu" or "hosts". The profile reader calls it to say that a file is
+/// wisdom instead of "not valid JSON".
+bool is_wisdom_text(const std::string& text);
 
 }  // namespace copysynth

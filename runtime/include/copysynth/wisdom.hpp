@@ -139,8 +139,10 @@ inline constexpr std::uint64_t kMaxWisdomBytes = std::uint64_t{64} << 20;
 
 /// Reads and parses `path`. kWisdomIo when it cannot be read, and, without reading it, when it is
 /// not a regular file (a directory, a FIFO, a device: the message says which) or is larger than
-/// kMaxWisdomBytes (read_regular_file, file_io.hpp); kInvalidArgument for an empty path; otherwise
-/// wisdom_from_json's errors prefixed with the path.
+/// kMaxWisdomBytes (read_regular_file, file_io.hpp); kInvalidArgument for an empty path;
+/// kWisdomMalformed for a file that is not JSON, or a profile (COPYSYNTH_PROFILE's JSON Lines,
+/// starts_with_profile_record: "FILE is a profile, not a wisdom file; use --workload
+/// profile:FILE ..."); otherwise wisdom_from_json's errors prefixed with the path.
 Result<Wisdom> load_wisdom(const std::string& path);
 
 /// Writes `w` to `path` atomically, pretty-printed: into a new temporary file "PATH.XXXXXX" in the

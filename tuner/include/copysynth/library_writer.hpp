@@ -74,7 +74,9 @@ struct LibraryResult {
 /// and the version script) into opt.dir. `w` is this CPU's wisdom (load_wisdom_for); its memcpy,
 /// memmove and fill entries are used (clear_page has no C library symbol and is left out).
 /// Errors: kWisdomMismatch (w is for another CPU than `host`, or holds none of the three
-/// operations, or a routine's rebuilt code differs from the one tuned); kVerifyFailed (a routine
+/// operations — for wisdom judged by a program (app_verdicts) that dropped them all, the message
+/// says the judge kept nothing rather than to tune — or a routine's rebuilt code differs from
+/// the one tuned); kVerifyFailed (a routine
 /// failed the conformance suite; nothing is written); kInvalidArgument (bad guard_signature, or
 /// the directory cannot be made or written); kSystem when `as`, `ld` or `ar` (binutils) is
 /// missing or fails (with its message and what to install); kEmitFailed when the code read back

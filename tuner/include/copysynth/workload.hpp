@@ -150,6 +150,14 @@ inline constexpr std::uint64_t kMaxReplaySize = std::uint64_t{16} << 20;
 /// profile, naming the operations it has; calls but no window of them (a record cut short).
 Result<Workload> profile_workload(const Profile& profile, Operation op, const std::string& name);
 
+/// The workloads of `ops` of one profile, in the order of `ops`, each named `name` (" (cold)"
+/// added and Workload::cold set with `cold`): profile_workload of each, but every operation the
+/// profile cannot serve is named in one error before any workload is made (kInvalidArgument):
+/// clear_page, which profiles do not record, and each operation the program never called, with
+/// the operations it did call (`--op all` asks for all four: the error says which to tune).
+Result<std::vector<Workload>> profile_workloads(const Profile& profile, const std::vector<Operation>& ops,
+                                                const std::string& name, bool cold = false);
+
 /// `autotune --show FILE` for a profile: what was recorded, as text. Key=value lines (strings
 /// quoted as --show quotes wisdom: quoted_bytes) for the file, each record (program, pid, reason,
 /// CPU, windows) and each operation's totals (calls, bytes, mean length, the share of calls whose
@@ -161,8 +169,10 @@ Result<Workload> profile_workload(const Profile& profile, Operation op, const st
 std::string format_profile_summary(const Profile& p);
 
 /// A workload by name: "seeds", "misaligned", a shipped distribution name, a .csv path, or
-/// "profile:FILE" (load_profile, then profile_workload); `cold` selects the cold-cache variant of
-/// a distribution or profile (an error for the point workloads).
+/// "profile:FILE" (load_profile, then profile_workloads); `cold` selects the cold-cache variant of
+/// a distribution or profile (an error for the point workloads). A profile's path given without
+/// "profile:" is an error that says to add it (kInvalidArgument), as is a name that is neither a
+/// distribution nor a .csv but names a file here.
 Result<Workload> make_workload(const std::string& name, Operation op, bool cold = false);
 
 }  // namespace copysynth

@@ -38,7 +38,8 @@ rc=$?
 check "show: exits 0 (rc=$rc)" test $rc -eq 0
 check "show: one record, of xz" bash -c "grep -qx 'profile.records=1' '$tmp/show' && grep -q '^record\[0\].program=\".*xz' '$tmp/show'"
 calls=$(sed -n 's/^memcpy\.calls=//p' "$tmp/show")
-check "show: memcpy calls counted (${calls:-none})" test "${calls:-0}" -gt 1000
+# (xz 5.4, Debian 12: thousands of calls for this input; xz 5.8, Debian 13: 473.)
+check "show: memcpy calls counted (${calls:-none})" test "${calls:-0}" -gt 100
 check "show: a size-class table for memcpy" grep -qE '^memcpy: [0-9]+ calls' "$tmp/show"
 
 # 3. tune

@@ -146,6 +146,7 @@ class Search {
           if (time_left() && copy) best = alias_stage(best);
           if (time_left() && !opt_.quick) best = padding_stage(best);
           if (time_left() && thresholds && !opt_.quick) best = threshold_stage("rep", best);
+          if (time_left() && thresholds && !opt_.quick) best = threshold_stage("rep again", best);
           if (time_left() && thresholds) best = threshold_stage("nt", best);
         }
       }
@@ -909,12 +910,24 @@ class Search {
   /// (decide::choose_threshold) returns the threshold T from which the variant wins every
   /// pattern, by at least 3% in total and nowhere losing more than 3%; the chosen routine is then
   /// confirmed against `base` with each timed in runs of its own.
+  ///
+  /// "rep again" (rep_resume): where the rep band ends (rep_stop) below 64 MiB, the incumbent
+  /// against itself with rep string instructions again from 16 MiB (or the first power of two
+  /// above the stop) to 64 MiB, dst offsets 0 and 4, by the same rules: on Zen 5 the loop wins
+  /// 2-8 MiB and rep movsb 1.2-1.3x from 16 MiB, where the data no longer fits the caches. Its own
+  /// short ladder, since the rep stage's variants at 16-64 MiB would cost 20 s.
   Candidate threshold_stage(const char* name, const Candidate& incumbent) {
-    const bool rep = std::string(name) == "rep";
+    const bool again = std::string(name) == "rep again";
+    const bool rep = std::string(name) == "rep" || again;
     // The variant is measured against the loop alone: a threshold the incumbent brought along
     // (a seed's) is decided again here, by the same rule.
     Candidate base = incumbent;
-    if (rep) {
+    if (again) {
+      base.params.rep_resume = kNever;
+      if (base.params.rep_threshold.value == kNever || base.params.rep_stop.value >= (64ull << 20) ||
+          strategy_at(base, base.params.rep_stop.value) != Strategy::kAlignedLoop)
+        return incumbent;  // no band that hands large copies back to the loop
+    } else if (rep) {
       base.params.rep_threshold = kNever;
       base.params.rep_stop = kNever;
       base.params.rep_resume = kNever;
@@ -925,16 +938,21 @@ class Search {
     std::vector<std::uint64_t> sizes;
     // rep starts at the loop's own start (so "rep first", as FSRM CPUs favour, can win), then
     // powers of two; the non-temporal ladder starts at 256 KiB.
-    const std::uint64_t hi = rep ? (8ull << 20) : (opt_.quick ? 16ull << 20 : 64ull << 20);
-    if (rep) sizes.push_back(loop_lo);
+    const std::uint64_t hi = rep && !again ? (8ull << 20) : (opt_.quick ? 16ull << 20 : 64ull << 20);
+    if (rep && !again) sizes.push_back(loop_lo);
     // (--quick: every other power of two.)
-    for (std::uint64_t s = rep ? 1024 : 256 * 1024; s <= hi; s *= opt_.quick ? 4 : 2)
-      if (s > loop_lo) sizes.push_back(s);
+    for (std::uint64_t s = again ? 16ull << 20 : rep ? 1024 : 256 * 1024; s <= hi; s *= opt_.quick ? 4 : 2)
+      if (s > loop_lo && (!again || s > base.params.rep_stop.value)) sizes.push_back(s);
+    if (sizes.empty()) return incumbent;
     const std::vector<std::uint32_t> dst_aligns =
-        rep ? std::vector<std::uint32_t>{0, 1, 4, 15, 33} : std::vector<std::uint32_t>{0, 4};
+        rep && !again ? std::vector<std::uint32_t>{0, 1, 4, 15, 33} : std::vector<std::uint32_t>{0, 4};
 
     std::vector<Candidate> variants;
-    if (rep) {
+    if (again) {
+      Candidate c = base;
+      c.params.rep_resume = sizes.front();
+      variants.push_back(c);
+    } else if (rep) {
       for (unsigned unit : {1u, 8u})
         for (int mode = 0; mode < 3; ++mode) {  // dst as given, aligned first, aligned only
           if (opt_.quick && (unit == 8 || mode == 2)) continue;
@@ -1034,7 +1052,9 @@ class Search {
       std::ostringstream o;
       o.imbue(std::locale::classic());  // whatever std::locale::global() says
       o << name;
-      if (rep)
+      if (again)
+        o << " (rep string instructions from " << size_label(sizes.front()) << " on, after the loop band)";
+      else if (rep)
         o << (live[v].params.rep_unit.value == 8 ? " (8-byte elements" : " (byte elements")
           << (live[v].params.rep_aligned_only ? ", only when dst is 64-aligned"
               : live[v].params.rep_align_dst  ? ", dst aligned to 64 first"
@@ -1056,7 +1076,7 @@ class Search {
       // rep may win a band of lengths only (the loop above it again: rep_stop); non-temporal
       // stores take every length from their threshold on.
       const decide::ThresholdChoice c =
-          decide::choose_threshold(objective, check, std::log(1.03), std::log(1.03) + extra, rep);
+          decide::choose_threshold(objective, check, std::log(1.03), std::log(1.03) + extra, rep && !again);
       const std::uint64_t stop = c.index != decide::kNoThreshold && c.end < measured ? sizes[c.end] : kNever;
       o << "\n    -> "
         << (c.index == decide::kNoThreshold
@@ -1067,7 +1087,9 @@ class Search {
         best_gain = c.gain - extra;
         best_thr = sizes[c.index];
         out = base;
-        if (rep) {
+        if (again) {
+          out.params.rep_resume = best_thr;
+        } else if (rep) {
           out.params.rep_threshold = best_thr;
           out.params.rep_stop = stop;
           out.params.rep_unit = live[v].params.rep_unit;
@@ -1084,7 +1106,7 @@ class Search {
         std::string(name) + " threshold: " +
         (best_thr == kNever ? std::string("never (no size range where it wins every use pattern by 3% in total without a 3% loss)")
                             : std::to_string(best_thr) + " bytes" +
-                                  (rep && out.params.rep_stop.value != kNever
+                                  (rep && !again && out.params.rep_stop.value != kNever
                                        ? ", the loop again from " + std::to_string(out.params.rep_stop.value) + " bytes"
                                        : std::string()));
     say(line);
@@ -1100,7 +1122,8 @@ class Search {
       tc.max_seconds = opt_.quick ? 0.5 : 2.0;
       std::vector<double> ratios;
       double worst = 0;
-      const std::uint64_t last = rep && out.params.rep_stop.value != kNever ? out.params.rep_stop.value / 2 : sizes.back();
+      const std::uint64_t last =
+          rep && !again && out.params.rep_stop.value != kNever ? out.params.rep_stop.value / 2 : sizes.back();
       for (std::uint64_t sz : {best_thr, last})
         for (Use u : pats) {
           tc.use = u;
@@ -1114,7 +1137,9 @@ class Search {
         const std::string why = std::string(name) + " threshold " + std::to_string(best_thr) +
                                 " did not confirm in solo runs (" + fmt("%.3f", gain_c) + "x on average, worst pattern " +
                                 fmt("%.3f", std::exp(worst)) + "x); keeping " +
-                                (rep ? bytes_or_never(base.params.rep_threshold) : bytes_or_never(base.params.nt_threshold));
+                                (again ? std::string("never")
+                                 : rep ? bytes_or_never(base.params.rep_threshold)
+                                       : bytes_or_never(base.params.nt_threshold));
         say(why);
         log_.push_back(why);
         return base;

@@ -32,6 +32,8 @@
 //   5. rep        where `rep movs`/`rep stos` beats the loop: a size ladder from the loop's start
 //                 to 8 MiB, byte and 8-byte elements, dst as given / aligned to 64 first / rep
 //                 only when aligned, each also with 4K-aliasing copies handed to the loop;
+//   5b. rep again where the rep band ends in the loop below 64 MiB: rep string instructions again
+//                 from 16, 32 or 64 MiB (rep_resume), beyond the last-level cache (not in --quick);
 //   6. nt         where non-temporal stores beat the loop: 256 KiB..64 MiB, one stream or 2 or 4
 //                 page streams.
 //   The threshold stages time each ladder size warm with the copy alone (at every dst offset),
@@ -44,7 +46,8 @@
 //   and every peer (peers.hpp) at every workload point plus 32, 64 and 128 KiB (dst aligned and
 //   1 byte off) and 1, 4 and 16 MiB, in the same rounds (from 64 KiB on warm, the copy read
 //   back); a per-class composite (a rep band from the shortest point of the first class that
-//   picks rep; the last class's non-temporal threshold) is timed with them; where a peer wins a
+//   picks rep, and again from the first class after it that picks rep again; the last class's
+//   non-temporal threshold) is timed with them; where a peer wins a
 //   size class beyond the noise, the configuration
 //   that scores best against the best peer at each point replaces the winner when it beats it
 //   by 1%, and every class still lost is logged with the peer and the figure. Last, the full

@@ -23,6 +23,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -33,6 +34,7 @@
 #include "copysynth/app_judge.hpp"
 #include "copysynth/asm_flavors.hpp"
 #include "copysynth/asm_writer.hpp"
+#include "copysynth/c_format.hpp"
 #include "copysynth/file_io.hpp"
 #include "copysynth/library_writer.hpp"
 #include "copysynth/params.hpp"
@@ -53,6 +55,29 @@ std::vector<Operation> resolve_ops(const std::vector<std::string>& names) {
         ops.push_back(spec::Operation::choices[k]);
   }
   return ops;
+}
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+/// A check that an option's value is a number (a whole number with `whole`) in [lo, hi] of
+/// `unit`, whose errors name the option and the unit ("--runs must be 1..1000 rounds, got 0").
+/// One shape for every numeric option (--budget, --runs).
+CLI::Validator number_in(const std::string& option, const std::string& unit, double lo, double hi, bool whole) {
+  const std::string range = format_c("%g", lo) + ".." + format_c("%g", hi);
+  return CLI::Validator(
+      [=](std::string& in) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const double v = whole ? double(std::strtol(in.c_str(), &end, 10)) : std::strtod(in.c_str(), &end);
+        if (end == in.c_str() || *end != '\0' || (whole && errno))
+          return option + " takes a " + (whole ? "whole " : "") + "number of " + unit + ", got '" + in + "'";
+        if (!std::isfinite(v) || v < lo || v > hi) return option + " must be " + range + " " + unit + ", got " + in;
+        return {};
+      },
+      upper(unit) + " in [" + format_c("%g", lo) + ", " + format_c("%g", hi) + "]");
 }
 
 }  // namespace
@@ -82,16 +107,7 @@ int main(int argc, char** argv) {
                  "if it was made on another CPU or schema, rebuild the same routine, re-verify it, "
                  "re-measure it and print the table")
       ->type_name("FILE");
-  const CLI::Validator seconds(
-      [](std::string& in) -> std::string {
-        char* end = nullptr;
-        errno = 0;
-        const double v = std::strtod(in.c_str(), &end);
-        if (end == in.c_str() || *end != '\0') return "--budget takes a number of seconds, got '" + in + "'";
-        if (!std::isfinite(v) || v < 1 || v > 86400) return "--budget must be between 1 and 86400 seconds, got " + in;
-        return {};
-      },
-      "SECONDS in [1, 86400]");
+  const CLI::Validator seconds = number_in("--budget", "seconds", 1, 86400, false);
   app.add_option("--budget", o.budget,
                  "Wall-clock budget of the search in seconds (verification + timing); the floor (the "
                  "winner against every peer) and the final measurement come on top. A full memcpy run "
@@ -217,16 +233,7 @@ int main(int argc, char** argv) {
                  "glibc's stops it, naming the configuration; nothing is written then. With --from: judge "
                  "that wisdom; without: judge the search's winners before --emit writes them")
       ->type_name("'COMMAND ...'");
-  const CLI::Validator rounds(
-      [](std::string& in) -> std::string {
-        char* end = nullptr;
-        errno = 0;
-        const long v = std::strtol(in.c_str(), &end, 10);
-        if (end == in.c_str() || *end != '\0' || errno) return "--runs takes a whole number of rounds, got '" + in + "'";
-        if (v < 1 || v > 1000) return "--runs must be 1..1000 rounds, got " + in;
-        return {};
-      },
-      "ROUNDS in [1, 1000]");
+  const CLI::Validator rounds = number_in("--runs", "rounds", 1, 1000, true);
   app.add_option("--runs", o.app_runs,
                  "With --app: rounds to time; each runs the command once with glibc's routines and once per "
                  "candidate (so 5 configurations for memcpy, memmove and fill: a 1 s command takes about "

@@ -268,6 +268,8 @@ json to_json(const CopyParams& p) {
   json j = json::object();
   for_each_field(p, [&](std::string_view name, const auto& member) {
     using Spec = typename std::decay_t<decltype(member)>::spec;
+    if constexpr (requires { Spec::written_at_default; })
+      if (!Spec::written_at_default && member.value == Spec::def) return;  // a field newer than some readers
     j[std::string(name)] = value_json<Spec>(member.value);
   });
   return j;

@@ -158,6 +158,9 @@ struct RepResume {
   static constexpr type def = kNever;
   static constexpr type lo = 0, hi = std::uint64_t{1} << 48, step = 1;
   static constexpr bool allows_never = true;
+  /// Left out of to_json() at its default: copysynth builds before this field refuse a params
+  /// object with a key they do not know, and they build the same code when it is absent.
+  static constexpr bool written_at_default = false;
 };
 struct RegisterBank {
   using type = copysynth::RegisterBank;
@@ -341,7 +344,10 @@ Status validate_domains(const CopyParams& p);
 /// "operation=memcpy vector_width=32 unroll=4 prefetch_distance=0 ...".
 std::string to_string(const CopyParams& p);
 
-/// JSON object with one member per field; thresholds equal to kNever are written as "never".
+/// JSON object with one member per field; thresholds equal to kNever are written as "never". A
+/// field whose Spec has `written_at_default = false` (rep_resume) is left out at its default, so
+/// that readers older than the field keep reading what does not use it; params_from_json takes
+/// a missing field as its default.
 nlohmann::json to_json(const CopyParams& p);
 
 /// Parses what to_json writes. Unknown members are an error (a typo must not be silently ignored);

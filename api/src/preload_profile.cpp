@@ -167,6 +167,10 @@ std::atomic<std::uint64_t> g_epoch{1};
 /// meanwhile, in this thread or another, writes nothing.
 std::atomic<bool> g_writing{false};
 [[gnu::tls_model("initial-exec")]] thread_local ThreadRecord* t_record = nullptr;
+/// Set while attach() runs: a copy made inside it (by an interposer of mmap or madvise, such as
+/// GCC 14's ASan runtime, whose interceptors forward their own memset/memcpy to the shim) is not
+/// recorded, instead of attaching again without end.
+[[gnu::tls_model("initial-exec")]] thread_local bool t_attaching = false;
 
 /// The routines the wrappers forward to (set before the slots point at the wrappers).
 CopyFn g_next_memcpy = nullptr, g_next_memmove = nullptr;
@@ -203,14 +207,20 @@ inline void bump(std::uint64_t& x, std::uint64_t by = 1) { st(x, ld(x) + by); }
 /// The calling thread's record, ready for the current epoch; nullptr when none can be mapped
 /// (the call is then not recorded). Cold: a thread's first call, or its first after a dump.
 [[gnu::noinline]] ThreadRecord* attach(ThreadRecord* r, std::uint64_t epoch) {
+  if (t_attaching) return nullptr;  // a copy made by mmap's or madvise's interposer: not recorded
+  t_attaching = true;
   if (!r) {
     void* p = ::mmap(nullptr, kRecordBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) return nullptr;
+    if (p == MAP_FAILED) {
+      t_attaching = false;
+      return nullptr;
+    }
     r = static_cast<ThreadRecord*>(p);
     r->thread = g_thread_count.fetch_add(1, std::memory_order_relaxed) + 1;
   } else {
     zero_state(&r->state);
   }
+  t_attaching = false;
   ThreadState& s = r->state;
   st(s.period, kFirstPeriod);
   st(s.next_start, std::uint64_t{0});

@@ -147,6 +147,80 @@ TEST_CASE("choose_threshold: rows the variant ties do not veto it; a row it lose
   CHECK(choose_threshold({tie, tie}, {}, tol, min_gain, true).index == kNoThreshold);
 }
 
+TEST_CASE("choose_two_thresholds: rep again and non-temporal stores in one comparison, the faster takes the sizes") {
+  // Ladder 256K, 512K, ... 64M (9 sizes); a = rep again (it runs the base's own loop below 8M:
+  // gain exactly 0), b = non-temporal stores (2-3x slower once read below 8M). Rows: copy, read.
+  const double tol = std::log(1.03), min_gain = std::log(1.03);
+  const auto a_copy = gains({1, 1, 1, 1, 1, 1, 1.2, 1.15, 1.2});
+  const auto a_read = gains({1, 1, 1, 1, 1, 1, 1.1, 1.15, 1.1});
+  const auto b_copy = gains({0.4, 0.5, 0.7, 0.8, 1.0, 1.1, 1.12, 1.05, 1.1});
+  const auto b_read = gains({0.3, 0.4, 0.6, 0.8, 0.8, 0.85, 1.0, 1.02, 1.08});
+  // Both win from 16M over the loop; rep again by more: rep again alone, from 16M (the Zen 5 run
+  // whose separate stages took non-temporal stores from 16M once rep again missed confirmation).
+  auto r = choose_two_thresholds({a_copy, a_read}, {}, {b_copy, b_read}, {}, tol, min_gain);
+  CHECK(r.a == 6);
+  CHECK(r.b == kNoThreshold);
+  CHECK(r.gain == doctest::Approx(choose_threshold({a_copy, a_read}, {}, tol, min_gain).gain));
+  CHECK(r.why.find("first variant") != std::string::npos);
+
+  // Non-temporal stores 1.4x at 64M, where rep again gains 1.05x only: rep again 16-32M, then
+  // non-temporal stores (b against a at 64M: 1.4 / 1.05, more than the extra 3% the pair needs).
+  const auto a2_copy = gains({1, 1, 1, 1, 1, 1, 1.2, 1.15, 1.05});
+  const auto a2_read = gains({1, 1, 1, 1, 1, 1, 1.1, 1.15, 1.05});
+  const auto b2_copy = gains({0.4, 0.5, 0.7, 0.8, 1.0, 1.1, 0.95, 1.0, 1.4});
+  const auto b2_read = gains({0.3, 0.4, 0.6, 0.8, 0.8, 0.85, 0.9, 1.0, 1.4});
+  r = choose_two_thresholds({a2_copy, a2_read}, {}, {b2_copy, b2_read}, {}, tol, min_gain);
+  CHECK(r.a == 6);
+  CHECK(r.b == 8);
+  // A cold check where non-temporal stores lose 10% at 64M vetoes the pair and b alone.
+  const auto a_cold = gains({1, 1, 1, 1, 1, 1, 1.1, 1.1, 1.0});
+  const auto b_cold = gains({1, 1, 1, 1, 1, 1, 1.0, 1.0, 0.9});
+  r = choose_two_thresholds({a2_copy, a2_read}, {a_cold}, {b2_copy, b2_read}, {b_cold}, tol, min_gain);
+  CHECK(r.a == 6);
+  CHECK(r.b == kNoThreshold);
+
+  // The second threshold must add min_gain: non-temporal stores at 64M, 2.5% behind rep again
+  // on the copy and 6% ahead read back (1.8% on the mean), do not earn it.
+  const auto b3 = gains({0.4, 0.5, 0.7, 0.8, 1.0, 1.0, 1.0, 1.0, 1.17});
+  r = choose_two_thresholds({a_copy, a_read}, {}, {b3, b3}, {}, tol, min_gain);
+  CHECK(r.a == 6);
+  CHECK(r.b == kNoThreshold);
+}
+
+TEST_CASE("choose_two_thresholds: one variant absent or losing, and never") {
+  const double tol = std::log(1.03), min_gain = std::log(1.03);
+  const auto b_copy = gains({0.4, 0.5, 0.7, 0.8, 1.0, 1.1, 1.12, 1.05, 1.1});
+  const auto b_read = gains({0.3, 0.4, 0.6, 0.8, 0.8, 0.85, 1.0, 1.02, 1.08});
+  // No rep band to resume (a absent): choose_threshold's answer for b.
+  auto r = choose_two_thresholds({}, {}, {b_copy, b_read}, {}, tol, min_gain);
+  CHECK(r.a == kNoThreshold);
+  CHECK(r.b == choose_threshold({b_copy, b_read}, {}, tol, min_gain).index);
+  CHECK(r.b == 6);
+  CHECK(r.why.find("second variant") != std::string::npos);
+  // rep again loses 10% at 32M: alone it is vetoed; before non-temporal stores take 32M on, it
+  // keeps 16M.
+  const auto a_dip = gains({1, 1, 1, 1, 1, 1, 1.3, 0.9, 1.3});
+  r = choose_two_thresholds({a_dip, a_dip}, {}, {b_copy, b_read}, {}, tol, min_gain);
+  CHECK(r.a == 6);
+  CHECK(r.b == 7);
+  // rep again slower wherever it runs: b alone.
+  const auto a_bad = gains({1, 1, 1, 1, 1, 1, 0.9, 0.95, 0.96});
+  r = choose_two_thresholds({a_bad, a_bad}, {}, {b_copy, b_read}, {}, tol, min_gain);
+  CHECK(r.a == kNoThreshold);
+  CHECK(r.b == 6);
+  // Neither wins anything: never, said.
+  const auto flat = gains({1, 1, 1, 1, 1, 1, 1, 1, 1.01});
+  r = choose_two_thresholds({flat}, {}, {flat}, {}, tol, min_gain);
+  CHECK(r.a == kNoThreshold);
+  CHECK(r.b == kNoThreshold);
+  CHECK(r.why.find("never") != std::string::npos);
+  CHECK(choose_two_thresholds({}, {}, {}, {}, tol, min_gain).why == "no sizes measured");
+  // Tables of different shapes are refused, not read past their end.
+  r = choose_two_thresholds({gains({1.2, 1.2})}, {}, {b_copy}, {}, tol, min_gain);
+  CHECK(r.a == kNoThreshold);
+  CHECK(r.b == kNoThreshold);
+}
+
 TEST_CASE("stats: median, median absolute deviation and geometric mean") {
   CHECK(copysynth::median({}) == 0);
   CHECK(copysynth::median({3, 1, 2}) == 2);

@@ -42,6 +42,35 @@ std::size_t pick(const std::vector<double>& scores, double margin) {
   return 0;
 }
 
+namespace {
+
+/// choose_threshold's admissibility rule for the lengths [t, e) of every row: no size loses more
+/// than `tolerance`, no objective row loses in total (a tie does not veto). Returns false when
+/// vetoed; otherwise *total is the mean over the objective rows of their summed gain.
+bool admissible(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,
+                std::size_t t, std::size_t e, double tolerance, double* total) {
+  bool ok = true;
+  *total = 0;
+  for (const auto& row : gain) {
+    double sum = 0;
+    for (std::size_t s = t; s < e && s < row.size(); ++s) {
+      sum += row[s];
+      if (row[s] < -tolerance) ok = false;
+    }
+    // A row the variant ties (gain 0 after the noise shrink: e.g. a dst offset that a rep
+    // class taken only for aligned dst hands back to the same loop) does not veto it; a row
+    // it loses in total does.
+    if (sum < 0) ok = false;
+    *total += sum / double(gain.size());
+  }
+  for (const auto& row : check)
+    for (std::size_t s = t; s < e && s < row.size(); ++s)
+      if (row[s] < -tolerance) ok = false;
+  return ok;
+}
+
+}  // namespace
+
 ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
                                  const std::vector<std::vector<double>>& check, double tolerance,
                                  double min_gain, bool band) {
@@ -60,24 +89,8 @@ ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
     for (std::size_t e = n; e > t; --e) {
       if (!band && e != n) break;
       ++tried;
-      bool ok = true;
       double total = 0;
-      for (const auto& row : gain) {
-        double sum = 0;
-        for (std::size_t s = t; s < e; ++s) {
-          sum += row[s];
-          if (row[s] < -tolerance) ok = false;
-        }
-        // A row the variant ties (gain 0 after the noise shrink: e.g. a dst offset that a rep
-        // class taken only for aligned dst hands back to the same loop) does not veto it; a row
-        // it loses in total does.
-        if (sum < 0) ok = false;
-        total += sum / double(gain.size());
-      }
-      for (const auto& row : check)
-        for (std::size_t s = t; s < e && s < row.size(); ++s)
-          if (row[s] < -tolerance) ok = false;
-      if (!ok) {
+      if (!admissible(gain, check, t, e, tolerance, &total)) {
         ++vetoed;
         continue;
       }
@@ -97,6 +110,90 @@ ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
   else
     snprintf_c(b, sizeof b, "ladder sizes %zu..%zu of %zu: %.1f%% summed gain, mean over the use patterns",
                   out.index + 1, out.end, n, 100 * (std::exp(out.gain) - 1));
+  out.why = b;
+  return out;
+}
+
+TwoThresholds choose_two_thresholds(const std::vector<std::vector<double>>& a_gain,
+                                    const std::vector<std::vector<double>>& a_check,
+                                    const std::vector<std::vector<double>>& b_gain,
+                                    const std::vector<std::vector<double>>& b_check, double tolerance,
+                                    double min_gain) {
+  TwoThresholds out;
+  const std::size_t na = a_gain.empty() ? 0 : a_gain.front().size();
+  const std::size_t nb = b_gain.empty() ? 0 : b_gain.front().size();
+  const std::size_t n = std::max(na, nb);
+  if (n == 0) {
+    out.why = "no sizes measured";
+    return out;
+  }
+  if (na && nb && (na != nb || a_gain.size() != b_gain.size() || a_check.size() != b_check.size())) {
+    out.why = "never: the two variants' tables differ in shape";
+    return out;
+  }
+  // The composite's rows against the base: 0 below ta, a's from ta, b's from tb (tb takes over).
+  const auto rows_of = [&](const std::vector<std::vector<double>>& a, const std::vector<std::vector<double>>& b,
+                           std::size_t ta, std::size_t tb) {
+    std::vector<std::vector<double>> c(std::max(a.size(), b.size()), std::vector<double>(n, 0.0));
+    for (std::size_t p = 0; p < c.size(); ++p)
+      for (std::size_t s = 0; s < n; ++s)
+        c[p][s] = s >= tb ? b[p][s] : s >= ta ? a[p][s] : 0.0;
+    return c;
+  };
+  // Singles first (a, then b), each with choose_threshold's own rule and tie-break.
+  double best_single = -1;
+  std::size_t vetoed = 0, tried = 0;
+  const ThresholdChoice ca = na ? choose_threshold(a_gain, a_check, tolerance, min_gain) : ThresholdChoice{};
+  const ThresholdChoice cb = nb ? choose_threshold(b_gain, b_check, tolerance, min_gain) : ThresholdChoice{};
+  if (ca.index != kNoThreshold) {
+    out.a = ca.index;
+    out.gain = best_single = ca.gain;
+  }
+  if (cb.index != kNoThreshold && cb.gain > best_single) {
+    out.a = kNoThreshold;
+    out.b = cb.index;
+    out.gain = best_single = cb.gain;
+  }
+  // Then both: a from ta, b from tb > ta; it must add min_gain to the best single one.
+  if (na && nb) {
+    double best = best_single < 0 ? min_gain : best_single + min_gain;
+    bool found = false;
+    for (std::size_t ta = n; ta-- > 0;)
+      for (std::size_t tb = n; tb > ta + 1;) {
+        --tb;
+        ++tried;
+        double total = 0;
+        if (!admissible(rows_of(a_gain, b_gain, ta, tb), rows_of(a_check, b_check, ta, tb), ta, n, tolerance,
+                        &total)) {
+          ++vetoed;
+          continue;
+        }
+        if (total > best || (total == best && !found)) {
+          best = total;
+          found = true;
+          out.a = ta;
+          out.b = tb;
+          out.gain = total;
+        }
+      }
+  }
+  char b[256];
+  if (out.a == kNoThreshold && out.b == kNoThreshold)
+    snprintf_c(b, sizeof b,
+               "never: neither variant, nor both, wins every use pattern from some size on without losing more "
+               "than %.1f%% at any size and gains %.1f%% in total",
+               100 * (std::exp(tolerance) - 1), 100 * (std::exp(min_gain) - 1));
+  else if (out.b == kNoThreshold)
+    snprintf_c(b, sizeof b, "the first variant from ladder size %zu of %zu: %.1f%% summed gain, mean over the use patterns",
+               out.a + 1, n, 100 * (std::exp(out.gain) - 1));
+  else if (out.a == kNoThreshold)
+    snprintf_c(b, sizeof b, "the second variant from ladder size %zu of %zu: %.1f%% summed gain, mean over the use patterns",
+               out.b + 1, n, 100 * (std::exp(out.gain) - 1));
+  else
+    snprintf_c(b, sizeof b,
+               "the first variant from ladder size %zu, the second from %zu of %zu: %.1f%% summed gain, mean over "
+               "the use patterns (%zu of %zu pairs vetoed; both must add %.1f%% to the better one alone)",
+               out.a + 1, out.b + 1, n, 100 * (std::exp(out.gain) - 1), vetoed, tried, 100 * (std::exp(min_gain) - 1));
   out.why = b;
   return out;
 }

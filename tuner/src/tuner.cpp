@@ -139,15 +139,14 @@ class Search {
         if (time_left() && best.params.vector_width.value >= 16) best = small_stage(best);
         // --quick: the rep threshold before the finer stages, so that a short budget still
         // decides it (rep wins 1.3-1.5x on aligned 32 KiB-2 MiB copies on AMD Zen 5).
-        if (opt_.quick && time_left() && thresholds) best = threshold_stage("rep", best);
+        if (opt_.quick && time_left() && thresholds) best = rep_stage(best);
         if (time_left()) best = dispatch_stage(best);
         if (time_left() && copy) best = prefetch_stage(best);
         if (pass == 1) {
           if (time_left() && copy) best = alias_stage(best);
           if (time_left() && !opt_.quick) best = padding_stage(best);
-          if (time_left() && thresholds && !opt_.quick) best = threshold_stage("rep", best);
-          if (time_left() && thresholds && !opt_.quick) best = threshold_stage("rep again", best);
-          if (time_left() && thresholds) best = threshold_stage("nt", best);
+          if (time_left() && thresholds && !opt_.quick) best = rep_stage(best);
+          if (time_left() && thresholds) best = beyond_caches_stage(best);
         }
       }
     }
@@ -437,9 +436,9 @@ class Search {
       if (rep_src) {
         comp.params.rep_threshold = rep_lo;
         comp.params.rep_stop = rep_hi;
-        // A second band the rep-again stage confirmed in solo runs (every use pattern) stays
-        // unless a class beyond the caches picks rep itself: the floor's classes there are
-        // judged on two points, copy then read only (a Zen 5 run swapped a confirmed 1.33x
+        // A second band the beyond-the-caches stage confirmed in solo runs (every use pattern)
+        // stays unless a class beyond the caches picks rep itself: the floor's classes there
+        // are judged on two points, copy then read only (a Zen 5 run swapped a confirmed 1.33x
         // for the glibc seed's loop and non-temporal stores, and the report found 0.81x).
         comp.params.rep_resume = rep_again != kNever ? rep_again : winner.params.rep_resume.value;
         comp.params.rep_unit = rep_src->params.rep_unit;
@@ -907,84 +906,184 @@ class Search {
   /// reads, or whose source it refills, pays for where the variant left the data.
   std::vector<Use> uses() const { return uses_of(op_); }
 
-  /// Measures `variant` (rep movs/stos, or non-temporal stores, for every size from the loop's
-  /// start) against `base` on a size ladder, each batch warm (the caller just wrote the source and
-  /// read the destination) and each call followed by each use pattern in turn; the cold cache
-  /// (both buffers flushed) is a check that may veto but never choose. The decision core
-  /// (decide::choose_threshold) returns the threshold T from which the variant wins every
-  /// pattern, by at least 3% in total and nowhere losing more than 3%; the chosen routine is then
-  /// confirmed against `base` with each timed in runs of its own.
-  ///
-  /// "rep again" (rep_resume): where the rep band ends (rep_stop) below 64 MiB, the incumbent
-  /// against itself with rep string instructions again from 16 MiB (or the first power of two
-  /// above the stop) to 64 MiB, dst offsets 0 and 4, by the same rules: on Zen 5 the loop wins
-  /// 2-8 MiB and rep movsb 1.2-1.3x from 16 MiB, where the data no longer fits the caches. Its own
-  /// short ladder, since the rep stage's variants at 16-64 MiB would cost 20 s.
-  Candidate threshold_stage(const char* name, const Candidate& incumbent) {
-    const bool again = std::string(name) == "rep again";
-    const bool rep = std::string(name) == "rep" || again;
-    // The variant is measured against the loop alone: a threshold the incumbent brought along
-    // (a seed's) is decided again here, by the same rule.
-    Candidate base = incumbent;
-    if (again) {
-      base.params.rep_resume = kNever;
-      if (base.params.rep_threshold.value == kNever || base.params.rep_stop.value >= (64ull << 20) ||
-          strategy_at(base, base.params.rep_stop.value) != Strategy::kAlignedLoop)
-        return incumbent;  // no band that hands large copies back to the loop
-    } else if (rep) {
-      base.params.rep_threshold = kNever;
-      base.params.rep_stop = kNever;
-      base.params.rep_resume = kNever;
-    } else
-      base.params.nt_threshold = kNever;
-    if (!get(base)) base = incumbent;
-    const std::uint64_t loop_lo = loop_start(base.params);
-    std::vector<std::uint64_t> sizes;
-    // rep starts at the loop's own start (so "rep first", as FSRM CPUs favour, can win), then
-    // powers of two; the non-temporal ladder starts at 256 KiB.
-    const std::uint64_t hi = rep && !again ? (8ull << 20) : (opt_.quick ? 16ull << 20 : 64ull << 20);
-    if (rep && !again) sizes.push_back(loop_lo);
-    // (--quick: every other power of two.)
-    for (std::uint64_t s = again ? 16ull << 20 : rep ? 1024 : 256 * 1024; s <= hi; s *= opt_.quick ? 4 : 2)
-      if (s > loop_lo && (!again || s > base.params.rep_stop.value)) sizes.push_back(s);
-    if (sizes.empty()) return incumbent;
-    const std::vector<std::uint32_t> dst_aligns =
-        rep && !again ? std::vector<std::uint32_t>{0, 1, 4, 15, 33} : std::vector<std::uint32_t>{0, 4};
+  // ----- threshold ladders: timing shared by the rep stage and the beyond-the-caches stage ---
 
-    std::vector<Candidate> variants;
-    if (again) {
-      Candidate c = base;
-      c.params.rep_resume = sizes.front();
-      variants.push_back(c);
-    } else if (rep) {
-      for (unsigned unit : {1u, 8u})
-        for (int mode = 0; mode < 3; ++mode) {  // dst as given, aligned first, aligned only
-          if (opt_.quick && (unit == 8 || mode == 2)) continue;
-          Candidate c = base;
-          c.params.rep_threshold = 0;
-          c.params.rep_stop = kNever;
-          c.params.rep_resume = kNever;
-          c.params.rep_unit = unit;
-          c.params.rep_align_dst = mode == 1;
-          c.params.rep_aligned_only = mode == 2;
-          c.params.rep_alias_window = 0;
-          variants.push_back(c);
-          // The same, handing copies that would 4K-alias to the loop (the dst offsets below
-          // alias: src is page-aligned).
-          if (op_ != Operation::kFill && !opt_.quick) {
-            c.params.rep_alias_window = 64;
-            variants.push_back(c);
-          }
+  /// One row of a threshold ladder: a use pattern in a cache state at a dst offset.
+  struct LadderRow {
+    Use use;
+    CacheState state;
+    std::uint32_t dst;
+    std::string name;
+  };
+  /// A threshold ladder timed: rows (the copy alone at each dst offset, then each other use
+  /// pattern at offset 0, all warm: the objective; last, the cold copy: a check) x sizes.
+  /// gain[v][p][s] = log(t_base / t_variant v) at row p, size s, shrunk toward 0 by the two
+  /// medians' relative spread (MAD); exactly 0 where variant v runs the base's own code.
+  struct Ladder {
+    std::vector<std::uint64_t> sizes;  ///< the sizes measured (the budget may cut the ladder)
+    std::vector<LadderRow> rows;
+    std::vector<std::vector<std::vector<double>>> gain;
+    std::vector<std::vector<double>> objective(std::size_t v) const { return {gain[v].begin(), gain[v].end() - 1}; }
+    std::vector<std::vector<double>> check(std::size_t v) const { return {gain[v].end() - 1, gain[v].end()}; }
+  };
+
+  /// Times `rs[0]` (the base) and the variants rs[1..] in the same rounds at each of `sizes`,
+  /// each batch warm (the caller just wrote the source and read the destination), each call
+  /// followed by each use pattern in turn, and cold (both buffers flushed) as a check. The source
+  /// is at offset 0 (page-aligned) and dst at each of `dst_aligns` for the copy alone, at 0 for
+  /// the other rows. Variant v is timed only from `from[v]` on: below it, it runs the base's
+  /// code (gain 0). Stops early, said, when the budget runs out.
+  Ladder time_ladder(const std::string& name, const std::vector<const Routine*>& rs, std::vector<std::uint64_t> sizes,
+                     const std::vector<std::uint32_t>& dst_aligns, const std::vector<std::uint64_t>& from) {
+    Ladder l;
+    const std::vector<Use> pats = uses();
+    for (std::uint32_t d : dst_aligns)
+      l.rows.push_back({Use::kCopy, CacheState::kWarm, d, "copy, dst+" + std::to_string(d)});
+    for (std::size_t p = 1; p < pats.size(); ++p)
+      l.rows.push_back({pats[p], CacheState::kWarm, 0, std::string(use_name(pats[p]))});
+    l.rows.push_back({Use::kCopy, CacheState::kCold, 0, "copy, cold (check)"});
+    const std::size_t nv = rs.size() - 1, np = l.rows.size();
+    l.gain.assign(nv, std::vector<std::vector<double>>(np, std::vector<double>(sizes.size(), 0.0)));
+    stats_.timed += static_cast<unsigned>(nv);
+    TimingOptions t = ladder_timing();
+    BenchBuffers& buf = bench_buffers();
+    std::size_t measured = sizes.size();
+    for (std::size_t si = 0; si < sizes.size(); ++si) {
+      if (!time_left() && si > 0) {
+        say(name + ": budget spent; sizes from " + std::to_string(sizes[si]) + " not measured");
+        measured = si;
+        break;
+      }
+      std::vector<const void*> fns{rs[0]->entry()};
+      std::vector<std::size_t> who;  // fns[i + 1] is variant who[i]
+      for (std::size_t v = 0; v < nv; ++v)
+        if (sizes[si] >= from[v]) {
+          fns.push_back(rs[v + 1]->entry());
+          who.push_back(v);
         }
-    } else {
-      for (unsigned pages : {1u, 2u, 4u}) {
-        if (pages > 1 && (base.params.vector_width.value < 16 || opt_.quick)) continue;
-        Candidate c = base;
-        c.params.nt_threshold = 0;
-        c.params.nt_pages = pages;
-        variants.push_back(c);
+      if (who.empty()) continue;
+      for (std::size_t p = 0; p < np; ++p) {
+        TimingOptions tp = t;
+        tp.use = l.rows[p].use;
+        tp.state = l.rows[p].state;
+        const std::uint32_t d = l.rows[p].dst;
+        const auto m = compare(op_, fns, buf, sizes[si], 0, d, tp);
+        // On a shared machine a single batch's luck must neither veto a variant nor win it a
+        // threshold: each gain is shrunk by the two medians' relative spread.
+        for (std::size_t i = 0; i < who.size(); ++i) {
+          const double g = std::log(m[0].ticks_per_call / m[i + 1].ticks_per_call);
+          const double noise = m[0].mad_ticks / m[0].ticks_per_call + m[i + 1].mad_ticks / m[i + 1].ticks_per_call;
+          l.gain[who[i]][p][si] = g > 0 ? std::max(g - noise, 0.0) : std::min(g + noise, 0.0);
+        }
       }
     }
+    sizes.resize(measured);
+    for (auto& v : l.gain)
+      for (auto& row : v) row.resize(measured);
+    l.sizes = std::move(sizes);
+    return l;
+  }
+
+  /// Rounds, batches and time limits of a ladder's comparisons (and, x3 rounds, solo, of the
+  /// confirmation).
+  TimingOptions ladder_timing() const {
+    TimingOptions t = timing_;
+    t.rounds = opt_.quick ? 3 : 5;
+    t.warmup_rounds = 1;
+    t.max_seconds = 1.0;
+    t.min_calls = 4;
+    t.batch_seconds = 100e-6;
+    return t;
+  }
+
+  /// Variant v's rows of a ladder, one line each, "loop time / variant time" per size.
+  std::string ladder_lines(const Ladder& l, std::size_t v) const {
+    std::ostringstream o;
+    o.imbue(std::locale::classic());  // whatever std::locale::global() says
+    for (std::size_t p = 0; p < l.rows.size(); ++p) {
+      o << "\n    " << l.rows[p].name << ":";
+      for (std::size_t si = 0; si < l.sizes.size(); ++si)
+        o << ' ' << size_label(l.sizes[si]) << '=' << fmt("%.2f", std::exp(l.gain[v][p][si]));
+    }
+    return o.str();
+  }
+
+  /// Confirms a threshold: `base` and `chosen`, the complete routines, each timed in runs of its
+  /// own (no neighbour's cache footprint), at each of `sizes` (dst and src at offset 0), every
+  /// use pattern, warm. Confirmed when `chosen` is >= 1% faster on the geometric mean and no
+  /// pattern loses more than 6%. Says and logs the verdict with the worst case, `what` naming the
+  /// threshold; *worst_size (if given) is the size of the worst case.
+  bool confirmed_solo(const std::string& what, const Routine& base, const Routine& chosen,
+                      const std::vector<std::uint64_t>& sizes, std::uint64_t* worst_size = nullptr) {
+    TimingOptions tc = ladder_timing();
+    tc.solo = true;
+    tc.rounds *= 3;
+    tc.max_seconds = opt_.quick ? 0.5 : 2.0;
+    std::vector<double> ratios;
+    double worst = 0;
+    std::string worst_case = "none";
+    for (std::uint64_t sz : sizes)
+      for (Use u : uses()) {
+        tc.use = u;
+        tc.state = CacheState::kWarm;
+        const auto m = compare(op_, {base.entry(), chosen.entry()}, bench_buffers(), sz, 0, 0, tc);
+        ratios.push_back(m[0].ticks_per_call / m[1].ticks_per_call);
+        if (std::log(ratios.back()) < worst || worst_case == "none") {
+          worst = std::min(worst, std::log(ratios.back()));
+          worst_case = size_label(sz) + " " + std::string(use_name(u));
+          if (worst_size) *worst_size = sz;
+        }
+      }
+    const double gain = geomean(ratios);
+    const bool ok = gain >= 1.01 && worst >= -std::log(1.06);
+    const std::string line = what + (ok ? " confirmed in solo runs: " : " did not confirm in solo runs: ") +
+                             fmt("%.3f", gain) + "x on average, worst pattern " + fmt("%.3f", std::exp(worst)) + "x" +
+                             (worst < 0 ? " (" + worst_case + ")" : std::string());
+    say(line);
+    log_.push_back(line);
+    return ok;
+  }
+
+  /// Stage 5, rep: where `rep movs`/`rep stos` beats the loop. The incumbent without rep (a
+  /// threshold a seed brought along is decided again here, by the same rule) against itself with
+  /// rep from the loop's start, on a ladder from the loop's start to 8 MiB, dst at offsets 0, 1,
+  /// 4, 15 and 33; variants: byte or 8-byte elements, dst as given / aligned to 64 first / rep
+  /// only when dst is 64-aligned, each also with 4K-aliasing copies handed to the loop. Each
+  /// variant's band comes from decide::choose_threshold (band: rep_threshold .. rep_stop, the
+  /// loop again above it: on Zen 5 the loop wins 2-8 MiB); the best band is confirmed solo.
+  Candidate rep_stage(const Candidate& incumbent) {
+    const std::string name = "rep";
+    Candidate base = incumbent;
+    base.params.rep_threshold = kNever;
+    base.params.rep_stop = kNever;
+    base.params.rep_resume = kNever;
+    if (!get(base)) base = incumbent;
+    const std::uint64_t loop_lo = loop_start(base.params);
+    // From the loop's own start (so "rep first", as FSRM CPUs favour, can win), then powers of
+    // two (--quick: every other one).
+    std::vector<std::uint64_t> sizes{loop_lo};
+    for (std::uint64_t s = 1024; s <= (8ull << 20); s *= opt_.quick ? 4 : 2)
+      if (s > loop_lo) sizes.push_back(s);
+    std::vector<Candidate> variants;
+    for (unsigned unit : {1u, 8u})
+      for (int mode = 0; mode < 3; ++mode) {  // dst as given, aligned first, aligned only
+        if (opt_.quick && (unit == 8 || mode == 2)) continue;
+        Candidate c = base;
+        c.params.rep_threshold = 0;
+        c.params.rep_stop = kNever;
+        c.params.rep_resume = kNever;
+        c.params.rep_unit = unit;
+        c.params.rep_align_dst = mode == 1;
+        c.params.rep_aligned_only = mode == 2;
+        c.params.rep_alias_window = 0;
+        variants.push_back(c);
+        // The same, handing copies that would 4K-alias to the loop (the dst offsets below
+        // alias: src is page-aligned).
+        if (op_ != Operation::kFill && !opt_.quick) {
+          c.params.rep_alias_window = 64;
+          variants.push_back(c);
+        }
+      }
     std::vector<const Routine*> rs{get(base)};
     std::vector<Candidate> live;
     for (const auto& v : variants)
@@ -993,165 +1092,225 @@ class Search {
         live.push_back(v);
       }
     if (rs[0] == nullptr || rs.size() < 2) return base;
-    stats_.timed += static_cast<unsigned>(rs.size() - 1);
-    const std::vector<Use> pats = uses();
-    say(std::string(name) + ": comparing the loop with " + (rep ? "rep string instructions" : "non-temporal stores") +
-        " at " + std::to_string(sizes.size()) + " sizes x " + std::to_string(dst_aligns.size()) +
-        " dst offsets, warm, " + std::to_string(pats.size()) + " use patterns, and cold as a check");
-    // gain[v][r][s] = log(t_base / t_variant) for row r at ladder size s. Rows: the copy alone
-    // at each dst offset, then each other use pattern at offset 0 (all warm: the objective),
-    // then the cold copy (a check). Every row is judged on its own, so a variant that collapses
-    // at one misalignment cannot hide behind its mean.
-    struct Row {
-      Use use;
-      CacheState state;
-      std::uint32_t dst;
-      std::string name;
-    };
-    std::vector<Row> rows;
-    for (std::uint32_t d : dst_aligns) rows.push_back({Use::kCopy, CacheState::kWarm, d, "copy, dst+" + std::to_string(d)});
-    for (std::size_t p = 1; p < pats.size(); ++p)
-      rows.push_back({pats[p], CacheState::kWarm, 0, std::string(use_name(pats[p]))});
-    rows.push_back({Use::kCopy, CacheState::kCold, 0, "copy, cold (check)"});
-    const std::size_t np = rows.size();
-    std::vector<std::vector<std::vector<double>>> gain(
-        live.size(), std::vector<std::vector<double>>(np, std::vector<double>(sizes.size(), 0.0)));
-    TimingOptions t = timing_;
-    t.rounds = opt_.quick ? 3 : 5;
-    t.warmup_rounds = 1;
-    t.max_seconds = 1.0;
-    t.min_calls = 4;
-    t.batch_seconds = 100e-6;
-    std::vector<const void*> fns;
-    for (auto* r : rs) fns.push_back(r->entry());
-    BenchBuffers& buf = bench_buffers();
-    std::size_t measured = sizes.size();
-    for (std::size_t si = 0; si < sizes.size(); ++si) {
-      if (!time_left() && si > 0) {
-        say(std::string(name) + ": budget spent; sizes from " + std::to_string(sizes[si]) + " not measured");
-        measured = si;
-        break;
-      }
-      for (std::size_t p = 0; p < np; ++p) {
-        TimingOptions tp = t;
-        tp.use = rows[p].use;
-        tp.state = rows[p].state;
-        const std::uint32_t d = rows[p].dst;
-        const auto m = compare(op_, fns, buf, sizes[si], rep ? 0 : d, d, tp);
-        // Each gain shrunk toward 0 by the two medians' relative spread (MAD): on a shared
-        // machine a single batch's luck must neither veto a variant nor win it a threshold.
-        for (std::size_t v = 0; v < live.size(); ++v) {
-          const double g = std::log(m[0].ticks_per_call / m[v + 1].ticks_per_call);
-          const double noise = m[0].mad_ticks / m[0].ticks_per_call + m[v + 1].mad_ticks / m[v + 1].ticks_per_call;
-          gain[v][p][si] = g > 0 ? std::max(g - noise, 0.0) : std::min(g + noise, 0.0);
-        }
-      }
-    }
-    sizes.resize(measured);
+    const std::vector<std::uint32_t> dst_aligns{0, 1, 4, 15, 33};
+    say(name + ": comparing the loop with rep string instructions at " + std::to_string(sizes.size()) + " sizes x " +
+        std::to_string(dst_aligns.size()) + " dst offsets, warm, " + std::to_string(uses().size()) +
+        " use patterns, and cold as a check");
+    const Ladder l = time_ladder(name, rs, sizes, dst_aligns, std::vector<std::uint64_t>(live.size(), 0));
+    if (l.sizes.empty()) return base;
     Candidate out = base;
-    std::uint64_t best_thr = kNever;
     double best_gain = -1;
     for (std::size_t v = 0; v < live.size(); ++v) {
-      for (auto& row : gain[v]) row.resize(measured);
-      std::ostringstream o;
-      o.imbue(std::locale::classic());  // whatever std::locale::global() says
-      o << name;
-      if (again)
-        o << " (rep string instructions from " << size_label(sizes.front()) << " on, after the loop band)";
-      else if (rep)
-        o << (live[v].params.rep_unit.value == 8 ? " (8-byte elements" : " (byte elements")
-          << (live[v].params.rep_aligned_only ? ", only when dst is 64-aligned"
-              : live[v].params.rep_align_dst  ? ", dst aligned to 64 first"
-                                              : ", dst as given")
-          << (live[v].params.rep_alias_window.value ? ", 4K-aliasing copies to the loop)" : ")");
-      else
-        o << " (" << live[v].params.nt_pages.value << (live[v].params.nt_pages.value == 1 ? " stream)" : " page streams)");
-      o << ", loop time / variant time:";
-      for (std::size_t p = 0; p < np; ++p) {
-        o << "\n    " << rows[p].name << ":";
-        for (std::size_t si = 0; si < measured; ++si)
-          o << ' ' << size_label(sizes[si]) << '=' << fmt("%.2f", std::exp(gain[v][p][si]));
-      }
+      const CopyParams& p = live[v].params;
       // Handing aliasing copies to the loop is one more branch on every rep call: it must win
       // by 2% more in total than the plain variant, or the simpler routine is kept.
-      const double extra = rep && live[v].params.rep_alias_window.value ? std::log(1.02) : 0;
-      const std::vector<std::vector<double>> objective(gain[v].begin(), gain[v].end() - 1);
-      const std::vector<std::vector<double>> check(gain[v].end() - 1, gain[v].end());
-      // rep may win a band of lengths only (the loop above it again: rep_stop); non-temporal
-      // stores take every length from their threshold on.
+      const double extra = p.rep_alias_window.value ? std::log(1.02) : 0;
       const decide::ThresholdChoice c =
-          decide::choose_threshold(objective, check, std::log(1.03), std::log(1.03) + extra, rep && !again);
-      const std::uint64_t stop = c.index != decide::kNoThreshold && c.end < measured ? sizes[c.end] : kNever;
-      o << "\n    -> "
-        << (c.index == decide::kNoThreshold
-                ? c.why
-                : "from " + size_label(sizes[c.index]) + (stop == kNever ? "" : " to below " + size_label(stop)) + ": " + c.why);
-      say(o.str());
+          decide::choose_threshold(l.objective(v), l.check(v), std::log(1.03), std::log(1.03) + extra, true);
+      const std::uint64_t stop = c.index != decide::kNoThreshold && c.end < l.sizes.size() ? l.sizes[c.end] : kNever;
+      say(name + (p.rep_unit.value == 8 ? " (8-byte elements" : " (byte elements") +
+          (p.rep_aligned_only ? ", only when dst is 64-aligned"
+           : p.rep_align_dst  ? ", dst aligned to 64 first"
+                              : ", dst as given") +
+          (p.rep_alias_window.value ? ", 4K-aliasing copies to the loop)" : ")") +
+          ", loop time / variant time:" + ladder_lines(l, v) + "\n    -> " +
+          (c.index == decide::kNoThreshold ? c.why
+                                           : "from " + size_label(l.sizes[c.index]) +
+                                                 (stop == kNever ? "" : " to below " + size_label(stop)) + ": " + c.why));
       if (c.index != decide::kNoThreshold && c.gain - extra > best_gain) {
         best_gain = c.gain - extra;
-        best_thr = sizes[c.index];
         out = base;
-        if (again) {
-          out.params.rep_resume = best_thr;
-        } else if (rep) {
-          out.params.rep_threshold = best_thr;
-          out.params.rep_stop = stop;
-          out.params.rep_unit = live[v].params.rep_unit;
-          out.params.rep_align_dst = live[v].params.rep_align_dst;
-          out.params.rep_aligned_only = live[v].params.rep_aligned_only;
-          out.params.rep_alias_window = live[v].params.rep_alias_window;
-        } else {
-          out.params.nt_threshold = best_thr;
-          out.params.nt_pages = live[v].params.nt_pages;
-        }
+        out.params.rep_threshold = l.sizes[c.index];
+        out.params.rep_stop = stop;
+        out.params.rep_unit = p.rep_unit;
+        out.params.rep_align_dst = p.rep_align_dst;
+        out.params.rep_aligned_only = p.rep_aligned_only;
+        out.params.rep_alias_window = p.rep_alias_window;
       }
     }
+    const bool found = out.params.rep_threshold.value != kNever;
     const std::string line =
-        std::string(name) + " threshold: " +
-        (best_thr == kNever ? std::string("never (no size range where it wins every use pattern by 3% in total without a 3% loss)")
-                            : std::to_string(best_thr) + " bytes" +
-                                  (rep && !again && out.params.rep_stop.value != kNever
-                                       ? ", the loop again from " + std::to_string(out.params.rep_stop.value) + " bytes"
-                                       : std::string()));
+        name + " threshold: " +
+        (!found ? std::string("never (no size range where it wins every use pattern by 3% in total without a 3% loss)")
+                : std::to_string(out.params.rep_threshold.value) + " bytes" +
+                      (out.params.rep_stop.value != kNever
+                           ? ", the loop again from " + std::to_string(out.params.rep_stop.value) + " bytes"
+                           : std::string()));
     say(line);
     log_.push_back(line);
     const Routine* chosen = get(out);
     if (!chosen) return base;
-    if (best_thr != kNever && time_left()) {
-      // Confirm with each routine timed in runs of its own (no neighbour's cache footprint), the
-      // complete routines, at the threshold and the largest ladder size, every use pattern.
-      TimingOptions tc = t;
-      tc.solo = true;
-      tc.rounds = 3 * t.rounds;
-      tc.max_seconds = opt_.quick ? 0.5 : 2.0;
-      std::vector<double> ratios;
-      double worst = 0;
-      const std::uint64_t last =
-          rep && !again && out.params.rep_stop.value != kNever ? out.params.rep_stop.value / 2 : sizes.back();
-      for (std::uint64_t sz : {best_thr, last})
-        for (Use u : pats) {
-          tc.use = u;
-          tc.state = CacheState::kWarm;
-          const auto m = compare(op_, {rs[0]->entry(), chosen->entry()}, buf, sz, 0, 0, tc);
-          ratios.push_back(m[0].ticks_per_call / m[1].ticks_per_call);
-          worst = std::min(worst, std::log(ratios.back()));
-        }
-      const double gain_c = geomean(ratios);
-      if (gain_c < 1.01 || worst < -std::log(1.06)) {
-        const std::string why = std::string(name) + " threshold " + std::to_string(best_thr) +
-                                " did not confirm in solo runs (" + fmt("%.3f", gain_c) + "x on average, worst pattern " +
-                                fmt("%.3f", std::exp(worst)) + "x); keeping " +
-                                (again ? std::string("never")
-                                 : rep ? bytes_or_never(base.params.rep_threshold)
-                                       : bytes_or_never(base.params.nt_threshold));
-        say(why);
-        log_.push_back(why);
-        return base;
-      }
-      say(std::string(name) + " threshold confirmed in solo runs: " + fmt("%.3f", gain_c) + "x on average, worst pattern " +
-          fmt("%.3f", std::exp(worst)) + "x");
+    // At the threshold and at the largest size the band keeps (every use pattern).
+    const std::uint64_t last = out.params.rep_stop.value != kNever ? out.params.rep_stop.value / 2 : l.sizes.back();
+    if (found && time_left() &&
+        !confirmed_solo(name + " threshold " + std::to_string(out.params.rep_threshold.value), *rs[0], *chosen,
+                        {out.params.rep_threshold.value, last})) {
+      log_.push_back("keeping " + bytes_or_never(base.params.rep_threshold));
+      return base;
     }
     return out;
+  }
+
+  /// Stage 6, beyond the caches: non-temporal stores (one stream, or 2 or 4 page streams) and,
+  /// where the rep band hands back to the loop below 64 MiB, rep string instructions again
+  /// (rep_resume), in one comparison: the incumbent without either against each, on one ladder
+  /// 256 KiB..64 MiB (--quick: 256 KiB..16 MiB, every other size, one stream, no rep again), dst
+  /// at offsets 0 and 4. decide::choose_two_thresholds picks rep again from one size, non-temporal
+  /// stores from a larger one, either alone, or neither — the faster at each size, since both
+  /// were timed in the same rounds (two separate stages each compared its variant with the loop
+  /// only: one Zen 5 run took non-temporal stores from 16 MiB where rep again was 1.2x faster
+  /// than both). The choice is confirmed solo; if it does not confirm, the better of the single
+  /// alternatives is tried.
+  Candidate beyond_caches_stage(const Candidate& incumbent) {
+    const std::string name = "beyond the caches";
+    Candidate base = incumbent;
+    base.params.nt_threshold = kNever;
+    base.params.rep_resume = kNever;
+    if (!get(base)) base = incumbent;
+    const std::uint64_t loop_lo = loop_start(base.params);
+    std::vector<std::uint64_t> sizes;
+    for (std::uint64_t s = 256 * 1024; s <= (opt_.quick ? 16ull << 20 : 64ull << 20); s *= opt_.quick ? 4 : 2)
+      if (s > loop_lo) sizes.push_back(s);
+    if (sizes.empty()) return incumbent;
+    // rep again: a rep band that ends in the loop below the ladder's top.
+    const bool again = !opt_.quick && base.params.rep_threshold.value != kNever &&
+                       base.params.rep_stop.value < sizes.back() &&
+                       strategy_at(base, base.params.rep_stop.value) == Strategy::kAlignedLoop;
+    std::vector<Candidate> variants;  // [0] rep again when `again`, then non-temporal stores
+    std::vector<std::uint64_t> from;
+    if (again) {
+      Candidate c = base;
+      c.params.rep_resume = *std::find_if(sizes.begin(), sizes.end(),
+                                           [&](std::uint64_t s) { return s > base.params.rep_stop.value; });
+      variants.push_back(c);
+      from.push_back(c.params.rep_resume.value);
+    }
+    for (unsigned pages : {1u, 2u, 4u}) {
+      if (pages > 1 && (base.params.vector_width.value < 16 || opt_.quick)) continue;
+      Candidate c = base;
+      c.params.nt_threshold = 0;
+      c.params.nt_pages = pages;
+      variants.push_back(c);
+      from.push_back(0);
+    }
+    std::vector<const Routine*> rs{get(base)};
+    std::vector<Candidate> live;
+    std::vector<std::uint64_t> live_from;
+    for (std::size_t i = 0; i < variants.size(); ++i)
+      if (const Routine* r = get(variants[i])) {
+        rs.push_back(r);
+        live.push_back(variants[i]);
+        live_from.push_back(from[i]);
+      }
+    const bool has_again = again && !live.empty() && live[0].params.rep_resume.value != kNever;
+    if (rs[0] == nullptr || live.size() < (has_again ? 2u : 1u)) return base;
+    const std::vector<std::uint32_t> dst_aligns{0, 4};
+    say(name + ": comparing the loop with " + (has_again ? "rep string instructions again and " : "") +
+        "non-temporal stores at " + std::to_string(sizes.size()) + " sizes x " + std::to_string(dst_aligns.size()) +
+        " dst offsets, warm, " + std::to_string(uses().size()) + " use patterns, and cold as a check");
+    const Ladder l = time_ladder(name, rs, sizes, dst_aligns, live_from);
+    if (l.sizes.empty()) return base;
+    const std::size_t first_nt = has_again ? 1 : 0;
+    // Each non-temporal variant with rep again (choose_two_thresholds), and each strategy alone
+    // (choose_threshold): the admissible options, the best first; the others are fallbacks.
+    struct Option {
+      Candidate c;
+      double gain;
+      std::string what;
+    };
+    std::vector<Option> options;
+    const double tol = std::log(1.03), min_gain = std::log(1.03);
+    const auto describe = [](const Candidate& c) {
+      std::string what;
+      if (c.params.rep_resume.value != kNever)
+        what = "rep again from " + std::to_string(c.params.rep_resume.value) + " bytes";
+      if (c.params.nt_threshold.value != kNever)
+        what += (what.empty() ? "" : ", then ") + std::string("non-temporal stores (") +
+                (c.params.nt_pages.value == 1 ? "1 stream" : std::to_string(c.params.nt_pages.value) + " page streams") +
+                ") from " + std::to_string(c.params.nt_threshold.value) + " bytes";
+      return what;
+    };
+    const auto add = [&](std::size_t ta, std::size_t tb, std::size_t v, double gain) {
+      if (ta == decide::kNoThreshold && tb == decide::kNoThreshold) return;
+      Option o{base, gain, {}};
+      if (ta != decide::kNoThreshold) o.c.params.rep_resume = std::max(l.sizes[ta], live[0].params.rep_resume.value);
+      if (tb != decide::kNoThreshold) {
+        o.c.params.nt_threshold = l.sizes[tb];
+        o.c.params.nt_pages = live[v].params.nt_pages;
+      }
+      o.what = describe(o.c);
+      if (std::none_of(options.begin(), options.end(), [&](const Option& x) { return key(x.c) == key(o.c); }))
+        options.push_back(o);
+    };
+    if (has_again) {
+      const decide::ThresholdChoice a = decide::choose_threshold(l.objective(0), l.check(0), tol, min_gain);
+      say(name + ": rep string instructions again from " + size_label(live[0].params.rep_resume.value) +
+          " (the rep band ends at " + size_label(base.params.rep_stop.value) + "), loop time / variant time:" +
+          ladder_lines(l, 0) + "\n    -> alone: " + a.why);
+      add(a.index, decide::kNoThreshold, 0, a.gain);
+    }
+    for (std::size_t v = first_nt; v < live.size(); ++v) {
+      const decide::ThresholdChoice b = decide::choose_threshold(l.objective(v), l.check(v), tol, min_gain);
+      const unsigned pages = live[v].params.nt_pages.value;
+      std::string verdict = "\n    -> alone: " + b.why;
+      add(decide::kNoThreshold, b.index, v, b.gain);
+      if (has_again) {
+        const decide::TwoThresholds t =
+            decide::choose_two_thresholds(l.objective(0), l.check(0), l.objective(v), l.check(v), tol, min_gain);
+        verdict += "\n    -> with rep again: " + t.why;
+        add(t.a, t.b, v, t.gain);
+      }
+      say(name + ": non-temporal stores (" + (pages == 1 ? "1 stream" : std::to_string(pages) + " page streams") +
+          "), loop time / variant time:" + ladder_lines(l, v) + verdict);
+    }
+    std::stable_sort(options.begin(), options.end(), [](const Option& a, const Option& b) { return a.gain > b.gain; });
+    if (options.empty()) {
+      const std::string line = name + ": neither " + std::string(has_again ? "rep again nor " : "") +
+                               "non-temporal stores (no size from which it wins every use pattern by 3% in total "
+                               "without a 3% loss)";
+      say(line);
+      log_.push_back(line);
+      return base;
+    }
+    // The best, confirmed solo at its first threshold and the largest size. If it does not
+    // confirm and its worst case is at the first threshold, the same with that threshold one
+    // ladder size up (non-temporal stores from 16 MiB can lose a copy read back that the loop
+    // leaves in a 32 MiB L3); then the best option of the other kind.
+    std::vector<Option> tries{options[0]};
+    for (const auto& o : options)
+      if ((o.c.params.rep_resume.value == kNever) != (options[0].c.params.rep_resume.value == kNever) ||
+          (o.c.params.nt_threshold.value == kNever) != (options[0].c.params.nt_threshold.value == kNever)) {
+        tries.push_back(o);
+        break;
+      }
+    for (std::size_t i = 0; i < tries.size() && i < 4; ++i) {
+      const Option o = tries[i];  // a copy: tries grows below
+      const Routine* r = get(o.c);
+      if (!r) continue;
+      const std::string line = name + ": " + o.what + " (" + fmt("%.1f", 100 * (std::exp(o.gain) - 1)) +
+                               "% summed gain, mean over the use patterns)";
+      say(line);
+      log_.push_back(line);
+      // The ladder's verdict stands when there is no time to confirm it; a fallback's does not.
+      if (!time_left()) return i == 0 ? o.c : base;
+      const std::uint64_t first = std::min(o.c.params.rep_resume.value, o.c.params.nt_threshold.value);
+      std::uint64_t worst_at = 0;
+      if (confirmed_solo(name + ": " + o.what, *rs[0], *r, {first, l.sizes.back()}, &worst_at)) return o.c;
+      const auto next = std::upper_bound(l.sizes.begin(), l.sizes.end(), first);
+      if (worst_at == first && next != l.sizes.end()) {
+        Option up = o;
+        if (up.c.params.rep_resume.value == first) {
+          up.c.params.rep_resume = *next;
+          if (*next >= up.c.params.nt_threshold.value) up.c.params.rep_resume = kNever;  // nothing left of the band
+        } else {
+          up.c.params.nt_threshold = *next;
+        }
+        up.what = describe(up.c) + ", one size up";
+        tries.insert(tries.begin() + static_cast<std::ptrdiff_t>(i) + 1, up);
+      }
+    }
+    log_.push_back(name + ": keeping the loop");
+    return base;
   }
 
   const Workload& w_;

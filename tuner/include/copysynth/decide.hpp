@@ -78,6 +78,30 @@ ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
                                  const std::vector<std::vector<double>>& check, double tolerance,
                                  double min_gain, bool band = false);
 
+/// Two variants that each take every length from a threshold on, timed against one base in the
+/// same rounds, where the later threshold takes over from the earlier one: beyond the caches,
+/// rep string instructions again (`rep_resume`, variant a) up to non-temporal stores
+/// (`nt_threshold`, variant b) — the ladder's order (templates/include/copysynth/ladders.hpp).
+/// a_gain/a_check and b_gain/b_check are each variant's rows against the base, as for
+/// choose_threshold (same rows, same ladder). Every composite is scored on its own rows against
+/// the base (a from ta to below tb, b from tb on; a alone; b alone) under choose_threshold's
+/// rules (no size of any row loses more than `tolerance`, no objective row loses in total, mean
+/// over patterns of the summed gain >= min_gain). A composite with both variants must beat the
+/// best single one by a further `min_gain`: the second threshold has to earn its place. Since
+/// the variants were timed in the same rounds, b's rows minus a's are b against a: where both
+/// beat the base, the faster one takes the sizes. An empty table: that variant is absent.
+struct TwoThresholds {
+  std::size_t a = kNoThreshold;  ///< first ladder size index taking variant a (up to b)
+  std::size_t b = kNoThreshold;  ///< first ladder size index taking variant b (to the end)
+  double gain = 0;               ///< the composite's mean-over-patterns summed log gain
+  std::string why;               ///< one line: what decided it (for the tuning log)
+};
+TwoThresholds choose_two_thresholds(const std::vector<std::vector<double>>& a_gain,
+                                    const std::vector<std::vector<double>>& a_check,
+                                    const std::vector<std::vector<double>>& b_gain,
+                                    const std::vector<std::vector<double>>& b_check, double tolerance,
+                                    double min_gain);
+
 /// The noise of comparing rows a and b at case j, as a relative figure: the larger of their
 /// spread/cost, and at least min_noise.
 double case_noise(const CostTable& t, std::size_t a, std::size_t b, std::size_t j, double min_noise);

@@ -32,15 +32,17 @@
 //   5. rep        where `rep movs`/`rep stos` beats the loop: a size ladder from the loop's start
 //                 to 8 MiB, byte and 8-byte elements, dst as given / aligned to 64 first / rep
 //                 only when aligned, each also with 4K-aliasing copies handed to the loop;
-//   5b. rep again where the rep band ends in the loop below 64 MiB: rep string instructions again
-//                 from 16, 32 or 64 MiB (rep_resume), beyond the last-level cache (not in --quick);
-//   6. nt         where non-temporal stores beat the loop: 256 KiB..64 MiB, one stream or 2 or 4
-//                 page streams.
+//   6. beyond the caches: non-temporal stores (one stream, or 2 or 4 page streams) and, where
+//                 the rep band ends in the loop below 64 MiB, rep string instructions again
+//                 (rep_resume; not in --quick), on one ladder 256 KiB..64 MiB in the same rounds:
+//                 decide::choose_two_thresholds gives rep again from one size, non-temporal stores
+//                 from a larger one, either alone, or neither (the faster takes each size).
 //   The threshold stages time each ladder size warm with the copy alone (at every dst offset),
 //   read back and its source overwritten, and cold as a veto; decide::choose_threshold keeps a
 //   variant only from the size (rep: for the band of sizes, then rep_stop) where it wins every
 //   use by 3% in total and loses nowhere by more than 3%, and the result is confirmed with each
-//   routine timed in runs of its own.
+//   routine timed in runs of its own (beyond the caches: if the best option does not confirm,
+//   the best of the other kind is tried).
 //   Then a second pass over 1-3 with the thresholds in place, when the budget allows, and,
 //   whatever the budget, 7. floor: the winner, the winner without each threshold, the seeds
 //   and every peer (peers.hpp) at every workload point plus 32, 64 and 128 KiB (dst aligned and

@@ -89,7 +89,7 @@ const SizeClass* class_of(const CopyPlan& plan, std::uint64_t n) {
 TEST_CASE("param_field_names lists every CopyParams field in declaration order") {
   const std::vector<std::string> expected{"operation",     "vector_width",  "unroll",
                                           "prefetch_distance", "prefetch_hint", "nt_threshold",
-                                          "rep_threshold", "rep_stop", "rep_resume", "rep_unit", "rep_align_dst", "rep_aligned_only", "alias_window", "rep_alias_window", "nt_pages", "loop_pipeline", "shift_realign", "loop_align",
+                                          "rep_threshold", "rep_stop", "rep_resume", "rep_unit", "rep_align_dst", "rep_aligned_only", "alias_window", "rep_alias_window", "nt_pages", "nt_width", "loop_pipeline", "shift_realign", "loop_align",
                                           "nop_form", "register_bank", "head_tail_width", "head_tail_max", "mask_max"};
   CHECK(param_field_names() == expected);
 }
@@ -114,12 +114,18 @@ TEST_CASE("CopyParams JSON round trip") {
     const CopyParams p;
     const json j = to_json(p);
     REQUIRE(j.is_object());
-    // rep_resume is left out at its default: readers older than the field refuse unknown keys.
-    CHECK(j.size() == param_field_names().size() - 1);
+    // rep_resume and nt_width are left out at their defaults: readers older than the fields
+    // refuse unknown keys.
+    CHECK(j.size() == param_field_names().size() - 2);
     CHECK_FALSE(j.contains("rep_resume"));
+    CHECK_FALSE(j.contains("nt_width"));
     CopyParams r;
     r.rep_resume = 16 << 20;
     CHECK(to_json(r)["rep_resume"] == 16 << 20);
+    CHECK(*params_from_json(to_json(r)) == r);
+    r.vector_width = 64;
+    r.nt_width = 32;
+    CHECK(to_json(r)["nt_width"] == 32);
     CHECK(*params_from_json(to_json(r)) == r);
     CHECK(*params_from_json(j) == p);
     CHECK(j["operation"] == "memcpy");
@@ -443,6 +449,26 @@ TEST_CASE("validate: loop_pipeline needs a copy, vector registers and unroll <= 
   CHECK(contains(to_string(piped), "software-pipelined"));
   p.loop_pipeline = false;
   CHECK(*assemble(piped) != *assemble(plan_for(p)));
+}
+
+TEST_CASE("validate: nt_width 32 needs vector_width 64; other widths are out of its domain") {
+  const IsaFeatures all = IsaFeatures::for_level(IsaLevel::kAVX512);
+  CopyParams p;
+  p.vector_width = 64;
+  p.nt_width = 32;
+  CHECK(validate(p, all).ok());
+  for (unsigned w : {8u, 16u, 32u}) {
+    p.vector_width = w;
+    const Status st = validate(p, all);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().code == ErrorCode::kInvalidParams);
+    CHECK(contains(st.error().message, "nt_width = 32 needs vector_width = 64"));
+    CHECK(contains(st.error().message, "use 0"));
+  }
+  p.vector_width = 64;
+  p.nt_width = 16;
+  REQUIRE_FALSE(validate_domains(p).ok());
+  CHECK(contains(validate_domains(p).error().message, "nt_width"));
 }
 
 TEST_CASE("validate checks the vector width against the target ISA") {

@@ -134,6 +134,33 @@ TEST_CASE("two rep bands (rep_stop, rep_resume) pass the suite for every operati
   }
 }
 
+TEST_CASE("nt_width 32: the 32-byte non-temporal loop of a 64-byte routine passes the suite") {
+  if (!CpuInfo::host().features().has(Feature::kAVX512F)) return;  // vector_width 64 needs AVX-512F
+  for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill}) {
+    for (unsigned pages : {1u, 4u}) {
+      CopyParams p;
+      p.operation = op;
+      p.vector_width = 64;
+      p.nt_threshold = 4096;  // the suite's lengths reach far into the class
+      p.nt_pages = pages;
+      p.nt_width = 32;
+      p.register_bank = pages == 1 ? RegisterBank::kLow : RegisterBank::kHigh;
+      Routine r = build(p);
+      const VerifyReport rep = verify_routine(r);
+      CHECK_MESSAGE(rep.ok(), r.name() << ": " << rep.summary());
+      // The class's code is narrower: the plan says 32-byte registers, and it differs from the
+      // routine with the 64-byte non-temporal loop.
+      bool described = false;
+      for (const auto& c : r.plan().classes)
+        if (c.strategy == Strategy::kNonTemporalLoop)
+          described = describe_class(r.plan(), c).find("x 32 B per iteration") != std::string::npos;
+      CHECK(described);
+      p.nt_width = 0;
+      CHECK(build(p).bytes() != r.bytes());
+    }
+  }
+}
+
 TEST_CASE("memmove: one-byte shifts of a short string, dst == src, and every overlap distance") {
   for (unsigned w : host_widths()) {
     CopyParams p;

@@ -338,7 +338,15 @@ class RoutineEmitter {
           comment("non-temporal stores only when the buffers do not overlap; else the loop");
           jump_if_overlap(loop_entry_, loop_entry_);
         }
-        forward_loop(true);
+        {
+          // nt_width: the non-temporal loop in narrower registers than the rest of the routine
+          // (every helper below takes its width from V_; the loop's minimum length, 4 x V, only
+          // shrinks).
+          const unsigned routine_v = V_;
+          if (p_.nt_width.value) V_ = p_.nt_width.value;
+          forward_loop(true);
+          V_ = routine_v;
+        }
         break;
       case Strategy::kRepString: rep_string(); break;
       case Strategy::kMasked: masked(c.block); break;
@@ -909,7 +917,7 @@ class RoutineEmitter {
   const CopyPlan& plan_;
   const CopyParams& p_;
   x86::Emitter& a_;
-  const unsigned V_;
+  unsigned V_;  // the vector width; the non-temporal class may narrow it (nt_width) while it is emitted
   const EmitFaults& f_;
   const Operation op_;
   bool used_wide_ = false;

@@ -185,6 +185,11 @@ Status validate(const CopyParams& p, const IsaFeatures& target) {
     return make_error(ErrorCode::kInvalidParams,
                       "nt_pages = " + std::to_string(p.nt_pages.value) +
                           " needs vector_width >= 16 (the page streams use vector registers): use 1");
+  if (p.nt_width.value != 0 && p.vector_width.value != 64)
+    return make_error(ErrorCode::kInvalidParams,
+                      "nt_width = " + std::to_string(p.nt_width.value) +
+                          " needs vector_width = 64 (a narrower non-temporal loop in an AVX-512 routine); got "
+                          "vector_width = " + std::to_string(p.vector_width.value) + ": use 0");
   if (p.loop_pipeline && (stores_only || p.vector_width.value < 16 || p.unroll.value > 4))
     return make_error(ErrorCode::kInvalidParams,
                       "loop_pipeline = true needs a copy (memcpy or memmove), vector_width >= 16 and unroll <= 4 "

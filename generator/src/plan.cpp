@@ -178,22 +178,26 @@ std::string describe_class(const CopyPlan& plan, const SizeClass& c) {
         << (fill ? "" : "; all loads before stores");
       break;
     case Strategy::kAlignedLoop:
-    case Strategy::kNonTemporalLoop:
+    case Strategy::kNonTemporalLoop: {
+      // nt_width narrows the non-temporal loop's registers (params.hpp).
+      const std::uint32_t w =
+          c.strategy == Strategy::kNonTemporalLoop && p.nt_width.value ? p.nt_width.value : plan.vec;
       o << (c.strategy == Strategy::kNonTemporalLoop ? "non-temporal loop: " : "aligned loop: ")
-        << p.unroll.value << " x " << plan.vec << " B per iteration, dst aligned to " << plan.vec;
+        << p.unroll.value << " x " << w << " B per iteration, dst aligned to " << w;
       if (p.prefetch_distance.value)
         o << ", prefetch" << name_of(p.prefetch_hint.value) << " +" << p.prefetch_distance.value
           << " B";
       if (p.loop_pipeline) o << ", software-pipelined (next block loaded before this one is stored)";
       if (c.strategy == Strategy::kNonTemporalLoop) o << ", movnt stores, sfence";
       // The loop saves 4 vectors of tail (one word at width 8: the GPRs run out; emit.cpp).
-      o << "; head " << plan.vec << " B and tail " << (plan.vec == 8 ? 8 : 4 * plan.vec) << " B overlapping";
+      o << "; head " << w << " B and tail " << (w == 8 ? 8 : 4 * w) << " B overlapping";
       if (p.alias_window.value && c.strategy == Strategy::kAlignedLoop && !p.loop_pipeline)
         o << "; backward when 0 < (dst - src) mod 4096 < " << p.alias_window.value;
       if (p.operation.value == Operation::kMemmove)
         o << (c.strategy == Strategy::kNonTemporalLoop ? "; overlapping buffers take the loop"
                                                       : "; backward when dst - src < n");
       break;
+    }
     case Strategy::kRepString:
       o << (fill ? (p.rep_unit.value == 8 ? "rep stosq" : "rep stosb")
                  : (p.rep_unit.value == 8 ? "rep movsq" : "rep movsb"))

@@ -50,7 +50,12 @@ std::string short_name(const CopyParams& p) {
                   "u" + std::to_string(p.unroll.value);
   s += "/pf" + std::to_string(p.prefetch_distance.value);
   if (p.prefetch_distance.value) s += std::string(name_of(p.prefetch_hint.value));
-  s += "/nt-" + bytes_or_never(p.nt_threshold) + "/rep-" + bytes_or_never(p.rep_threshold);
+  s += "/nt-" + bytes_or_never(p.nt_threshold);
+  if (p.nt_threshold.value != kNever && p.nt_width.value) {  // nt-16777216v32
+    s += 'v';
+    s += std::to_string(p.nt_width.value);
+  }
+  s += "/rep-" + bytes_or_never(p.rep_threshold);
   if (p.rep_threshold.value != kNever) {
     if (p.rep_unit.value == 8) s += "q";
     if (p.rep_align_dst) s += "a";

@@ -202,6 +202,7 @@ class Search {
           c.params.mask_max = 0;
         }
         c.params.shift_realign = false;
+        if (v != 64) c.params.nt_width = 0;  // a narrower non-temporal loop is an AVX-512 routine's option
         if (v < 16 || u > 4) c.params.loop_pipeline = false;  // it needs two groups of u vectors
         cands.push_back(c);
         // The kernel-style GPR loop also comes in the shift-realigning form (memcpy).
@@ -234,6 +235,7 @@ class Search {
     plain.params.rep_stop = kNever;
     plain.params.rep_resume = kNever;
     plain.params.nt_threshold = kNever;
+    plain.params.nt_width = 0;  // the seeds' own widths (a 32-byte routine has no narrower loop)
     plain.params.prefetch_distance = 0;
     plain.params.unroll = 4;
     if (vmax_ >= 32) {
@@ -450,6 +452,7 @@ class Search {
       if (last.params.nt_threshold.value != kNever && strategy_at(last, 64ull << 20) == Strategy::kNonTemporalLoop) {
         comp.params.nt_threshold = last.params.nt_threshold;
         comp.params.nt_pages = last.params.nt_pages;
+        comp.params.nt_width = comp.params.vector_width.value == 64 ? last.params.nt_width.value : 0u;
       }
       if (std::none_of(live.begin(), live.end(), [&](const Candidate& c) { return key(c) == key(comp); }) && get(comp)) {
         live.push_back(comp);
@@ -996,7 +999,7 @@ class Search {
     return t;
   }
 
-  /// Variant v's rows of a ladder, one line each, "loop time / variant time" per size.
+  /// Variant v's rows of a ladder, one line each, base time / variant time per size.
   std::string ladder_lines(const Ladder& l, std::size_t v) const {
     std::ostringstream o;
     o.imbue(std::locale::classic());  // whatever std::locale::global() says
@@ -1151,6 +1154,12 @@ class Search {
     return out;
   }
 
+  /// "1 stream", "4 page streams", "1 stream, 32-byte registers": a non-temporal loop's variant.
+  static std::string nt_name(const CopyParams& p) {
+    return (p.nt_pages.value == 1 ? std::string("1 stream") : std::to_string(p.nt_pages.value) + " page streams") +
+           (p.nt_width.value ? ", " + std::to_string(p.nt_width.value) + "-byte registers" : std::string());
+  }
+
   /// Stage 6, beyond the caches: non-temporal stores (one stream, or 2 or 4 page streams) and,
   /// where the rep band hands back to the loop below 64 MiB, rep string instructions again
   /// (rep_resume), in one comparison: the incumbent without either against each, on one ladder
@@ -1165,6 +1174,7 @@ class Search {
     const std::string name = "beyond the caches";
     Candidate base = incumbent;
     base.params.nt_threshold = kNever;
+    base.params.nt_width = 0;
     base.params.rep_resume = kNever;
     if (!get(base)) base = incumbent;
     const std::uint64_t loop_lo = loop_start(base.params);
@@ -1185,14 +1195,20 @@ class Search {
       variants.push_back(c);
       from.push_back(c.params.rep_resume.value);
     }
-    for (unsigned pages : {1u, 2u, 4u}) {
-      if (pages > 1 && (base.params.vector_width.value < 16 || opt_.quick)) continue;
-      Candidate c = base;
-      c.params.nt_threshold = 0;
-      c.params.nt_pages = pages;
-      variants.push_back(c);
-      from.push_back(0);
-    }
+    // Page streams x the loop's register width: in a 64-byte routine also the 32-byte
+    // non-temporal loop (nt_width; on AMD family 26 it copies 16 MiB 1.1x as fast as the 64-byte
+    // one, docs/performance.md), one stream and four.
+    for (unsigned width : {0u, 32u})
+      for (unsigned pages : {1u, 2u, 4u}) {
+        if (pages > 1 && (base.params.vector_width.value < 16 || opt_.quick)) continue;
+        if (width && (base.params.vector_width.value != 64 || pages == 2)) continue;
+        Candidate c = base;
+        c.params.nt_threshold = 0;
+        c.params.nt_pages = pages;
+        c.params.nt_width = width;
+        variants.push_back(c);
+        from.push_back(0);
+      }
     std::vector<const Routine*> rs{get(base)};
     std::vector<Candidate> live;
     std::vector<std::uint64_t> live_from;
@@ -1205,7 +1221,8 @@ class Search {
     const bool has_again = again && !live.empty() && live[0].params.rep_resume.value != kNever;
     if (rs[0] == nullptr || live.size() < (has_again ? 2u : 1u)) return base;
     const std::vector<std::uint32_t> dst_aligns{0, 4};
-    say(name + ": comparing the loop with " + (has_again ? "rep string instructions again and " : "") +
+    say(name + ": comparing the incumbent without them (its loop or rep class at these sizes) with " +
+        (has_again ? "rep string instructions again and " : "") +
         "non-temporal stores at " + std::to_string(sizes.size()) + " sizes x " + std::to_string(dst_aligns.size()) +
         " dst offsets, warm, " + std::to_string(uses().size()) + " use patterns, and cold as a check");
     const Ladder l = time_ladder(name, rs, sizes, dst_aligns, live_from);
@@ -1225,8 +1242,7 @@ class Search {
       if (c.params.rep_resume.value != kNever)
         what = "rep again from " + std::to_string(c.params.rep_resume.value) + " bytes";
       if (c.params.nt_threshold.value != kNever)
-        what += (what.empty() ? "" : ", then ") + std::string("non-temporal stores (") +
-                (c.params.nt_pages.value == 1 ? "1 stream" : std::to_string(c.params.nt_pages.value) + " page streams") +
+        what += (what.empty() ? "" : ", then ") + std::string("non-temporal stores (") + nt_name(c.params) +
                 ") from " + std::to_string(c.params.nt_threshold.value) + " bytes";
       return what;
     };
@@ -1237,6 +1253,7 @@ class Search {
       if (tb != decide::kNoThreshold) {
         o.c.params.nt_threshold = l.sizes[tb];
         o.c.params.nt_pages = live[v].params.nt_pages;
+        o.c.params.nt_width = live[v].params.nt_width;
       }
       o.what = describe(o.c);
       if (std::none_of(options.begin(), options.end(), [&](const Option& x) { return key(x.c) == key(o.c); }))
@@ -1245,13 +1262,12 @@ class Search {
     if (has_again) {
       const decide::ThresholdChoice a = decide::choose_threshold(l.objective(0), l.check(0), tol, min_gain);
       say(name + ": rep string instructions again from " + size_label(live[0].params.rep_resume.value) +
-          " (the rep band ends at " + size_label(base.params.rep_stop.value) + "), loop time / variant time:" +
+          " (the rep band ends at " + size_label(base.params.rep_stop.value) + "), incumbent time / variant time:" +
           ladder_lines(l, 0) + "\n    -> alone: " + a.why);
       add(a.index, decide::kNoThreshold, 0, a.gain);
     }
     for (std::size_t v = first_nt; v < live.size(); ++v) {
       const decide::ThresholdChoice b = decide::choose_threshold(l.objective(v), l.check(v), tol, min_gain);
-      const unsigned pages = live[v].params.nt_pages.value;
       std::string verdict = "\n    -> alone: " + b.why;
       add(decide::kNoThreshold, b.index, v, b.gain);
       if (has_again) {
@@ -1260,8 +1276,8 @@ class Search {
         verdict += "\n    -> with rep again: " + t.why;
         add(t.a, t.b, v, t.gain);
       }
-      say(name + ": non-temporal stores (" + (pages == 1 ? "1 stream" : std::to_string(pages) + " page streams") +
-          "), loop time / variant time:" + ladder_lines(l, v) + verdict);
+      say(name + ": non-temporal stores (" + nt_name(live[v].params) + "), incumbent time / variant time:" +
+          ladder_lines(l, v) + verdict);
     }
     std::stable_sort(options.begin(), options.end(), [](const Option& a, const Option& b) { return a.gain > b.gain; });
     if (options.empty()) {

@@ -259,6 +259,20 @@ struct NtPages {
   static constexpr type def = 1;
   static constexpr std::array<type, 3> choices{1, 2, 4};
 };
+struct NtWidth {
+  using type = std::uint32_t;
+  static constexpr std::string_view unit = "bytes";
+  static constexpr std::string_view doc =
+      "register width of the non-temporal loop: 0 = vector_width; 32 = 32-byte (AVX2) registers "
+      "in a routine whose vector_width is 64 (AMD family 26, 16 MiB memcpy, one process: the "
+      "32-byte non-temporal loop 29-30 GB/s, the 64-byte one 26.6; docs/performance.md, fourth "
+      "round)";
+  static constexpr type def = 0;
+  static constexpr std::array<type, 2> choices{0, 32};
+  /// Left out of to_json() at its default (as rep_resume): builds before this field refuse an
+  /// unknown key and build the same code when it is absent.
+  static constexpr bool written_at_default = false;
+};
 struct LoopPipeline {
   using type = bool;
   static constexpr std::string_view unit = "";
@@ -320,6 +334,7 @@ struct CopyParams {
                            (Param<spec::AliasWindow>, alias_window),
                            (Param<spec::RepAliasWindow>, rep_alias_window),
                            (Param<spec::NtPages>, nt_pages),
+                           (Param<spec::NtWidth>, nt_width),
                            (Param<spec::LoopPipeline>, loop_pipeline),
                            (Param<spec::ShiftRealign>, shift_realign),
                            (Param<spec::LoopAlign>, loop_align),

@@ -1163,13 +1163,15 @@ class Search {
   /// Stage 6, beyond the caches: non-temporal stores (one stream, or 2 or 4 page streams) and,
   /// where the rep band hands back to the loop below 64 MiB, rep string instructions again
   /// (rep_resume), in one comparison: the incumbent without either against each, on one ladder
-  /// 256 KiB..64 MiB (--quick: 256 KiB..16 MiB, every other size, one stream, no rep again), dst
+  /// 256 KiB..64 MiB (--quick: 256 KiB..16 MiB, every other size, one stream at the routine's
+  /// width, no rep again; else also, in a 64-byte routine, the 32-byte loop: nt_width), dst
   /// at offsets 0 and 4. decide::choose_two_thresholds picks rep again from one size, non-temporal
   /// stores from a larger one, either alone, or neither — the faster at each size, since both
   /// were timed in the same rounds (two separate stages each compared its variant with the loop
   /// only: one Zen 5 run took non-temporal stores from 16 MiB where rep again was 1.2x faster
-  /// than both). The choice is confirmed solo; if it does not confirm, the better of the single
-  /// alternatives is tried.
+  /// than both). The choice is confirmed solo; if it does not confirm, it is tried again with its
+  /// first threshold one ladder size up when its worst case was there, then the best option of
+  /// the other kind.
   Candidate beyond_caches_stage(const Candidate& incumbent) {
     const std::string name = "beyond the caches";
     Candidate base = incumbent;
@@ -1201,7 +1203,7 @@ class Search {
     for (unsigned width : {0u, 32u})
       for (unsigned pages : {1u, 2u, 4u}) {
         if (pages > 1 && (base.params.vector_width.value < 16 || opt_.quick)) continue;
-        if (width && (base.params.vector_width.value != 64 || pages == 2)) continue;
+        if (width && (base.params.vector_width.value != 64 || pages == 2 || opt_.quick)) continue;
         Candidate c = base;
         c.params.nt_threshold = 0;
         c.params.nt_pages = pages;
@@ -1219,7 +1221,7 @@ class Search {
         live_from.push_back(from[i]);
       }
     const bool has_again = again && !live.empty() && live[0].params.rep_resume.value != kNever;
-    if (rs[0] == nullptr || live.size() < (has_again ? 2u : 1u)) return base;
+    if (rs[0] == nullptr || live.size() < (has_again ? 2u : 1u)) return incumbent;
     const std::vector<std::uint32_t> dst_aligns{0, 4};
     say(name + ": comparing the incumbent without them (its loop or rep class at these sizes) with " +
         (has_again ? "rep string instructions again and " : "") +

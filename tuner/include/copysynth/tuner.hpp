@@ -32,7 +32,8 @@
 //   5. rep        where `rep movs`/`rep stos` beats the loop: a size ladder from the loop's start
 //                 to 8 MiB, byte and 8-byte elements, dst as given / aligned to 64 first / rep
 //                 only when aligned, each also with 4K-aliasing copies handed to the loop;
-//   6. beyond the caches: non-temporal stores (one stream, or 2 or 4 page streams) and, where
+//   6. beyond the caches: non-temporal stores (one stream, or 2 or 4 page streams; in a 64-byte
+//                 routine also the 32-byte loop, nt_width, one stream or 4) and, where
 //                 the rep band ends in the loop below 64 MiB, rep string instructions again
 //                 (rep_resume; not in --quick), on one ladder 256 KiB..64 MiB in the same rounds:
 //                 decide::choose_two_thresholds gives rep again from one size, non-temporal stores
@@ -42,7 +43,8 @@
 //   variant only from the size (rep: for the band of sizes, then rep_stop) where it wins every
 //   use by 3% in total and loses nowhere by more than 3%, and the result is confirmed with each
 //   routine timed in runs of its own (beyond the caches: if the best option does not confirm,
-//   the best of the other kind is tried).
+//   it is tried one ladder size up where its worst case was its threshold, then the best option
+//   of the other kind).
 //   Then a second pass over 1-3 with the thresholds in place, when the budget allows, and,
 //   whatever the budget, 7. floor: the winner, the winner without each threshold, the seeds
 //   and every peer (peers.hpp) at every workload point plus 32, 64 and 128 KiB (dst aligned and

@@ -704,6 +704,18 @@ TEST_CASE("format_profile_summary: records, totals, alignment, distance and a si
   CHECK(std::regex_search(s, std::regex(R"(\n  16-31 +75\.0 +1\.5 +75\.0\n)")));
   CHECK(std::regex_search(s, std::regex(R"(\n  4096-8191 +25\.0 +98\.5 +100\.0\n)")));
   CHECK(std::regex_search(s, std::regex(R"(\n  64-127 +100\.0 +100\.0 +100\.0\n)")));
+  CHECK(s.find("profile.programs=1\nprogram[0].path=\"/usr/bin/prog\"\nprogram[0].records=1\nprogram[0].calls=5\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("format_profile_summary: each program's path, records and calls, most calls first") {
+  const std::string s = format_profile_summary(two_program_profile());
+  CHECK_MESSAGE(contains(s, "profile.records=3\nprofile.programs=2\n"
+                            "program[0].path=\"/usr/bin/bash\"\nprogram[0].records=2\nprogram[0].calls=10\n"
+                            "program[1].path=\"/usr/bin/prog\"\nprogram[1].records=1\nprogram[1].calls=5\n"),
+                s);
+  CHECK(contains(s, "record[2].program=\"/usr/bin/bash\"\n"));
+  CHECK(contains(s, "memcpy.calls=12\n"));
 }
 
 TEST_CASE("compare: every use pattern, cache state and solo run gives a measurement per routine") {

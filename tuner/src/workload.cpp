@@ -442,6 +442,15 @@ std::string format_profile_summary(const Profile& p) {
   auto q = [](const std::string& s) { return quoted_bytes(s, std::string::npos); };
   o << "profile.path=" << q(p.path) << "\n";
   o << "profile.records=" << p.records.size() << "\n";
+  // Which programs wrote the records (a command that runs others leaves theirs too), and what
+  // each counts: the NAME of profile:FILE,program=NAME.
+  const auto programs = profile_programs(p);
+  o << "profile.programs=" << programs.size() << "\n";
+  for (std::size_t i = 0; i < programs.size(); ++i) {
+    const std::string pp = "program[" + std::to_string(i) + "].";
+    o << pp << "path=" << q(programs[i].path) << "\n" << pp << "records=" << programs[i].records << "\n"
+      << pp << "calls=" << programs[i].calls << "\n";
+  }
   for (std::size_t i = 0; i < p.records.size(); ++i) {
     const ProfileRecord& r = p.records[i];
     const std::string rp = "record[" + std::to_string(i) + "].";

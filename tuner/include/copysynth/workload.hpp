@@ -199,8 +199,9 @@ Result<std::vector<Workload>> profile_workloads(const Profile& profile, const st
                                                 const std::string& name, bool cold = false);
 
 /// `autotune --show FILE` for a profile: what was recorded, as text. Key=value lines (strings
-/// quoted as --show quotes wisdom: quoted_bytes) for the file, each record (program, pid, reason,
-/// CPU, windows) and each operation's totals (calls, bytes, mean length, the share of calls whose
+/// quoted as --show quotes wisdom: quoted_bytes) for the file, each program (profile_programs:
+/// program[i].path, .records, .calls), each record (program, pid, reason, CPU, windows) and each
+/// operation's totals (calls, bytes, mean length, the share of calls whose
 /// source/destination address is a multiple of 16 and 64, the distance classes); then per
 /// operation a table of size classes (0, 1, 2-3, 4-7, ..., 2^k to 2^(k+1)-1 bytes: the histogram's
 /// buckets above kProfileExactSizes never straddle two) with

@@ -369,6 +369,33 @@ for p in prog.prof two.prof; do
   check "--from of a profile ($p): exit 2, it is a profile, use --workload profile: (rc=$rc)" \
     bash -c "test $rc -eq 2 && grep -qF '$tmp/$p is a profile, not a wisdom file; use --workload profile:$tmp/$p' '$tmp/perr9'"
 done
+# A command that runs other programs (a shell script) leaves their records too: a record of bash
+# before the program's, in a file whose name has a comma. Without a selection all are tuned for,
+# and the search names the programs; profile:FILE,program=NAME keeps one program's records, and
+# the wisdom keeps the selection, so --from rebuilds the same workload.
+sed 's|"program":"/usr/bin/prog","pid":42|"program":"/usr/bin/bash","pid":41|' "$tmp/prog.prof" >"$tmp/run,1.prof"
+cat "$tmp/prog.prof" >>"$tmp/run,1.prof"
+"$at" --show "$tmp/run,1.prof" >"$tmp/sshow" 2>&1; rc=$?
+check "--show of two programs' records: a path, records and calls per program (rc=$rc)" \
+  bash -c "test $rc -eq 0 && grep -qx 'profile.programs=2' '$tmp/sshow' && grep -qx 'program\[0\].path=\"/usr/bin/bash\"' '$tmp/sshow' && grep -qx 'program\[1\].path=\"/usr/bin/prog\"' '$tmp/sshow' && grep -qx 'program\[1\].records=1' '$tmp/sshow' && grep -qx 'program\[1\].calls=4' '$tmp/sshow' && grep -qx 'memcpy.calls=6' '$tmp/sshow'"
+"$at" --quick --budget 1 --workload "profile:$tmp/run,1.prof" >/dev/null 2>"$tmp/serr"; rc=$?
+check "--workload profile: of two programs: tuned for both, the programs and how to select one said (rc=$rc)" \
+  bash -c "test $rc -eq 0 && grep -qF 'records of 2 programs, tuned for together: /usr/bin/bash (1 record, 4 calls), /usr/bin/prog (1 record, 4 calls); select one with profile:$tmp/run,1.prof,program=NAME' '$tmp/serr'"
+"$at" --quick --budget 2 --keep-slower --workload "profile:$tmp/run,1.prof,program=prog" --emit "$tmp/sel.json" >"$tmp/sout" 2>"$tmp/serr2"; rc=$?
+check "--workload profile:FILE,program=prog tunes for that program's record alone (rc=$rc)" \
+  bash -c "test $rc -eq 0 && grep -q '(1 record, 3 memcpy calls' '$tmp/serr2' && ! grep -q 'records of 2 programs' '$tmp/serr2'"
+check "the wisdom's workload keeps the selection" grep -qF "\"workload\": \"profile:$tmp/run,1.prof,program=prog\"" "$tmp/sel.json"
+"$at" --from "$tmp/sel.json" >"$tmp/sfrom" 2>"$tmp/serr3"; rc=$?
+check "--from that wisdom re-measures on the selected records (rc=$rc)" \
+  bash -c "test $rc -eq 0 && grep -qF 'measuring profile:$tmp/run,1.prof,program=prog' '$tmp/serr3' && grep -q speedup '$tmp/sfrom'"
+"$at" --quick --budget 1 --workload "profile:$tmp/run,1.prof,program=/usr/bin/bash" >/dev/null 2>"$tmp/serr4"; rc=$?
+check "program=FULL_PATH selects too (rc=$rc)" bash -c "test $rc -eq 0 && grep -q '(1 record, 3 memcpy calls' '$tmp/serr4'"
+"$at" --quick --budget 1 --workload "profile:$tmp/run,1.prof,program=nosuch" >"$tmp/snone" 2>"$tmp/serr5"; rc=$?
+check "program=nosuch: exit 1 before any search, the programs the file has (rc=$rc)" \
+  bash -c "test $rc -eq 1 && grep -qF 'profile $tmp/run,1.prof: no record of program \"nosuch\"; it has /usr/bin/bash (1 record, 4 calls), /usr/bin/prog (1 record, 4 calls); select one with profile:$tmp/run,1.prof,program=NAME' '$tmp/serr5' && ! grep -q 'candidates built' '$tmp/serr5' && test ! -s '$tmp/snone'"
+"$at" --quick --budget 1 --workload "profile:$tmp/run,1.prof,program=" >/dev/null 2>"$tmp/serr6"; rc=$?
+check "program= with no name: exit 1 (rc=$rc)" bash -c "test $rc -eq 1 && grep -q 'the program to select is empty' '$tmp/serr6'"
+check "--help describes profile:FILE,program=NAME" grep -q "profile:FILE,program=NAME" "$tmp/help"
 # A profile's path without "profile:" (read as a size distribution before).
 for p in prog.prof "$tmp/prog.prof"; do
   (cd "$tmp" && "$at" --quick --budget 1 --workload "$p") >/dev/null 2>"$tmp/perr10"; rc=$?

@@ -545,6 +545,148 @@ TEST_CASE("make_workload: a profile named without profile: is told to add it") {
                 n.error().message);
 }
 
+namespace {
+
+/// A profile a shell script leaves: the program's record (tiny_profile's, 5 calls), then two of
+/// /usr/bin/bash (5 calls each), as "two.prof".
+Profile two_program_profile() {
+  Profile p = tiny_profile();
+  p.path = "two.prof";
+  ProfileRecord bash = p.records[0];
+  bash.program = "/usr/bin/bash";
+  bash.pid = 43;
+  p.records.push_back(bash);
+  bash.pid = 44;
+  p.records.push_back(bash);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("profile workload: profile_programs counts each program's records and calls, most calls first") {
+  const auto programs = profile_programs(two_program_profile());
+  REQUIRE(programs.size() == 2);
+  CHECK(programs[0].path == "/usr/bin/bash");  // after prog in the file, but more calls
+  CHECK(programs[0].records == 2);
+  CHECK(programs[0].calls == 10);
+  CHECK(programs[1].path == "/usr/bin/prog");
+  CHECK(programs[1].records == 1);
+  CHECK(programs[1].calls == 5);  // 4 memcpy + 1 memset
+  CHECK(profile_programs(tiny_profile()).size() == 1);
+}
+
+TEST_CASE("profile workload: select_program keeps one program's records, by last component or full path") {
+  const Profile p = two_program_profile();
+  auto by_base = select_program(p, "prog");
+  REQUIRE_MESSAGE(by_base.ok(), by_base.error().message);
+  CHECK(by_base->path == "two.prof");
+  REQUIRE(by_base->records.size() == 1);
+  CHECK(by_base->records[0].program == "/usr/bin/prog");
+  auto by_path = select_program(p, "/usr/bin/bash");
+  REQUIRE_MESSAGE(by_path.ok(), by_path.error().message);
+  REQUIRE(by_path->records.size() == 2);
+  CHECK(by_path->records[0].pid == 43);  // file order
+  CHECK(by_path->records[1].pid == 44);
+  CHECK(select_program(p, "bash").ok());
+  // The selection is what is tuned: prog's 4 memcpy calls, not the 12 of the file.
+  CHECK(p.total(Operation::kMemcpy).calls == 12);
+  auto w = profile_workload(*by_base, Operation::kMemcpy, "profile:two.prof,program=prog");
+  REQUIRE_MESSAGE(w.ok(), w.error().message);
+  CHECK(w->note.find("1 record, 4 memcpy calls") != std::string::npos);
+  CHECK(w->note.find("programs") == std::string::npos);  // one program: nothing to say
+  // Neither the whole path nor its last component: no match (no prefixes, no substrings).
+  for (const char* partial : {"bin/prog", "pro", "/usr/bin", "prog ", "/prog"}) {
+    CAPTURE(partial);
+    CHECK_FALSE(select_program(p, partial).ok());
+  }
+}
+
+TEST_CASE("profile workload: no record of the program selected: the error lists what the file has") {
+  const Profile p = two_program_profile();
+  auto none = select_program(p, "python3");
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.error().code == ErrorCode::kInvalidArgument);
+  CHECK_MESSAGE(none.error().message ==
+                    "profile two.prof: no record of program \"python3\"; it has /usr/bin/bash (2 records, 10 "
+                    "calls), /usr/bin/prog (1 record, 5 calls); select one with profile:two.prof,program=NAME",
+                none.error().message);
+  auto empty = select_program(p, "");
+  REQUIRE_FALSE(empty.ok());
+  CHECK(empty.error().code == ErrorCode::kInvalidArgument);
+  CHECK_MESSAGE(contains(empty.error().message, "empty; it has /usr/bin/bash (2 records, 10 calls), /usr/bin/prog"),
+                empty.error().message);
+}
+
+TEST_CASE("profile workload: records of several programs are tuned together, and the note says how to select one") {
+  auto w = profile_workload(two_program_profile(), Operation::kMemcpy, "profile:two.prof");
+  REQUIRE_MESSAGE(w.ok(), w.error().message);
+  CHECK(w->note.find("3 records, 12 memcpy calls") != std::string::npos);
+  CHECK_MESSAGE(contains(w->note, "; records of 2 programs, tuned for together: /usr/bin/bash (2 records, 10 calls), "
+                                  "/usr/bin/prog (1 record, 5 calls); select one with profile:two.prof,program=NAME"),
+                w->note);
+}
+
+TEST_CASE("profile workload: parse_profile_spec splits FILE,program=NAME unless the whole text names a file") {
+  TempDir dir;
+  auto plain = parse_profile_spec(dir.path + "/x.prof");
+  REQUIRE(plain.ok());
+  CHECK(plain->path == dir.path + "/x.prof");
+  CHECK_FALSE(plain->program.has_value());
+  auto sel = parse_profile_spec(dir.path + "/x.prof,program=sqlite3");
+  REQUIRE(sel.ok());
+  CHECK(sel->path == dir.path + "/x.prof");
+  CHECK(sel->program == std::optional<std::string>("sqlite3"));
+  auto full = parse_profile_spec("x.prof,program=/usr/bin/sqlite3");
+  REQUIRE(full.ok());
+  CHECK(full->program == std::optional<std::string>("/usr/bin/sqlite3"));
+  auto last = parse_profile_spec("a,program=b,program=c");  // split at the last one
+  REQUIRE(last.ok());
+  CHECK(last->path == "a,program=b");
+  CHECK(last->program == std::optional<std::string>("c"));
+  // A file of that very name is the file, selector and all.
+  write_file(dir.path + "/odd,program=prog", "");
+  auto odd = parse_profile_spec(dir.path + "/odd,program=prog");
+  REQUIRE(odd.ok());
+  CHECK(odd->path == dir.path + "/odd,program=prog");
+  CHECK_FALSE(odd->program.has_value());
+  // Errors: an empty NAME, no FILE.
+  auto empty = parse_profile_spec("x.prof,program=");
+  REQUIRE_FALSE(empty.ok());
+  CHECK(empty.error().code == ErrorCode::kInvalidArgument);
+  CHECK_MESSAGE(contains(empty.error().message, "the program to select is empty"), empty.error().message);
+  CHECK_FALSE(parse_profile_spec(",program=prog").ok());
+  CHECK_FALSE(parse_profile_spec("").ok());
+}
+
+TEST_CASE("profile workload: make_workload reads profile:FILE,program=NAME, and a file name with a comma whole") {
+  TempDir dir;
+  const Profile two = two_program_profile();
+  std::string text;
+  for (const ProfileRecord& r : two.records) text += profile_record_json(r) + "\n";
+  const std::string prof = dir.path + "/run,1.prof";  // a comma in the file's name
+  write_file(prof, text);
+  auto all = make_workload("profile:" + prof, Operation::kMemcpy);
+  REQUIRE_MESSAGE(all.ok(), all.error().message);
+  CHECK(all->name == "profile:" + prof);
+  CHECK_MESSAGE(contains(all->note, "records of 2 programs"), all->note);
+  auto one = make_workload("profile:" + prof + ",program=prog", Operation::kMemcpy, /*cold=*/true);
+  REQUIRE_MESSAGE(one.ok(), one.error().message);
+  CHECK(one->name == "profile:" + prof + ",program=prog (cold)");  // the name the wisdom keeps
+  CHECK(one->cold);
+  CHECK_MESSAGE(contains(one->note, "1 record, 4 memcpy calls"), one->note);
+  auto bash = make_workload("profile:" + prof + ",program=/usr/bin/bash", Operation::kFill);
+  REQUIRE_MESSAGE(bash.ok(), bash.error().message);
+  CHECK_MESSAGE(contains(bash->note, "2 records, 2 memset calls"), bash->note);
+  auto none = make_workload("profile:" + prof + ",program=nosuch", Operation::kMemcpy);
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.error().code == ErrorCode::kInvalidArgument);
+  CHECK_MESSAGE(contains(none.error().message, "no record of program \"nosuch\"; it has /usr/bin/bash (2 records, "
+                                               "10 calls), /usr/bin/prog (1 record, 5 calls); select one with profile:" +
+                                                   prof + ",program=NAME"),
+                none.error().message);
+  CHECK_FALSE(make_workload("profile:" + prof + ",program=", Operation::kMemcpy).ok());
+}
+
 TEST_CASE("format_profile_summary: records, totals, alignment, distance and a size-class table per operation") {
   const std::string s = format_profile_summary(tiny_profile());
   CHECK(s.find("profile.records=1\n") != std::string::npos);
@@ -562,6 +704,18 @@ TEST_CASE("format_profile_summary: records, totals, alignment, distance and a si
   CHECK(std::regex_search(s, std::regex(R"(\n  16-31 +75\.0 +1\.5 +75\.0\n)")));
   CHECK(std::regex_search(s, std::regex(R"(\n  4096-8191 +25\.0 +98\.5 +100\.0\n)")));
   CHECK(std::regex_search(s, std::regex(R"(\n  64-127 +100\.0 +100\.0 +100\.0\n)")));
+  CHECK(s.find("profile.programs=1\nprogram[0].path=\"/usr/bin/prog\"\nprogram[0].records=1\nprogram[0].calls=5\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("format_profile_summary: each program's path, records and calls, most calls first") {
+  const std::string s = format_profile_summary(two_program_profile());
+  CHECK_MESSAGE(contains(s, "profile.records=3\nprofile.programs=2\n"
+                            "program[0].path=\"/usr/bin/bash\"\nprogram[0].records=2\nprogram[0].calls=10\n"
+                            "program[1].path=\"/usr/bin/prog\"\nprogram[1].records=1\nprogram[1].calls=5\n"),
+                s);
+  CHECK(contains(s, "record[2].program=\"/usr/bin/bash\"\n"));
+  CHECK(contains(s, "memcpy.calls=12\n"));
 }
 
 TEST_CASE("compare: every use pattern, cache state and solo run gives a measurement per routine") {

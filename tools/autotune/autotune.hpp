@@ -55,10 +55,12 @@ int usage_error(const std::string& message);
 int fail_or_usage(const copysynth::Error& e);
 
 /// The workload of each of `ops` for the workload `name` (--workload, or a wisdom entry's), made
-/// before any is tuned, into `out`: make_workload's, but a profile (profile:FILE) is read once and
-/// every operation it lacks is named in one error (profile_workloads). A profile that cannot be
-/// read or is not one fails the run (2), as a wisdom file --from cannot read does; a name that
-/// names nothing, an operation the profile lacks or --cold with points is a bad command line (1).
+/// before any is tuned, into `out`: make_workload's, but a profile (profile:FILE, or
+/// profile:FILE,program=NAME: select_program) is read once and every operation it lacks is named
+/// in one error (profile_workloads). A profile that cannot be read or is not one fails the run
+/// (2), as a wisdom file --from cannot read does; a name that names nothing, a program the profile
+/// has no record of (or an empty NAME), an operation the profile lacks or --cold with points is a
+/// bad command line (1).
 /// Returns 0, or the exit status of the error it printed.
 int make_workloads(const std::string& name, const std::vector<copysynth::Operation>& ops, bool cold,
                    std::vector<copysynth::Workload>& out);

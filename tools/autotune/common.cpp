@@ -24,8 +24,14 @@ int make_workloads(const std::string& name, const std::vector<copysynth::Operati
                    std::vector<copysynth::Workload>& out) {
   out.clear();
   if (name.rfind("profile:", 0) == 0 && name.size() > 8) {
-    auto p = copysynth::load_profile(name.substr(8));
+    auto spec = copysynth::parse_profile_spec(name.substr(8));
+    if (!spec) return fail_or_usage(spec.error());
+    auto p = copysynth::load_profile(spec->path);
     if (!p) return fail(p.error());  // the input file is bad, not the command line
+    if (spec->program) {  // a program the file has no record of: the command line names it
+      p = copysynth::select_program(*p, *spec->program);
+      if (!p) return fail_or_usage(p.error());
+    }
     auto ws = copysynth::profile_workloads(*p, ops, name, cold);
     if (!ws) return fail_or_usage(ws.error());
     out = std::move(ws).value();

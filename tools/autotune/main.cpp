@@ -15,9 +15,9 @@
 //                                      where the program is not slower with it (app.cpp)
 //
 // Progress goes to stderr, the table to stdout. Exit status: 0 success, 1 bad command line (an
-// option's value, a workload name that names nothing, an operation a profile lacks), 2 the work
-// failed (a wisdom file or profile that cannot be read or is not one, mismatched wisdom,
-// verification failure, I/O error).
+// option's value, a workload name that names nothing, an operation a profile lacks, a program it
+// has no record of: profile:FILE,program=NAME), 2 the work failed (a wisdom file or profile that
+// cannot be read or is not one, mismatched wisdom, verification failure, I/O error).
 //
 // This file defines the options and dispatches; each mode is a file of its own (autotune.hpp).
 #include <CLI/CLI.hpp>
@@ -147,7 +147,11 @@ int main(int argc, char** argv) {
                  "probabilities, field i for length i). Distributions are replayed as a sequence of "
                  "calls with random offsets in a 4 KiB window. profile:FILE: a program's own calls, "
                  "recorded by the shim (COPYSYNTH_PROFILE=FILE), replayed window by window in program "
-                 "order at the program's page offsets; `--show FILE` summarises it")
+                 "order at the program's page offsets; `--show FILE` summarises it. A command that runs "
+                 "other programs (a shell script, a pyenv shim, make) leaves a record per process, all "
+                 "tuned for together; profile:FILE,program=NAME keeps the records of one program, NAME "
+                 "its path or the last component of it (program=sqlite3 or program=/usr/bin/sqlite3). "
+                 "The wisdom's workload keeps the selection: --from re-measures on the same records")
       ->capture_default_str();
   app.add_flag("--cold", o.cold, "With a distribution workload: spread the calls over 256 MiB so the data is "
                                "not in cache");
@@ -217,7 +221,8 @@ int main(int argc, char** argv) {
                  "Print what a wisdom or fleet file holds, one key=value per line in the manner of "
                  "`ld.so --list-diagnostics`: each CPU's signature and features, each entry's routine, "
                  "parameters, effective rep/non-temporal thresholds and size ladder, and which host this CPU "
-                 "would use. For a profile recorded with COPYSYNTH_PROFILE: the records (program, pid), each "
+                 "would use. For a profile recorded with COPYSYNTH_PROFILE: the programs (records and calls "
+                 "each: the NAME of profile:FILE,program=NAME), the records (program, pid), each "
                  "operation's calls, bytes, alignment and distance classes, and the share of calls and bytes "
                  "per size class. Nothing is built or run")
       ->type_name("FILE");
@@ -268,6 +273,8 @@ int main(int argc, char** argv) {
       "  autotune --show prog.prof            record a program's own copies; summarise them\n"
       "  autotune --op memcpy,memmove,fill --workload profile:prog.prof --emit best.json\n"
       "                                       tune for exactly those calls\n"
+      "  autotune --workload profile:run.prof,program=python3 --emit best.json\n"
+      "                                       only python3's records of a script's profile\n"
       "  autotune --from best.json --emit-asm memcpy_64.S --flavor linux --name __memcpy\n"
       "                                       the tuned memcpy as a kernel-style .S file\n"
       "  autotune --from best.json --emit-asm memcpy.S --target avx512\n"

@@ -218,6 +218,78 @@ std::vector<Call> replay_calls(const Workload& w, std::size_t count, std::uint64
   return calls;
 }
 
+std::vector<ProfileProgram> profile_programs(const Profile& p) {
+  std::vector<ProfileProgram> out;  // in the order the file first names them
+  for (const ProfileRecord& r : p.records) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const ProfileProgram& x) { return x.path == r.program; });
+    if (it == out.end()) it = out.insert(out.end(), ProfileProgram{r.program, 0, 0});
+    ++it->records;
+    for (const OpProfile& o : r.ops) it->calls += o.calls;
+  }
+  std::stable_sort(out.begin(), out.end(), [](const ProfileProgram& a, const ProfileProgram& b) { return a.calls > b.calls; });
+  return out;
+}
+
+namespace {
+
+/// What separates a profile's file from the program selected in a workload name.
+constexpr std::string_view kProgramSelector = ",program=";
+
+/// "PATH (N records, M calls), ...": the programs of a profile as messages list them.
+std::string list_programs(const Profile& p) {
+  std::string s;
+  for (const ProfileProgram& x : profile_programs(p))
+    s += (s.empty() ? "" : ", ") + x.path + " (" + std::to_string(x.records) +
+         (x.records == 1 ? " record, " : " records, ") + std::to_string(x.calls) + (x.calls == 1 ? " call)" : " calls)");
+  return s;
+}
+
+/// The last component of a program path: the text after its last '/' (all of it without one).
+std::string_view last_component(std::string_view path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+Result<Profile> select_program(const Profile& p, std::string_view name) {
+  if (name.empty())
+    return make_error(ErrorCode::kInvalidArgument,
+                      "profile " + p.path + ": the program to select is empty; it has " + list_programs(p) +
+                          "; select one with profile:" + p.path + ",program=NAME");
+  Profile out;
+  out.path = p.path;
+  for (const ProfileRecord& r : p.records)
+    if (r.program == name || last_component(r.program) == name) out.records.push_back(r);
+  if (out.records.empty())
+    return make_error(ErrorCode::kInvalidArgument,
+                      "profile " + p.path + ": no record of program " + quoted_bytes(name) + "; it has " +
+                          list_programs(p) + "; select one with profile:" + p.path + ",program=NAME");
+  return out;
+}
+
+Result<ProfileSpec> parse_profile_spec(const std::string& spec) {
+  ProfileSpec out;
+  std::error_code ec;
+  const std::size_t at = spec.rfind(kProgramSelector);
+  // A file of that very name is read whole: the selector is only looked for in text that names
+  // no file, so no existing profile stops loading because of its name.
+  if (at == std::string::npos || std::filesystem::exists(spec, ec)) {
+    out.path = spec;
+  } else {
+    out.path = spec.substr(0, at);
+    out.program = spec.substr(at + kProgramSelector.size());
+    if (out.program->empty())
+      return make_error(ErrorCode::kInvalidArgument,
+                        "--workload profile:" + spec + ": the program to select is empty; give its path or the "
+                        "last component of it (autotune --show " + out.path + " lists the programs the file has)");
+  }
+  if (out.path.empty())
+    return make_error(ErrorCode::kInvalidArgument,
+                      "--workload profile:FILE needs a file (recorded with COPYSYNTH_PROFILE=FILE and the shim)");
+  return out;
+}
+
 Result<Workload> profile_workload(const Profile& profile, Operation op, const std::string& name) {
   const int k = profile_index(op);
   if (k < 0)
@@ -288,6 +360,11 @@ Result<Workload> profile_workload(const Profile& profile, Operation op, const st
            std::to_string(in_windows) + " of them in " + std::to_string(windows.size()) +
            (windows.size() == 1 ? " window" : " windows") +
            (left_out ? "; " + std::to_string(left_out) + " calls above 16 MiB left out of the replay" : "");
+  // A command that ran other programs (a shell script, a pyenv shim) leaves their records too:
+  // they are tuned for together, as asked, but said, with how to keep one.
+  if (const auto programs = profile_programs(profile); programs.size() > 1)
+    w.note += "; records of " + std::to_string(programs.size()) + " programs, tuned for together: " +
+              list_programs(profile) + "; select one with profile:" + profile.path + ",program=NAME";
   w.distribution = std::move(d);
   return w;
 }
@@ -365,6 +442,15 @@ std::string format_profile_summary(const Profile& p) {
   auto q = [](const std::string& s) { return quoted_bytes(s, std::string::npos); };
   o << "profile.path=" << q(p.path) << "\n";
   o << "profile.records=" << p.records.size() << "\n";
+  // Which programs wrote the records (a command that runs others leaves theirs too), and what
+  // each counts: the NAME of profile:FILE,program=NAME.
+  const auto programs = profile_programs(p);
+  o << "profile.programs=" << programs.size() << "\n";
+  for (std::size_t i = 0; i < programs.size(); ++i) {
+    const std::string pp = "program[" + std::to_string(i) + "].";
+    o << pp << "path=" << q(programs[i].path) << "\n" << pp << "records=" << programs[i].records << "\n"
+      << pp << "calls=" << programs[i].calls << "\n";
+  }
   for (std::size_t i = 0; i < p.records.size(); ++i) {
     const ProfileRecord& r = p.records[i];
     const std::string rp = "record[" + std::to_string(i) + "].";
@@ -425,12 +511,14 @@ std::string format_profile_summary(const Profile& p) {
 
 Result<Workload> make_workload(const std::string& name, Operation op, bool cold) {
   if (name.rfind("profile:", 0) == 0) {
-    const std::string path = name.substr(8);
-    if (path.empty())
-      return make_error(ErrorCode::kInvalidArgument,
-                        "--workload profile:FILE needs a file (recorded with COPYSYNTH_PROFILE=FILE and the shim)");
-    auto p = load_profile(path);
+    auto spec = parse_profile_spec(name.substr(8));
+    if (!spec) return spec.error();
+    auto p = load_profile(spec->path);
     if (!p) return p.error();
+    if (spec->program) {
+      p = select_program(*p, *spec->program);
+      if (!p) return p.error();
+    }
     auto w = profile_workloads(*p, {op}, name, cold);
     if (!w) return w.error();
     return std::move(w->front());

@@ -9,12 +9,15 @@
 //     learning one size. A cold-cache variant spreads the calls over a 256 MiB arena;
 //   - a profile (`profile:FILE`, recorded by the shim: copysynth/profile.hpp): a distribution
 //     whose replayed calls are the program's own, window by window in program order, with the
-//     program's page offsets (profile_workload()).
+//     program's page offsets (profile_workload()); `profile:FILE,program=NAME` keeps the records
+//     of one program of a file that several wrote (select_program()).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "copysynth/params.hpp"
@@ -133,6 +136,40 @@ std::vector<Call> make_calls(const SizeDistribution& d, std::size_t count, std::
 /// in the workload's note.
 inline constexpr std::uint64_t kMaxReplaySize = std::uint64_t{16} << 20;
 
+/// One program of a profile: the records whose "program" is `path`, and their calls.
+struct ProfileProgram {
+  std::string path;         ///< ProfileRecord::program (the process's /proc/self/exe)
+  std::size_t records = 0;  ///< records of it in the file
+  std::uint64_t calls = 0;  ///< memcpy, memmove and memset calls of those records, summed
+};
+
+/// The programs of `p`'s records, each once: most calls first, ties in the order the file first
+/// names them.
+std::vector<ProfileProgram> profile_programs(const Profile& p);
+
+/// The records of `p` whose program is `name`, for a profile of a command that ran several
+/// programs (a shell script, a pyenv shim, make: one record per process). A record matches when
+/// `name` equals its program path ("/usr/bin/sqlite3") or that path's last component, the text
+/// after its last '/' ("sqlite3"); so a last component keeps every path that ends in it
+/// (/usr/bin/python3 and /usr/local/bin/python3 both: give the full path to keep one). The result
+/// has `p`'s path and the matching records in file order. Errors (kInvalidArgument): an empty
+/// `name`; no record matches: "profile FILE: no record of program "NAME"; it has PATH (N records,
+/// M calls), ...; select one with profile:FILE,program=NAME" (profile_programs' order).
+Result<Profile> select_program(const Profile& p, std::string_view name);
+
+/// The text after "profile:" of a workload name, taken apart.
+struct ProfileSpec {
+  std::string path;                    ///< the profile file
+  std::optional<std::string> program;  ///< NAME of ",program=NAME" (select_program); never empty
+};
+
+/// Parses the text after "profile:" of a workload name: "FILE" or "FILE,program=NAME". Text that
+/// names an existing file is that file, whole (a file name with a comma, even one with
+/// ",program=", keeps working); otherwise it is split at the last ",program=". The selection is
+/// part of the workload's name so that the wisdom's "workload" field keeps it and `--from`
+/// rebuilds the same workload. Errors (kInvalidArgument): no FILE, an empty NAME.
+Result<ProfileSpec> parse_profile_spec(const std::string& spec);
+
 /// The workload of one operation of a recorded profile (copysynth/profile.hpp), named `name`:
 ///   - distribution: the operation's length histogram summed over the records (a bucket's calls
 ///     spread evenly over its lengths), up to kMaxReplaySize (calls above it are left out and
@@ -146,6 +183,9 @@ inline constexpr std::uint64_t kMaxReplaySize = std::uint64_t{16} << 20;
 ///     match or a memmove inside one array copies bytes written shortly before; so is a memmove
 ///     whose ranges overlapped (its delta taken as the signed distance of the two page offsets).
 ///     Every other call copies between separate buffers.
+/// The note (Workload::note, said by the search) counts records, calls and windows; for records
+/// of more than one program it names them (profile_programs: path, records, calls), says they are
+/// tuned for together and how to select one (profile:FILE,program=NAME).
 /// Errors (kInvalidArgument): clear_page (never recorded); no call of the operation in the
 /// profile, naming the operations it has; calls but no window of them (a record cut short).
 Result<Workload> profile_workload(const Profile& profile, Operation op, const std::string& name);
@@ -159,8 +199,9 @@ Result<std::vector<Workload>> profile_workloads(const Profile& profile, const st
                                                 const std::string& name, bool cold = false);
 
 /// `autotune --show FILE` for a profile: what was recorded, as text. Key=value lines (strings
-/// quoted as --show quotes wisdom: quoted_bytes) for the file, each record (program, pid, reason,
-/// CPU, windows) and each operation's totals (calls, bytes, mean length, the share of calls whose
+/// quoted as --show quotes wisdom: quoted_bytes) for the file, each program (profile_programs:
+/// program[i].path, .records, .calls), each record (program, pid, reason, CPU, windows) and each
+/// operation's totals (calls, bytes, mean length, the share of calls whose
 /// source/destination address is a multiple of 16 and 64, the distance classes); then per
 /// operation a table of size classes (0, 1, 2-3, 4-7, ..., 2^k to 2^(k+1)-1 bytes: the histogram's
 /// buckets above kProfileExactSizes never straddle two) with
@@ -169,7 +210,8 @@ Result<std::vector<Workload>> profile_workloads(const Profile& profile, const st
 std::string format_profile_summary(const Profile& p);
 
 /// A workload by name: "seeds", "misaligned", a shipped distribution name, a .csv path, or
-/// "profile:FILE" (load_profile, then profile_workloads); `cold` selects the cold-cache variant of
+/// "profile:FILE" or "profile:FILE,program=NAME" (parse_profile_spec, load_profile, select_program
+/// with a NAME, then profile_workloads); `cold` selects the cold-cache variant of
 /// a distribution or profile (an error for the point workloads). A profile's path given without
 /// "profile:" is an error that says to add it (kInvalidArgument), as is a name that is neither a
 /// distribution nor a .csv but names a file here.

@@ -140,21 +140,46 @@ TwoThresholds choose_two_thresholds(const std::vector<std::vector<double>>& a_ga
         c[p][s] = s >= tb ? b[p][s] : s >= ta ? a[p][s] : 0.0;
     return c;
   };
-  // Singles first (a, then b), each with choose_threshold's own rule and tie-break.
+  // Where b, taking the sizes from `from` on, loses a row to a by more than the tolerance
+  // (b's rows minus a's: b against a, timed in the same rounds; check rows too).
+  const auto loses_to_a = [&](std::size_t from) {
+    for (const auto* rows : {&a_gain, &a_check})
+      for (std::size_t p = 0; p < rows->size(); ++p) {
+        const auto& bp = rows == &a_gain ? b_gain[p] : b_check[p];
+        for (std::size_t s = from; s < n; ++s)
+          if (bp[s] - (*rows)[p][s] < -tolerance) return true;
+      }
+    return false;
+  };
+  // Singles first: a by choose_threshold's rule; b by the same rule, and, where a alone is
+  // admissible, only from a size where it loses to a nowhere a would run.
   double best_single = -1;
   std::size_t vetoed = 0, tried = 0;
   const ThresholdChoice ca = na ? choose_threshold(a_gain, a_check, tolerance, min_gain) : ThresholdChoice{};
-  const ThresholdChoice cb = nb ? choose_threshold(b_gain, b_check, tolerance, min_gain) : ThresholdChoice{};
   if (ca.index != kNoThreshold) {
     out.a = ca.index;
     out.gain = best_single = ca.gain;
   }
-  if (cb.index != kNoThreshold && cb.gain > best_single) {
-    out.a = kNoThreshold;
-    out.b = cb.index;
-    out.gain = best_single = cb.gain;
+  if (nb) {
+    double best_b = std::max(best_single, min_gain);
+    std::size_t tb_best = kNoThreshold;
+    for (std::size_t tb = n; tb-- > 0;) {  // larger thresholds first: ties keep the shorter range
+      double total = 0;
+      if (!admissible(b_gain, b_check, tb, n, tolerance, &total)) continue;
+      if (ca.index != kNoThreshold && loses_to_a(std::max(tb, ca.index))) continue;
+      if (total > best_b || (total == best_b && tb_best == kNoThreshold && best_single < 0)) {
+        best_b = total;
+        tb_best = tb;
+      }
+    }
+    if (tb_best != kNoThreshold) {
+      out.a = kNoThreshold;
+      out.b = tb_best;
+      out.gain = best_single = best_b;
+    }
   }
-  // Then both: a from ta, b from tb > ta; it must add min_gain to the best single one.
+  // Then both: a from ta, b from tb > ta, b losing to a in no row from tb on; it must add
+  // min_gain to the best single one.
   if (na && nb) {
     double best = best_single < 0 ? min_gain : best_single + min_gain;
     bool found = false;
@@ -164,7 +189,8 @@ TwoThresholds choose_two_thresholds(const std::vector<std::vector<double>>& a_ga
         ++tried;
         double total = 0;
         if (!admissible(rows_of(a_gain, b_gain, ta, tb), rows_of(a_check, b_check, ta, tb), ta, n, tolerance,
-                        &total)) {
+                        &total) ||
+            loses_to_a(tb)) {
           ++vetoed;
           continue;
         }

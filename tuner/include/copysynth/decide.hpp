@@ -88,8 +88,11 @@ ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
 /// rules (no size of any row loses more than `tolerance`, no objective row loses in total, mean
 /// over patterns of the summed gain >= min_gain). A composite with both variants must beat the
 /// best single one by a further `min_gain`: the second threshold has to earn its place. Since
-/// the variants were timed in the same rounds, b's rows minus a's are b against a: where both
-/// beat the base, the faster one takes the sizes. An empty table: that variant is absent.
+/// the variants were timed in the same rounds, b's rows minus a's are b against a: b takes the
+/// sizes from tb (in a pair, or alone where a alone is admissible, from where a would run) only
+/// if it loses to a in no row (check rows included) by more than `tolerance` — non-temporal
+/// stores that win the copy alone but lose the copy read back to rep again do not take those
+/// sizes. An empty table: that variant is absent.
 struct TwoThresholds {
   std::size_t a = kNoThreshold;  ///< first ladder size index taking variant a (up to b)
   std::size_t b = kNoThreshold;  ///< first ladder size index taking variant b (to the end)

@@ -90,7 +90,7 @@ TEST_CASE("param_field_names lists every CopyParams field in declaration order")
   const std::vector<std::string> expected{"operation",     "vector_width",  "unroll",
                                           "prefetch_distance", "prefetch_hint", "nt_threshold",
                                           "rep_threshold", "rep_stop", "rep_resume", "rep_unit", "rep_align_dst", "rep_aligned_only", "alias_window", "rep_alias_window", "nt_pages", "nt_width", "loop_pipeline", "shift_realign", "loop_align",
-                                          "nop_form", "register_bank", "head_tail_width", "head_tail_max", "mask_max"};
+                                          "nop_form", "register_bank", "head_tail_width", "head_tail_max", "mask_max", "mask_shift"};
   CHECK(param_field_names() == expected);
 }
 
@@ -114,11 +114,12 @@ TEST_CASE("CopyParams JSON round trip") {
     const CopyParams p;
     const json j = to_json(p);
     REQUIRE(j.is_object());
-    // rep_resume and nt_width are left out at their defaults: readers older than the fields
-    // refuse unknown keys.
-    CHECK(j.size() == param_field_names().size() - 2);
+    // rep_resume, nt_width and mask_shift are left out at their defaults: readers older than
+    // the fields refuse unknown keys.
+    CHECK(j.size() == param_field_names().size() - 3);
     CHECK_FALSE(j.contains("rep_resume"));
     CHECK_FALSE(j.contains("nt_width"));
+    CHECK_FALSE(j.contains("mask_shift"));
     CopyParams r;
     r.rep_resume = 16 << 20;
     CHECK(to_json(r)["rep_resume"] == 16 << 20);
@@ -126,6 +127,10 @@ TEST_CASE("CopyParams JSON round trip") {
     r.vector_width = 64;
     r.nt_width = 32;
     CHECK(to_json(r)["nt_width"] == 32);
+    CHECK(*params_from_json(to_json(r)) == r);
+    r.mask_max = 64;
+    r.mask_shift = true;
+    CHECK(to_json(r)["mask_shift"] == true);
     CHECK(*params_from_json(to_json(r)) == r);
     CHECK(*params_from_json(j) == p);
     CHECK(j["operation"] == "memcpy");
@@ -469,6 +474,24 @@ TEST_CASE("validate: nt_width 32 needs vector_width 64; other widths are out of 
   p.nt_width = 16;
   REQUIRE_FALSE(validate_domains(p).ok());
   CHECK(contains(validate_domains(p).error().message, "nt_width"));
+}
+
+TEST_CASE("validate: mask_shift needs a masked class") {
+  const IsaFeatures all = IsaFeatures::for_level(IsaLevel::kAVX512);
+  CopyParams p;
+  p.vector_width = 64;
+  p.mask_shift = true;
+  const Status st = validate(p, all);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().code == ErrorCode::kInvalidParams);
+  CHECK(contains(st.error().message, "mask_max = 0"));
+  p.mask_max = 128;
+  CHECK(validate(p, all).ok());
+  // Without AVX-512BW the masked class itself is refused, with what it needs.
+  p.vector_width = 32;
+  const Status avx2 = validate(p, IsaFeatures::for_level(IsaLevel::kAVX2));
+  REQUIRE_FALSE(avx2.ok());
+  CHECK(contains(avx2.error().message, "mask_max"));
 }
 
 TEST_CASE("validate checks the vector width against the target ISA") {

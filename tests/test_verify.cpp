@@ -161,6 +161,67 @@ TEST_CASE("nt_width 32: the 32-byte non-temporal loop of a 64-byte routine passe
   }
 }
 
+TEST_CASE("mask_shift: the masked class's page-crossing path passes the suite, next to PROT_NONE pages too") {
+  const IsaFeatures& isa = host();
+  if (!isa.has(Feature::kAVX512F) || !isa.has(Feature::kAVX512VL) || !isa.has(Feature::kAVX512BW) ||
+      !isa.has(Feature::kBMI2))
+    return;  // the masked class needs them
+  int t = 0;
+  for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill})
+    for (unsigned m : {16u, 32u, 64u, 128u}) {
+      CopyParams p;
+      p.operation = op;
+      p.vector_width = m == 16 ? 16 : m == 32 ? 32 : 64;
+      p.mask_max = m;
+      p.mask_shift = true;
+      p.register_bank = t++ % 2 ? RegisterBank::kHigh : RegisterBank::kLow;
+      Routine r = build(p);
+      VerifyOptions o;
+      o.dense_max = 300;
+      o.all_pairs = true;  // every src/dst offset pair puts some blocks across a page
+      o.max_size = 1 << 20;
+      const VerifyReport rep = verify_routine(r, o);
+      CHECK_MESSAGE(rep.ok(), r.name() << ": " << rep.summary());
+      p.mask_shift = false;
+      CHECK(build(p).bytes() != r.bytes());
+      CHECK(describe_class(r.plan(), r.plan().classes.front()).find("mask_shift") != std::string::npos);
+    }
+  // Each path of a crossing call, placed by hand: [PROT_NONE][page A][PROT_NONE][page B][PROT_NONE].
+  // src in the last bytes of A (its block crosses into the guard page: the shifted moves) with dst
+  // in the middle of B, then with dst at B's first byte (shifting would reach into the guard page
+  // below B: the ladder). A fault or a wrong byte fails.
+  const long page = 4096;
+  auto* base = static_cast<std::uint8_t*>(
+      mmap(nullptr, 5 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  REQUIRE(base != MAP_FAILED);
+  std::uint8_t* A = base + page;
+  std::uint8_t* B = base + 3 * page;
+  REQUIRE(mprotect(A, page, PROT_READ | PROT_WRITE) == 0);
+  REQUIRE(mprotect(B, page, PROT_READ | PROT_WRITE) == 0);
+  for (std::size_t i = 0; i < page; ++i) A[i] = static_cast<std::uint8_t>(i * 7 + 1);
+  for (Operation op : {Operation::kMemcpy, Operation::kMemmove})
+    for (unsigned m : {64u, 128u}) {
+      CopyParams p;
+      p.operation = op;
+      p.vector_width = 64;
+      p.mask_max = m;
+      p.mask_shift = true;
+      Routine r = build(p);
+      for (std::size_t n = 0; n <= m; ++n)
+        for (std::size_t dst_off : {std::size_t{2048}, std::size_t{0}, std::size_t{1}}) {
+          std::uint8_t* src = A + page - n - (n % 3);  // within the last m + 2 bytes of A
+          std::uint8_t* dst = B + dst_off;
+          std::memset(B, 0xEE, page);
+          r.fn()(dst, src, n);
+          bool same = std::memcmp(dst, src, n) == 0;
+          for (std::size_t i = 0; i < page; ++i)
+            if ((B + i < dst || B + i >= dst + n) && B[i] != 0xEE) same = false;
+          CHECK_MESSAGE(same, r.name() << ": n = " << n << ", dst at B + " << dst_off);
+        }
+    }
+  munmap(base, 5 * page);
+}
+
 TEST_CASE("memmove: one-byte shifts of a short string, dst == src, and every overlap distance") {
   for (unsigned w : host_widths()) {
     CopyParams p;

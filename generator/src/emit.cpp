@@ -414,7 +414,81 @@ class RoutineEmitter {
     }
     ret();
     bind(cross, "page_cross");
+    if (p_.mask_shift.value) masked_shifted(bytes);
     small_fallback();
+  }
+
+  /// mask_shift: the page-crossing path of masked(). The same masked moves, at p + n - bytes
+  /// instead of p with the mask's n set bits at its top, so the block ends at the copy's last
+  /// byte and its masked-off bytes lie below p. The pointer whose block crossed is in the last
+  /// `bytes` bytes of its page, so that range stays in its page (or the next, which the copy
+  /// itself touches); for a copy the other pointer's range is tested, and where it would reach
+  /// into the page below (rare: both pointers near a page edge) the call falls through to the
+  /// unmasked ladder after this code. fill has one pointer: no test.
+  void masked_shifted(unsigned bytes) {
+    begin_body();
+    const int32_t reach = static_cast<int32_t>(bytes);
+    comment("mask_shift: the " + std::to_string(bytes) + "-byte block moved back to end at the last byte");
+    Label ladder = a_.newLabel();
+    a_.lea(x86::r9, x86::ptr(x86::rdx, -reach));  // n - bytes (<= 0): the moves' offset
+    if (!fill()) {
+      // Bit 12 of p + n - bytes and of p differ exactly when the block's part below p crosses a page.
+      a_.lea(x86::ecx, x86::ptr(x86::rdi, x86::r9));
+      a_.xor_(x86::ecx, x86::edi);
+      a_.lea(x86::r10d, x86::ptr(x86::rsi, x86::r9));
+      a_.xor_(x86::r10d, x86::esi);
+      a_.or_(x86::ecx, x86::r10d);
+      a_.test(x86::ecx, 4096);
+      a_.jnz(ladder);
+    }
+    const unsigned unit = std::min(bytes, 64u);
+    const unsigned moves = bytes / unit;
+    a_.mov(x86::rcx, -1);
+    if (moves == 1) {
+      // bits [unit - n, unit): the n low bits shifted up by unit - n (n = 0: none; the shift
+      // count is taken mod 64, and 0 << 64 mod 64 is still 0).
+      a_.bzhi(x86::r11, x86::rcx, x86::rdx);
+      a_.mov(x86::r10d, static_cast<int32_t>(unit));
+      a_.sub(x86::r10d, x86::edx);
+      a_.shlx(x86::r11, x86::r11, x86::r10);
+      if (unit == 64) a_.kmovq(x86::k1, x86::r11);
+      else if (unit == 32) a_.kmovd(x86::k1, x86::r11d);
+      else a_.kmovw(x86::k1, x86::r11d);
+    } else {
+      // Two moves of 64 at p + n - 128 and p + n - 64. The second holds min(n, 64) bytes at its
+      // top: the low min(n, 64) bits (bzhi's index is n itself, n >= 64 sets all) shifted up by
+      // (64 - n) mod 64, and all 64 once n > 64. The first holds max(n - 64, 0) at its top.
+      a_.lea(x86::r10, x86::ptr(x86::rdx, -64));
+      a_.xor_(x86::r11d, x86::r11d);
+      a_.cmp(x86::rdx, 64);
+      a_.cmovb(x86::r10, x86::r11);  // u = max(n - 64, 0)
+      a_.bzhi(x86::r11, x86::rcx, x86::r10);
+      a_.neg(x86::r10);  // the shift count (64 - u) mod 64
+      a_.shlx(x86::r11, x86::r11, x86::r10);
+      a_.kmovq(x86::k1, x86::r11);
+      a_.bzhi(x86::r11, x86::rcx, x86::rdx);
+      a_.mov(x86::r10, x86::rdx);
+      a_.neg(x86::r10);  // (64 - n) mod 64
+      a_.shlx(x86::r11, x86::r11, x86::r10);
+      a_.cmp(x86::rdx, 64);
+      a_.cmova(x86::r11, x86::rcx);
+      a_.kmovq(x86::k2, x86::r11);
+    }
+    const x86::KReg k[2] = {x86::k1, x86::k2};
+    if (!high()) used_wide_ |= unit >= 32;
+    if (fill()) {
+      const unsigned r = pattern(unit);
+      for (unsigned i = 0; i < moves; ++i)
+        a_.k(k[i]).vmovdqu8(mem(x86::rdi, x86::r9, int32_t(i * unit), unit), vec(vr(r), unit));
+    } else {
+      for (unsigned i = 0; i < moves; ++i)
+        a_.k(k[i]).z().vmovdqu8(vec(vr(i), unit), mem(x86::rsi, x86::r9, int32_t(i * unit), unit));
+      for (unsigned i = 0; i < moves; ++i)
+        a_.k(k[i]).vmovdqu8(mem(x86::rdi, x86::r9, int32_t(i * unit), unit), vec(vr(i), unit));
+    }
+    ret();
+    bind(ladder, "page_cross_ladder");
+    begin_body();
   }
 
   /// The page-crossing path of a masked class: the plan's unmasked `page_cross` classes for

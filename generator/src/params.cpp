@@ -254,6 +254,10 @@ Status validate(const CopyParams& p, const IsaFeatures& target) {
     if (p.operation.value == Operation::kClearPage)
       return make_error(ErrorCode::kInvalidParams, "mask_max applies to variable lengths; clear_page needs 0");
   }
+  if (p.mask_shift.value && p.mask_max.value == 0)
+    return make_error(ErrorCode::kInvalidParams,
+                      "mask_shift = true changes the masked class's page-crossing path; there is none with "
+                      "mask_max = 0: set mask_max (16, 32, 64 or 128) or mask_shift = false");
   return {};
 }
 

@@ -170,7 +170,11 @@ std::string describe_class(const CopyPlan& plan, const SizeClass& c) {
       else
         o << "one masked " << c.block << "-byte " << (fill ? "store" : "load and store")
           << " (AVX-512BW, mask (1 << n) - 1)";
-      o << "; a block crossing a 4 KiB page takes the head/tail ladder";
+      if (p.mask_shift.value)
+        o << "; a block crossing a 4 KiB page is moved back to end at byte n - 1 (mask_shift), the "
+             "head/tail ladder where that would reach into the page below";
+      else
+        o << "; a block crossing a 4 KiB page takes the head/tail ladder";
       break;
     case Strategy::kBlock: o << "one " << c.block << "-byte " << (fill ? "store" : "move"); break;
     case Strategy::kHeadTail:

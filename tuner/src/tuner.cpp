@@ -200,6 +200,7 @@ class Search {
         if (v < 16) {
           c.params.register_bank = RegisterBank::kLow;
           c.params.mask_max = 0;
+          c.params.mask_shift = false;
         }
         c.params.shift_realign = false;
         if (v != 64) c.params.nt_width = 0;  // a narrower non-temporal loop is an AVX-512 routine's option
@@ -560,6 +561,10 @@ class Search {
           if ((m && !masks) || (!evex && (m || b == RegisterBank::kHigh)) || (h && h < 16)) continue;
           Candidate c = best;
           c.params.mask_max = m;
+          // A page-crossing call moves the block back rather than taking the ladder: the same
+          // common path, one mispredicted branch on a crossing call instead of several
+          // (params.hpp; docs/performance.md, fifth round).
+          c.params.mask_shift = m != 0;
           c.params.register_bank = b;
           c.params.head_tail_width = h;
           cands.push_back(c);

@@ -202,6 +202,22 @@ struct MaskMax {
   static constexpr type def = 0;
   static constexpr std::array<type, 5> choices{0, 16, 32, 64, 128};
 };
+struct MaskShift {
+  using type = bool;
+  static constexpr std::string_view unit = "";
+  static constexpr std::string_view doc =
+      "the masked class's page-crossing path: when the block would cross a 4 KiB page, move it "
+      "back to end at the copy's last byte (the mask with it: the masked-off bytes then lie below "
+      "src and dst, in their own pages) instead of taking the unmasked head/tail ladder; the "
+      "ladder stays for the rare call where that would reach into another page. One mispredicted "
+      "branch on such a call instead of the ladder's several (production distributions replay "
+      "random offsets: 3-6 % of calls cross). Needs mask_max";
+  static constexpr type def = false;
+  static constexpr std::array choices{false, true};
+  /// Left out of to_json() at its default (as nt_width): builds before this field refuse an
+  /// unknown key and build the same code when it is absent.
+  static constexpr bool written_at_default = false;
+};
 struct RepUnit {
   using type = std::uint32_t;
   static constexpr std::string_view unit = "bytes";
@@ -342,7 +358,8 @@ struct CopyParams {
                            (Param<spec::RegisterBank>, register_bank),
                            (Param<spec::HeadTailWidth>, head_tail_width),
                            (Param<spec::HeadTailMax>, head_tail_max),
-                           (Param<spec::MaskMax>, mask_max));
+                           (Param<spec::MaskMax>, mask_max),
+                           (Param<spec::MaskShift>, mask_shift));
   bool operator==(const CopyParams&) const = default;
 };
 

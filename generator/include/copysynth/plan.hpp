@@ -28,7 +28,9 @@
 //                    [dst, dst+block) crosses a 4 KiB page, the call takes the unmasked classes
 //                    of `page_cross` instead (n = 0, n = 1, head/tail (b, 2b], built by the
 //                    template): fault suppression into an unmapped page costs a microcode assist
-//                    (~70x slower, emit.cpp masked()).
+//                    (~70x slower, emit.cpp masked()). With mask_shift the masked moves are first
+//                    moved back to end at byte n - 1 (emit.cpp masked_shifted()), and only a call
+//                    where that would reach into the page below takes `page_cross`.
 #pragma once
 
 #include <cstdint>

@@ -36,6 +36,9 @@
 //   n = 0   return dst;   n = 1   one byte;   n = (b, 2b] for b = 1, 2, 4, ... M/2   head/tail, b-byte ends
 //
 // with equal weights (a balanced dispatch tree: which lengths cross a page is not predictable).
+// With mask_shift (the tuner sets it with every masked class) such a call first tries the same
+// masked moves moved back to end at the copy's last byte (params.hpp); only a call where that
+// would reach into the page below src or dst, too, takes these classes.
 //
 // memcpy, memmove and fill share this ladder (memmove's loop and rep classes pick a direction;
 // fill stores a broadcast byte). clear_page has one class, n = 4096: rep stos if rep_threshold <=

@@ -366,6 +366,7 @@ class RoutineEmitter {
   /// suppress"). So when [src, src+bytes) or [dst, dst+bytes) crosses a 4 KiB boundary the
   /// call takes the plan's unmasked page_cross classes (small_fallback) instead.
   void masked(unsigned bytes) {
+    if (p_.mask_shift.value) return masked_tight(bytes);
     Label cross = a_.newLabel();
     const int32_t reach = static_cast<int32_t>(bytes - 1);
     comment("page guard: a " + std::to_string(bytes) + "-byte block crossing a 4 KiB page takes the unmasked ladder");
@@ -414,77 +415,107 @@ class RoutineEmitter {
     }
     ret();
     bind(cross, "page_cross");
-    if (p_.mask_shift.value) masked_shifted(bytes);
     small_fallback();
   }
 
-  /// mask_shift: the page-crossing path of masked(). The same masked moves, at p + n - bytes
-  /// instead of p with the mask's n set bits at its top, so the block ends at the copy's last
-  /// byte and its masked-off bytes lie below p. The pointer whose block crossed is in the last
-  /// `bytes` bytes of its page, so that range stays in its page (or the next, which the copy
-  /// itself touches); for a copy the other pointer's range is tested, and where it would reach
-  /// into the page below (rare: both pointers near a page edge) the call falls through to the
-  /// unmasked ladder after this code. fill has one pointer: no test.
-  void masked_shifted(unsigned bytes) {
-    begin_body();
-    const int32_t reach = static_cast<int32_t>(bytes);
-    comment("mask_shift: the " + std::to_string(bytes) + "-byte block moved back to end at the last byte");
-    Label ladder = a_.newLabel();
-    a_.lea(x86::r9, x86::ptr(x86::rdx, -reach));  // n - bytes (<= 0): the moves' offset
-    if (!fill()) {
-      // Bit 12 of p + n - bytes and of p differ exactly when the block's part below p crosses a page.
-      a_.lea(x86::ecx, x86::ptr(x86::rdi, x86::r9));
-      a_.xor_(x86::ecx, x86::edi);
-      a_.lea(x86::r10d, x86::ptr(x86::rsi, x86::r9));
-      a_.xor_(x86::r10d, x86::esi);
-      a_.or_(x86::ecx, x86::r10d);
-      a_.test(x86::ecx, 4096);
-      a_.jnz(ladder);
-    }
+  /// mask_shift: the masked class with a page guard that tests only the bytes a mask leaves
+  /// off, and a page-crossing path that moves the block back before it falls to the ladder.
+  ///
+  /// Block 16, 32 or 64: one masked move at p. Block 128: two moves of 64, at p and at
+  /// p + max(n - 64, 0), both with the mask bzhi(n): for n >= 64 two full, overlapping moves
+  /// (no byte masked off), for n < 64 the same move twice. The only masked-off bytes are then
+  /// [p + n, p + min(block, 64)), so the guard asks whether p + n - 1 and the move's last byte
+  /// lie in different pages: a page the copy itself does not touch (for n = 0: p - 1, so a p at
+  /// a page start is sent on too). That is (64 - n) / 4096 of the placements of each pointer
+  /// where masked() tests block / 4096. A call that fails it takes masked_shifted().
+  void masked_tight(unsigned bytes) {
+    Label cross = a_.newLabel();
     const unsigned unit = std::min(bytes, 64u);
-    const unsigned moves = bytes / unit;
-    a_.mov(x86::rcx, -1);
-    if (moves == 1) {
-      // bits [unit - n, unit): the n low bits shifted up by unit - n (n = 0: none; the shift
-      // count is taken mod 64, and 0 << 64 mod 64 is still 0).
-      a_.bzhi(x86::r11, x86::rcx, x86::rdx);
-      a_.mov(x86::r10d, static_cast<int32_t>(unit));
-      a_.sub(x86::r10d, x86::edx);
-      a_.shlx(x86::r11, x86::r11, x86::r10);
-      if (unit == 64) a_.kmovq(x86::k1, x86::r11);
-      else if (unit == 32) a_.kmovd(x86::k1, x86::r11d);
-      else a_.kmovw(x86::k1, x86::r11d);
-    } else {
-      // Two moves of 64 at p + n - 128 and p + n - 64. The second holds min(n, 64) bytes at its
-      // top: the low min(n, 64) bits (bzhi's index is n itself, n >= 64 sets all) shifted up by
-      // (64 - n) mod 64, and all 64 once n > 64. The first holds max(n - 64, 0) at its top.
+    const bool two = bytes == 128;
+    comment("page guard: the bytes the " + std::to_string(unit) +
+            "-byte mask leaves off crossing a 4 KiB page take the block moved back");
+    if (two) {
       a_.lea(x86::r10, x86::ptr(x86::rdx, -64));
       a_.xor_(x86::r11d, x86::r11d);
       a_.cmp(x86::rdx, 64);
-      a_.cmovb(x86::r10, x86::r11);  // u = max(n - 64, 0)
-      a_.bzhi(x86::r11, x86::rcx, x86::r10);
-      a_.neg(x86::r10);  // the shift count (64 - u) mod 64
-      a_.shlx(x86::r11, x86::r11, x86::r10);
-      a_.kmovq(x86::k1, x86::r11);
-      a_.bzhi(x86::r11, x86::rcx, x86::rdx);
-      a_.mov(x86::r10, x86::rdx);
-      a_.neg(x86::r10);  // (64 - n) mod 64
-      a_.shlx(x86::r11, x86::r11, x86::r10);
-      a_.cmp(x86::rdx, 64);
-      a_.cmova(x86::r11, x86::rcx);
-      a_.kmovq(x86::k2, x86::r11);
+      a_.cmovb(x86::r10, x86::r11);  // max(n - 64, 0): the second move's offset
     }
-    const x86::KReg k[2] = {x86::k1, x86::k2};
+    // The move's last byte: p + unit - 1, or for two moves p + max(n - 64, 0) + 63.
+    const auto last = [&](const x86::Gp& p) {
+      return two ? x86::ptr(p, x86::r10, 0, 63) : x86::ptr(p, static_cast<int32_t>(unit - 1));
+    };
+    a_.lea(x86::ecx, x86::ptr(x86::rdi, x86::rdx, 0, -1));
+    a_.lea(x86::r9d, last(x86::rdi));
+    a_.xor_(x86::ecx, x86::r9d);
+    if (!fill()) {
+      a_.lea(x86::r9d, x86::ptr(x86::rsi, x86::rdx, 0, -1));
+      a_.lea(x86::r11d, last(x86::rsi));
+      a_.xor_(x86::r9d, x86::r11d);
+      a_.or_(x86::ecx, x86::r9d);
+    }
+    a_.test(x86::ecx, 4096);
+    a_.jnz(cross);
+    a_.mov(x86::rcx, -1);
+    a_.bzhi(x86::rcx, x86::rcx, x86::rdx);  // n >= unit (bzhi reads bits 7:0, n <= 128): all set
+    if (unit == 64) a_.kmovq(x86::k1, x86::rcx);
+    else if (unit == 32) a_.kmovd(x86::k1, x86::ecx);
+    else a_.kmovw(x86::k1, x86::ecx);
     if (!high()) used_wide_ |= unit >= 32;
+    const auto at = [&](const x86::Gp& p, unsigned i) {
+      return i == 0 ? mem(p, 0, unit) : mem(p, x86::r10, 0, unit);
+    };
+    const unsigned moves = two ? 2 : 1;
     if (fill()) {
       const unsigned r = pattern(unit);
-      for (unsigned i = 0; i < moves; ++i)
-        a_.k(k[i]).vmovdqu8(mem(x86::rdi, x86::r9, int32_t(i * unit), unit), vec(vr(r), unit));
+      for (unsigned i = 0; i < moves; ++i) a_.k(x86::k1).vmovdqu8(at(x86::rdi, i), vec(vr(r), unit));
     } else {
-      for (unsigned i = 0; i < moves; ++i)
-        a_.k(k[i]).z().vmovdqu8(vec(vr(i), unit), mem(x86::rsi, x86::r9, int32_t(i * unit), unit));
-      for (unsigned i = 0; i < moves; ++i)
-        a_.k(k[i]).vmovdqu8(mem(x86::rdi, x86::r9, int32_t(i * unit), unit), vec(vr(i), unit));
+      // All loads before any store (memmove).
+      for (unsigned i = 0; i < moves; ++i) a_.k(x86::k1).z().vmovdqu8(vec(vr(i), unit), at(x86::rsi, i));
+      for (unsigned i = 0; i < moves; ++i) a_.k(x86::k1).vmovdqu8(at(x86::rdi, i), vec(vr(i), unit));
+    }
+    ret();
+    bind(cross, "page_cross");
+    masked_shifted(unit);
+    small_fallback();
+  }
+
+  /// The page-crossing path of masked_tight(): one masked move of `unit` (16, 32 or 64) bytes
+  /// at p + n - unit instead of p, the mask's n set bits at its top, so the move ends at the
+  /// copy's last byte and its masked-off bytes lie below p (the call has n < unit: for a block
+  /// of 128 the guard only fails below 64). Where the moved block's part below p would cross
+  /// into another page too (both pointers near a page edge, or n = 0 at a page start) the call
+  /// falls through to the unmasked ladder after this code.
+  void masked_shifted(unsigned unit) {
+    begin_body();
+    comment("the " + std::to_string(unit) + "-byte move moved back to end at the last byte");
+    Label ladder = a_.newLabel();
+    a_.lea(x86::r9, x86::ptr(x86::rdx, -static_cast<int32_t>(unit)));  // n - unit (< 0): the move's offset
+    // Bit 12 of p + n - unit and of p differ exactly when the part below p crosses a page.
+    a_.lea(x86::ecx, x86::ptr(x86::rdi, x86::r9));
+    a_.xor_(x86::ecx, x86::edi);
+    if (!fill()) {
+      a_.lea(x86::r10d, x86::ptr(x86::rsi, x86::r9));
+      a_.xor_(x86::r10d, x86::esi);
+      a_.or_(x86::ecx, x86::r10d);
+    }
+    a_.test(x86::ecx, 4096);
+    a_.jnz(ladder);
+    // Bits [unit - n, unit): the n low bits shifted up by unit - n.
+    a_.mov(x86::rcx, -1);
+    a_.bzhi(x86::r11, x86::rcx, x86::rdx);
+    a_.mov(x86::r10d, static_cast<int32_t>(unit));
+    a_.sub(x86::r10d, x86::edx);
+    a_.shlx(x86::r11, x86::r11, x86::r10);
+    if (unit == 64) a_.kmovq(x86::k1, x86::r11);
+    else if (unit == 32) a_.kmovd(x86::k1, x86::r11d);
+    else a_.kmovw(x86::k1, x86::r11d);
+    if (!high()) used_wide_ |= unit >= 32;
+    if (fill()) {
+      const unsigned r = pattern(unit);  // before a_.k(): the broadcast would take the mask
+      a_.k(x86::k1).vmovdqu8(mem(x86::rdi, x86::r9, 0, unit), vec(vr(r), unit));
+    } else {
+      a_.k(x86::k1).z().vmovdqu8(vec(vr(0), unit), mem(x86::rsi, x86::r9, 0, unit));
+      a_.k(x86::k1).vmovdqu8(mem(x86::rdi, x86::r9, 0, unit), vec(vr(0), unit));
     }
     ret();
     bind(ladder, "page_cross_ladder");

@@ -164,15 +164,19 @@ std::string describe_class(const CopyPlan& plan, const SizeClass& c) {
   switch (c.strategy) {
     case Strategy::kNone: o << "return dst; no memory touched"; break;
     case Strategy::kMasked:
-      if (c.block == 128)
+      if (c.block == 128 && p.mask_shift.value)
+        o << "two masked 64-byte " << (fill ? "stores" : "loads and stores")
+          << " at +0 and +max(n - 64, 0), both with the mask bzhi(n) (AVX-512BW; 65..128: two full, "
+             "overlapping)";
+      else if (c.block == 128)
         o << "two masked 64-byte " << (fill ? "stores" : "loads and stores")
           << " (AVX-512BW, masks from bzhi: bytes [0, n) of the first, [64, n) of the second)";
       else
         o << "one masked " << c.block << "-byte " << (fill ? "store" : "load and store")
           << " (AVX-512BW, mask (1 << n) - 1)";
       if (p.mask_shift.value)
-        o << "; a block crossing a 4 KiB page is moved back to end at byte n - 1 (mask_shift), the "
-             "head/tail ladder where that would reach into the page below";
+        o << "; masked-off bytes crossing a 4 KiB page move the block back to end at byte n - 1 "
+             "(mask_shift), the head/tail ladder where that would cross a page too";
       else
         o << "; a block crossing a 4 KiB page takes the head/tail ladder";
       break;

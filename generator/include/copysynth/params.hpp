@@ -206,12 +206,14 @@ struct MaskShift {
   using type = bool;
   static constexpr std::string_view unit = "";
   static constexpr std::string_view doc =
-      "the masked class's page-crossing path: when the block would cross a 4 KiB page, move it "
-      "back to end at the copy's last byte (the mask with it: the masked-off bytes then lie below "
-      "src and dst, in their own pages) instead of taking the unmasked head/tail ladder; the "
-      "ladder stays for the rare call where that would reach into another page. One mispredicted "
-      "branch on such a call instead of the ladder's several (production distributions replay "
-      "random offsets: 3-6 % of calls cross). Needs mask_max";
+      "the masked class's page guard tests only the bytes its mask leaves off (with 128: two "
+      "moves of 64 at p and p + max(n - 64, 0), both masked by n, so 65..128 mask nothing), and a "
+      "call whose masked-off bytes would cross a 4 KiB page moves the block back to end at the "
+      "copy's last byte; only a call where that would cross a page too takes the unmasked ladder. "
+      "Production distributions replay random offsets: with mask_max 128 the guard sent 6 % of "
+      "calls to the ladder, each a mispredicted branch and then the ladder's own (AMD family 26, "
+      "memcpy, one process against AOCL-LibMem: 0.86-0.91x -> 1.00-1.07x by throughput; "
+      "docs/performance.md, fifth round). Needs mask_max";
   static constexpr type def = false;
   static constexpr std::array choices{false, true};
   /// Left out of to_json() at its default (as nt_width): builds before this field refuse an

@@ -261,6 +261,39 @@ TEST_CASE("nt_width 32 (a 32-byte non-temporal loop in a 64-byte routine) assemb
   CHECK(checked == 6);
 }
 
+TEST_CASE("prefetch_min (a loop without prefetch below it) assembles to exactly the JIT bytes") {
+  // Not in asm_grid(): the golden hashes are keyed on the grid's plans.
+  require_tools();
+  TempDir dir;
+  int checked = 0;
+  for (Operation op : {Operation::kMemcpy, Operation::kMemmove})
+    for (unsigned w : {16u, 64u}) {
+      CopyParams p;
+      p.operation = op;
+      p.vector_width = w;
+      p.prefetch_distance = 1024;
+      p.prefetch_min = 32768;
+      p.rep_threshold = 65536;
+      p.rep_stop = 1 << 20;
+      auto plan = make_plan(p, IsaFeatures::for_level(IsaLevel::kAVX512));
+      REQUIRE_MESSAGE(plan.ok(), to_string(p));
+      auto jit = assemble(*plan);
+      REQUIRE(jit.ok());
+      AsmOptions o;
+      o.symbol = "pfm_" + std::to_string(checked);
+      auto t = write_asm(*plan, flavor("plain"), o);
+      REQUIRE_MESSAGE(t.ok(), to_string(p));
+      std::string error;
+      const Bytes text = assemble_text(dir, "pfm_" + std::to_string(checked), t->text, false, &error);
+      const Bytes got = error.empty() ? routine_bytes(text, flavor("plain"), p.loop_align.value, &error) : text;
+      INFO(to_string(p));
+      REQUIRE_MESSAGE(error.empty(), error);
+      CHECK_MESSAGE(got == *jit, first_difference(got, *jit));
+      ++checked;
+    }
+  CHECK(checked == 4);
+}
+
 TEST_CASE("mask_shift (the masked class's page-crossing path moved back) assembles to exactly the JIT bytes") {
   // Not in asm_grid(): the golden hashes are keyed on the grid's plans.
   require_tools();

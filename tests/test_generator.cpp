@@ -88,7 +88,7 @@ const SizeClass* class_of(const CopyPlan& plan, std::uint64_t n) {
 
 TEST_CASE("param_field_names lists every CopyParams field in declaration order") {
   const std::vector<std::string> expected{"operation",     "vector_width",  "unroll",
-                                          "prefetch_distance", "prefetch_hint", "nt_threshold",
+                                          "prefetch_distance", "prefetch_hint", "prefetch_min", "nt_threshold",
                                           "rep_threshold", "rep_stop", "rep_resume", "rep_unit", "rep_align_dst", "rep_aligned_only", "alias_window", "rep_alias_window", "nt_pages", "nt_width", "loop_pipeline", "shift_realign", "loop_align",
                                           "nop_form", "register_bank", "head_tail_width", "head_tail_max", "mask_max", "mask_shift"};
   CHECK(param_field_names() == expected);
@@ -114,9 +114,10 @@ TEST_CASE("CopyParams JSON round trip") {
     const CopyParams p;
     const json j = to_json(p);
     REQUIRE(j.is_object());
-    // rep_resume, nt_width and mask_shift are left out at their defaults: readers older than
-    // the fields refuse unknown keys.
-    CHECK(j.size() == param_field_names().size() - 3);
+    // prefetch_min, rep_resume, nt_width and mask_shift are left out at their defaults:
+    // readers older than the fields refuse unknown keys.
+    CHECK(j.size() == param_field_names().size() - 4);
+    CHECK_FALSE(j.contains("prefetch_min"));
     CHECK_FALSE(j.contains("rep_resume"));
     CHECK_FALSE(j.contains("nt_width"));
     CHECK_FALSE(j.contains("mask_shift"));
@@ -127,6 +128,10 @@ TEST_CASE("CopyParams JSON round trip") {
     r.vector_width = 64;
     r.nt_width = 32;
     CHECK(to_json(r)["nt_width"] == 32);
+    CHECK(*params_from_json(to_json(r)) == r);
+    r.prefetch_distance = 512;
+    r.prefetch_min = 32768;
+    CHECK(to_json(r)["prefetch_min"] == 32768);
     CHECK(*params_from_json(to_json(r)) == r);
     r.mask_max = 64;
     r.mask_shift = true;
@@ -474,6 +479,65 @@ TEST_CASE("validate: nt_width 32 needs vector_width 64; other widths are out of 
   p.nt_width = 16;
   REQUIRE_FALSE(validate_domains(p).ok());
   CHECK(contains(validate_domains(p).error().message, "nt_width"));
+}
+
+TEST_CASE("validate: prefetch_min needs prefetch_distance") {
+  CopyParams p;
+  p.prefetch_min = 32768;
+  const Status st = validate(p, IsaFeatures::for_level(IsaLevel::kAVX2));
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().code == ErrorCode::kInvalidParams);
+  CHECK(contains(st.error().message, "prefetch_distance = 0"));
+  p.prefetch_distance = 1024;
+  CHECK(validate(p, IsaFeatures::for_level(IsaLevel::kAVX2)).ok());
+  p.prefetch_min = 4096;  // not one of its choices
+  REQUIRE_FALSE(validate_domains(p).ok());
+  CHECK(contains(validate_domains(p).error().message, "prefetch_min"));
+}
+
+TEST_CASE("vector_ladder: prefetch_min splits the loop class; below it a loop without prefetch") {
+  for (Operation op : {Operation::kMemcpy, Operation::kMemmove}) {
+    CAPTURE(name_of(op));
+    CopyParams p = params_w(32);
+    p.operation = op;
+    p.prefetch_distance = 512;
+    p.rep_threshold = 65536;
+    p.rep_stop = 1 << 20;
+    p.prefetch_min = 32768;
+    const CopyPlan plan = plan_for(p);
+    REQUIRE(check_plan(plan).ok());
+    std::vector<std::tuple<std::uint64_t, std::uint64_t, Strategy>> big;
+    for (const auto& c : plan.classes)
+      if (c.lo >= loop_start(32)) big.emplace_back(c.lo, c.hi, c.strategy);
+    using Row = std::tuple<std::uint64_t, std::uint64_t, Strategy>;
+    CHECK(big == std::vector<Row>{{loop_start(32), 32767, Strategy::kAlignedLoop},
+                                  {32768, 65535, Strategy::kAlignedLoop},
+                                  {65536, (1 << 20) - 1, Strategy::kRepString},
+                                  {1 << 20, kNever, Strategy::kAlignedLoop}});
+    CHECK(contains(describe_class(plan, plan.classes[plan.classes.size() - 4]), "no prefetch"));
+    CHECK(contains(describe_class(plan, plan.classes[plan.classes.size() - 3]), "prefetcht0 +512"));
+    // Two loops in the code, one of them with prefetches: as many prefetch instructions as
+    // with prefetch_min = 0, and twice the loops' aligned stores.
+    std::string with, without;
+    REQUIRE(assemble(plan, &with).ok());
+    CopyParams q = p;
+    q.prefetch_min = 0;
+    REQUIRE(assemble(plan_for(q), &without).ok());
+    auto count = [](const std::string& text, const std::string& what) {
+      std::size_t n = 0;
+      for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+      return n;
+    };
+    CHECK(count(with, "prefetcht0") == count(without, "prefetcht0"));
+    CHECK(count(without, "prefetcht0") > 0);
+    CHECK(count(with, "vmovdqa ") == 2 * count(without, "vmovdqa "));
+    // A prefetch_min at or below the loop's start, or above the loop class, splits nothing.
+    q.prefetch_min = 131072;  // inside the rep band: the first loop class is all below it
+    const CopyPlan r = plan_for(q);
+    CHECK(r.classes.size() == plan.classes.size() - 1);
+    CHECK(contains(describe_class(r, r.classes[r.classes.size() - 3]), "no prefetch"));
+    CHECK(contains(describe_class(r, r.classes.back()), "prefetcht0 +512"));
+  }
 }
 
 TEST_CASE("validate: mask_shift needs a masked class") {

@@ -856,6 +856,9 @@ TEST_CASE("a tiny tune returns a verified routine and a table row per point") {
   CHECK(r->stats.rejected == 0);
   CHECK(lines > 0);
   CHECK(verify_routine(r->routine, fast_options()).ok());
+  // The search moves a crossing masked block back (mask_shift) with every masked class it builds.
+  const CopyParams& won = r->routine.plan().params;
+  CHECK(won.mask_shift.value == (won.mask_max.value != 0));
   for (std::size_t i = 0; i < w.points.size(); ++i) {
     CHECK(r->points[i].size == w.points[i].size);
     CHECK(r->points[i].baseline_gbps > 0);

@@ -161,6 +161,27 @@ TEST_CASE("nt_width 32: the 32-byte non-temporal loop of a 64-byte routine passe
   }
 }
 
+TEST_CASE("prefetch_min: the loop without prefetch below it and the prefetching loop above pass the suite") {
+  for (Operation op : {Operation::kMemcpy, Operation::kMemmove})
+    for (unsigned w : host_widths()) {
+      CopyParams p;
+      p.operation = op;
+      p.vector_width = w;
+      p.prefetch_distance = 256;
+      p.prefetch_hint = w % 16 ? PrefetchHint::kT0 : PrefetchHint::kNTA;
+      p.prefetch_min = 8192;
+      p.rep_threshold = 32768;  // the loop again above the band: the prefetching loop, shared
+      p.rep_stop = 65536;
+      p.alias_window = op == Operation::kMemcpy ? 256 : 0;  // a backward loop in each copy
+      Routine r = build(p);
+      std::size_t loops = 0;
+      for (const auto& c : r.plan().classes) loops += c.strategy == Strategy::kAlignedLoop;
+      CHECK(loops == 3);
+      const VerifyReport rep = verify_routine(r);
+      CHECK_MESSAGE(rep.ok(), r.name() << ": " << rep.summary());
+    }
+}
+
 TEST_CASE("mask_shift: the masked class's page-crossing path passes the suite, next to PROT_NONE pages too") {
   const IsaFeatures& isa = host();
   if (!isa.has(Feature::kAVX512F) || !isa.has(Feature::kAVX512VL) || !isa.has(Feature::kAVX512BW) ||

@@ -324,7 +324,23 @@ class RoutineEmitter {
       case Strategy::kBlock: block(c.block); break;
       case Strategy::kHeadTail: head_tail(c.block); break;
       case Strategy::kAlignedLoop:
-        if (loop_entry_bound_) {  // a second loop class (after a rep band): the same loop
+        if (pf_ && c.hi < p_.prefetch_min.value) {
+          // prefetch_min: lengths below it take their own copy of the loop, without prefetch
+          // (the ladder split the class there); every other loop class and the rep and
+          // non-temporal classes' fallback take the prefetching loop at loop_entry_.
+          const Label entry = loop_entry_, back = backward_;
+          const bool bound = loop_entry_bound_;
+          loop_entry_ = a_.newLabel();
+          backward_ = a_.newLabel();
+          loop_entry_bound_ = false;
+          pf_ = 0;
+          comment("below prefetch_min: the loop without prefetch");
+          loop_class();
+          pf_ = p_.prefetch_distance.value;
+          loop_entry_ = entry;
+          backward_ = back;
+          loop_entry_bound_ = bound;
+        } else if (loop_entry_bound_) {  // a second loop class (after a rep band): the same loop
           comment("the loop again, after the rep band");
           a_.jmp(loop_entry_);
         } else {
@@ -640,9 +656,9 @@ class RoutineEmitter {
       bind(loop, pre + "loop");
       comment(std::to_string(U) + " x " + std::to_string(V_) + " B per iteration, " +
               (nt ? "non-temporal" : "aligned") + " stores");
-      if (!fill() && p_.prefetch_distance.value != 0)
+      if (!fill() && pf_ != 0)
         for (unsigned off = 0; off < std::max(step, 64u); off += 64)
-          prefetch(x86::ptr(x86::rdi, x86::rsi, 0, int32_t(p_.prefetch_distance.value + off)));
+          prefetch(x86::ptr(x86::rdi, x86::rsi, 0, int32_t(pf_ + off)));
       body(U, false, body_store);
       a_.add(x86::rdi, step);
       a_.sub(x86::rcx, 1);
@@ -688,9 +704,9 @@ class RoutineEmitter {
     const int32_t block = static_cast<int32_t>(U * V_);
     Label loop = a_.newLabel(), drain_a = a_.newLabel(), drain_b = a_.newLabel();
     auto load_group = [&](unsigned base, int32_t disp) {
-      if (p_.prefetch_distance.value != 0)
+      if (pf_ != 0)
         for (int32_t off = 0; off < std::max(block, 64); off += 64)
-          prefetch(x86::ptr(x86::rdi, x86::rsi, 0, disp + int32_t(p_.prefetch_distance.value) + off));
+          prefetch(x86::ptr(x86::rdi, x86::rsi, 0, disp + int32_t(pf_) + off));
       for (unsigned i = 0; i < U; ++i) load(base + i, V_, mem(x86::rdi, x86::rsi, disp + int32_t(i * V_), V_));
     };
     auto store_group = [&](unsigned base) {
@@ -789,8 +805,8 @@ class RoutineEmitter {
     bind(inner, "pages_step");
     for (unsigned pg = 0; pg < P; ++pg) {
       const int32_t at = static_cast<int32_t>(pg * 4096);
-      if (!fill() && p_.prefetch_distance.value != 0)
-        prefetch(x86::ptr(x86::rdi, x86::rsi, 0, at + static_cast<int32_t>(p_.prefetch_distance.value)));
+      if (!fill() && pf_ != 0)
+        prefetch(x86::ptr(x86::rdi, x86::rsi, 0, at + static_cast<int32_t>(pf_)));
       if (!fill())
         for (unsigned j = 0; j < per; ++j)
           load(pg * per + j, V_, mem(x86::rdi, x86::rsi, at + static_cast<int32_t>(j * V_), V_));
@@ -918,9 +934,9 @@ class RoutineEmitter {
     pad_loop_head();
     bind(loop, "back_loop");
     a_.sub(x86::rdi, step);
-    if (p_.prefetch_distance.value != 0)
+    if (pf_ != 0)
       for (unsigned off = 0; off < std::max(step, 64u); off += 64)
-        prefetch(x86::ptr(x86::rdi, x86::rsi, 0, -int32_t(p_.prefetch_distance.value + off)));
+        prefetch(x86::ptr(x86::rdi, x86::rsi, 0, -int32_t(pf_ + off)));
     body(U, true, StoreKind::kAligned);
     a_.sub(x86::rcx, 1);
     a_.jnz(loop);
@@ -1028,6 +1044,7 @@ class RoutineEmitter {
   bool used_wide_ = false;
   unsigned pattern_width_ = 0;
   Label loop_entry_, backward_;
+  unsigned pf_ = p_.prefetch_distance.value;  // the loop being emitted prefetches this far ahead (0: not)
   bool need_loop_entry_ = false, loop_entry_bound_ = false;
   std::optional<Error> pad_error_;
   std::vector<EmitNote>* notes_ = nullptr;

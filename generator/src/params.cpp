@@ -254,6 +254,11 @@ Status validate(const CopyParams& p, const IsaFeatures& target) {
     if (p.operation.value == Operation::kClearPage)
       return make_error(ErrorCode::kInvalidParams, "mask_max applies to variable lengths; clear_page needs 0");
   }
+  if (p.prefetch_min.value != 0 && p.prefetch_distance.value == 0)
+    return make_error(ErrorCode::kInvalidParams,
+                      "prefetch_min = " + std::to_string(p.prefetch_min.value) +
+                          " says from which length the loop prefetches; with prefetch_distance = 0 it "
+                          "never does: set prefetch_distance or prefetch_min = 0");
   if (p.mask_shift.value && p.mask_max.value == 0)
     return make_error(ErrorCode::kInvalidParams,
                       "mask_shift = true changes the masked class's page-crossing path; there is none with "

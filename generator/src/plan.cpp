@@ -192,7 +192,9 @@ std::string describe_class(const CopyPlan& plan, const SizeClass& c) {
           c.strategy == Strategy::kNonTemporalLoop && p.nt_width.value ? p.nt_width.value : plan.vec;
       o << (c.strategy == Strategy::kNonTemporalLoop ? "non-temporal loop: " : "aligned loop: ")
         << p.unroll.value << " x " << w << " B per iteration, dst aligned to " << w;
-      if (p.prefetch_distance.value)
+      if (p.prefetch_distance.value && c.hi < p.prefetch_min.value)
+        o << ", no prefetch (below prefetch_min)";
+      else if (p.prefetch_distance.value)
         o << ", prefetch" << name_of(p.prefetch_hint.value) << " +" << p.prefetch_distance.value
           << " B";
       if (p.loop_pipeline) o << ", software-pipelined (next block loaded before this one is stored)";

@@ -50,6 +50,8 @@ std::string short_name(const CopyParams& p) {
                   "u" + std::to_string(p.unroll.value);
   s += "/pf" + std::to_string(p.prefetch_distance.value);
   if (p.prefetch_distance.value) s += std::string(name_of(p.prefetch_hint.value));
+  if (p.prefetch_distance.value && p.prefetch_min.value)  // pf1024t0+32768: from 32 KiB on
+    s += "+" + std::to_string(p.prefetch_min.value);
   s += "/nt-" + bytes_or_never(p.nt_threshold);
   if (p.nt_threshold.value != kNever && p.nt_width.value) {  // nt-16777216v32
     s += 'v';

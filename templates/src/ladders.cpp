@@ -101,6 +101,16 @@ CopyPlan vector_ladder(const CopyParams& p) {
     add(resume_lo, nt_lo, Strategy::kRepString);
   }
   add(nt_lo, kNever, Strategy::kNonTemporalLoop);
+  // prefetch_min splits the loop class it falls in: below it the loop without prefetch.
+  if (const std::uint64_t pm = p.prefetch_min.value; pm && p.prefetch_distance.value)
+    for (std::size_t i = 0; i < c.size(); ++i)
+      if (c[i].strategy == Strategy::kAlignedLoop && c[i].lo < pm && pm <= c[i].hi) {
+        SizeClass upper = c[i];
+        upper.lo = pm;
+        c[i].hi = pm - 1;
+        c.insert(c.begin() + static_cast<std::ptrdiff_t>(i) + 1, upper);
+        break;
+      }
   for (auto& k : c) k.weight = default_class_weight(k.lo, k.hi);
   return plan;
 }

@@ -350,6 +350,11 @@ class Search {
     // have 256 KiB and 64 MiB only), and a rep band or a non-temporal threshold between them
     // would otherwise go unjudged, or be moved by the composite to the next point it has.
     std::vector<Point> pts = w_.points;
+    // --quick: lengths of 16 MiB and more at src and dst offset 0 only. Each of them costs
+    // about 0.6 s with every configuration and peer timed (4 warm calls per batch, 3 rounds), on
+    // a budget of 10 s (docs/performance.md, fifth round).
+    if (opt_.quick)
+      std::erase_if(pts, [](const Point& p) { return p.size >= (16u << 20) && (p.src_align || p.dst_align); });
     auto add_point = [&](const Point& q) {
       if (std::none_of(pts.begin(), pts.end(), [&](const Point& p) {
             return p.size == q.size && p.src_align == q.src_align && p.dst_align == q.dst_align;
@@ -756,7 +761,9 @@ class Search {
     ++stats_.built;
     VerifyOptions vo = opt_.verify;
     vo.seed = opt_.seed + stats_.built;
-    if (vo.large_edge_stride == 1) vo.large_edge_stride = 7;  // the winner is re-checked with 1
+    // The winner is re-checked with 1; --quick checks every 31st length there (edge - 1, edge and
+    // edge + 1 always): a 16-24 MiB non-temporal edge cost each candidate about 0.3 s with 7.
+    if (vo.large_edge_stride == 1) vo.large_edge_stride = opt_.quick ? 31 : 7;
     const VerifyReport rep = verify_routine(*r, vo);
     stats_.verify_cases += rep.cases;
     if (!rep.ok()) return reject(k, label(c) + ": " + rep.summary());

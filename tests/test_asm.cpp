@@ -228,6 +228,30 @@ TEST_CASE("every flavour of every grid plan assembles with GNU as to exactly the
   CHECK(checked["glibc"] >= static_cast<int>(grid.size() / 2));
 }
 
+namespace {
+
+/// The plan of `p` written as plain GNU as text under `symbol`, assembled by binutils and
+/// compared byte for byte with the JIT's code (for parameter forms outside asm_grid(), whose
+/// plans the golden hashes are keyed on).
+void check_round_trip(TempDir& dir, const CopyParams& p, const std::string& symbol) {
+  auto plan = make_plan(p, IsaFeatures::for_level(IsaLevel::kAVX512));
+  REQUIRE_MESSAGE(plan.ok(), to_string(p));
+  auto jit = assemble(*plan);
+  REQUIRE(jit.ok());
+  AsmOptions o;
+  o.symbol = symbol;
+  auto t = write_asm(*plan, flavor("plain"), o);
+  REQUIRE_MESSAGE(t.ok(), to_string(p));
+  std::string error;
+  const Bytes text = assemble_text(dir, symbol, t->text, false, &error);
+  const Bytes got = error.empty() ? routine_bytes(text, flavor("plain"), p.loop_align.value, &error) : text;
+  INFO(to_string(p));
+  REQUIRE_MESSAGE(error.empty(), error);
+  CHECK_MESSAGE(got == *jit, first_difference(got, *jit));
+}
+
+}  // namespace
+
 TEST_CASE("nt_width 32 (a 32-byte non-temporal loop in a 64-byte routine) assembles to exactly the JIT bytes") {
   // Not in asm_grid(): the golden hashes are keyed on the grid's plans.
   require_tools();
@@ -242,20 +266,7 @@ TEST_CASE("nt_width 32 (a 32-byte non-temporal loop in a 64-byte routine) assemb
       p.nt_pages = pages;
       p.nt_width = 32;
       p.register_bank = pages == 4 ? RegisterBank::kHigh : RegisterBank::kLow;
-      auto plan = make_plan(p, IsaFeatures::for_level(IsaLevel::kAVX512));
-      REQUIRE_MESSAGE(plan.ok(), to_string(p));
-      auto jit = assemble(*plan);
-      REQUIRE(jit.ok());
-      AsmOptions o;
-      o.symbol = "ntw_" + std::to_string(checked);
-      auto t = write_asm(*plan, flavor("plain"), o);
-      REQUIRE_MESSAGE(t.ok(), to_string(p));
-      std::string error;
-      const Bytes text = assemble_text(dir, "ntw_" + std::to_string(checked), t->text, false, &error);
-      const Bytes got = error.empty() ? routine_bytes(text, flavor("plain"), p.loop_align.value, &error) : text;
-      INFO(to_string(p));
-      REQUIRE_MESSAGE(error.empty(), error);
-      CHECK_MESSAGE(got == *jit, first_difference(got, *jit));
+      check_round_trip(dir, p, "ntw_" + std::to_string(checked));
       ++checked;
     }
   CHECK(checked == 6);
@@ -275,20 +286,7 @@ TEST_CASE("prefetch_min (a loop without prefetch below it) assembles to exactly 
       p.prefetch_min = 32768;
       p.rep_threshold = 65536;
       p.rep_stop = 1 << 20;
-      auto plan = make_plan(p, IsaFeatures::for_level(IsaLevel::kAVX512));
-      REQUIRE_MESSAGE(plan.ok(), to_string(p));
-      auto jit = assemble(*plan);
-      REQUIRE(jit.ok());
-      AsmOptions o;
-      o.symbol = "pfm_" + std::to_string(checked);
-      auto t = write_asm(*plan, flavor("plain"), o);
-      REQUIRE_MESSAGE(t.ok(), to_string(p));
-      std::string error;
-      const Bytes text = assemble_text(dir, "pfm_" + std::to_string(checked), t->text, false, &error);
-      const Bytes got = error.empty() ? routine_bytes(text, flavor("plain"), p.loop_align.value, &error) : text;
-      INFO(to_string(p));
-      REQUIRE_MESSAGE(error.empty(), error);
-      CHECK_MESSAGE(got == *jit, first_difference(got, *jit));
+      check_round_trip(dir, p, "pfm_" + std::to_string(checked));
       ++checked;
     }
   CHECK(checked == 4);
@@ -307,20 +305,7 @@ TEST_CASE("mask_shift (the masked class's page-crossing path moved back) assembl
       p.mask_max = m;
       p.mask_shift = true;
       p.register_bank = m % 64 ? RegisterBank::kLow : RegisterBank::kHigh;
-      auto plan = make_plan(p, IsaFeatures::for_level(IsaLevel::kAVX512));
-      REQUIRE_MESSAGE(plan.ok(), to_string(p));
-      auto jit = assemble(*plan);
-      REQUIRE(jit.ok());
-      AsmOptions o;
-      o.symbol = "msh_" + std::to_string(checked);
-      auto t = write_asm(*plan, flavor("plain"), o);
-      REQUIRE_MESSAGE(t.ok(), to_string(p));
-      std::string error;
-      const Bytes text = assemble_text(dir, "msh_" + std::to_string(checked), t->text, false, &error);
-      const Bytes got = error.empty() ? routine_bytes(text, flavor("plain"), p.loop_align.value, &error) : text;
-      INFO(to_string(p));
-      REQUIRE_MESSAGE(error.empty(), error);
-      CHECK_MESSAGE(got == *jit, first_difference(got, *jit));
+      check_round_trip(dir, p, "msh_" + std::to_string(checked));
       ++checked;
     }
   CHECK(checked == 12);

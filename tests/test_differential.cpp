@@ -76,6 +76,9 @@ CopyParams random_params(std::mt19937_64& rng, Operation op) {
   }
   p.nop_form = pick(std::vector<NopForm>{NopForm::kSingleByte, NopForm::kLongNop, NopForm::kPrefixedLongNop,
                                          NopForm::kJumpOver});
+  // Drawn last, so the draws above stay those of earlier seeds.
+  if (p.mask_max.value && rng() % 2) p.mask_shift = true;
+  if (p.prefetch_distance.value && rng() % 2) p.prefetch_min = pick(std::vector<std::uint32_t>{8192, 32768, 131072});
   return p;
 }
 

@@ -179,6 +179,21 @@ TEST_CASE("prefetch_min: the loop without prefetch below it and the prefetching 
       CHECK(loops == 3);
       const VerifyReport rep = verify_routine(r);
       CHECK_MESSAGE(rep.ok(), r.name() << ": " << rep.summary());
+      // The longest lengths weighted heaviest: the dispatch tree then emits the prefetching
+      // loop before the one without prefetch.
+      auto heavy_top = Routine::build(with_weights(r.plan(), [](std::uint64_t lo, std::uint64_t) {
+        return static_cast<double>(lo) + 1.0;
+      }));
+      REQUIRE(heavy_top.ok());
+      CHECK(heavy_top->bytes() != r.bytes());
+      const VerifyReport rep2 = verify_routine(*heavy_top);
+      CHECK_MESSAGE(rep2.ok(), heavy_top->name() << " (longest lengths heaviest): " << rep2.summary());
+      // Two loop bands below prefetch_min (the rep band ends below it): one loop without
+      // prefetch, jumped to from the second band.
+      p.prefetch_min = 131072;
+      Routine two = build(p);
+      const VerifyReport rep3 = verify_routine(two);
+      CHECK_MESSAGE(rep3.ok(), two.name() << " (two loop bands below prefetch_min): " << rep3.summary());
     }
 }
 

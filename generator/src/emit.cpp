@@ -65,6 +65,7 @@ class RoutineEmitter {
     }
     loop_entry_ = a_.newLabel();
     backward_ = a_.newLabel();
+    short_entry_ = a_.newLabel();
     const auto tree = dispatch_tree(plan_);
     COPYSYNTH_TRY(node(plan_.classes, tree, 0));
     // memmove's rep and non-temporal classes fall back to the direction-aware loop for
@@ -325,17 +326,24 @@ class RoutineEmitter {
       case Strategy::kHeadTail: head_tail(c.block); break;
       case Strategy::kAlignedLoop:
         if (pf_ && c.hi < p_.prefetch_min.value) {
-          // prefetch_min: lengths below it take their own copy of the loop, without prefetch
-          // (the ladder split the class there); every other loop class and the rep and
-          // non-temporal classes' fallback take the prefetching loop at loop_entry_.
+          // prefetch_min: loop classes below it take a copy of the loop without prefetch (the
+          // ladder split the class there), emitted once at short_entry_; every other loop class
+          // and the rep and non-temporal classes' fallback take the prefetching loop at
+          // loop_entry_.
+          if (short_bound_) {
+            comment("the loop without prefetch again");
+            a_.jmp(short_entry_);
+            break;
+          }
           const Label entry = loop_entry_, back = backward_;
           const bool bound = loop_entry_bound_;
-          loop_entry_ = a_.newLabel();
+          loop_entry_ = short_entry_;
           backward_ = a_.newLabel();
           loop_entry_bound_ = false;
           pf_ = 0;
           comment("below prefetch_min: the loop without prefetch");
           loop_class();
+          short_bound_ = true;
           pf_ = p_.prefetch_distance.value;
           loop_entry_ = entry;
           backward_ = back;
@@ -438,12 +446,12 @@ class RoutineEmitter {
   /// off, and a page-crossing path that moves the block back before it falls to the ladder.
   ///
   /// Block 16, 32 or 64: one masked move at p. Block 128: two moves of 64, at p and at
-  /// p + max(n - 64, 0), both with the mask bzhi(n): for n >= 64 two full, overlapping moves
-  /// (no byte masked off), for n < 64 the same move twice. The only masked-off bytes are then
+  /// p + max(n - 64, 0), both with the mask bzhi(n): for n >= 64 two full moves (overlapping
+  /// below 128; no byte masked off), for n < 64 the same move twice. The only masked-off bytes are then
   /// [p + n, p + min(block, 64)), so the guard asks whether p + n - 1 and the move's last byte
   /// lie in different pages: a page the copy itself does not touch (for n = 0: p - 1, so a p at
-  /// a page start is sent on too). That is (64 - n) / 4096 of the placements of each pointer
-  /// where masked() tests block / 4096. A call that fails it takes masked_shifted().
+  /// a page start is sent on too). That is (min(block, 64) - n) / 4096 of the placements of each
+  /// pointer where masked() tests block / 4096. A call that fails it takes masked_shifted().
   void masked_tight(unsigned bytes) {
     Label cross = a_.newLabel();
     const unsigned unit = std::min(bytes, 64u);
@@ -1045,6 +1053,8 @@ class RoutineEmitter {
   unsigned pattern_width_ = 0;
   Label loop_entry_, backward_;
   unsigned pf_ = p_.prefetch_distance.value;  // the loop being emitted prefetches this far ahead (0: not)
+  Label short_entry_;         // prefetch_min: the loop without prefetch
+  bool short_bound_ = false;  // ... already emitted
   bool need_loop_entry_ = false, loop_entry_bound_ = false;
   std::optional<Error> pad_error_;
   std::vector<EmitNote>* notes_ = nullptr;

@@ -166,8 +166,8 @@ std::string describe_class(const CopyPlan& plan, const SizeClass& c) {
     case Strategy::kMasked:
       if (c.block == 128 && p.mask_shift.value)
         o << "two masked 64-byte " << (fill ? "stores" : "loads and stores")
-          << " at +0 and +max(n - 64, 0), both with the mask bzhi(n) (AVX-512BW; 65..128: two full, "
-             "overlapping)";
+          << " at +0 and +max(n - 64, 0), both with the mask bzhi(n) (AVX-512BW; 64..128: two full "
+             "moves, overlapping below 128)";
       else if (c.block == 128)
         o << "two masked 64-byte " << (fill ? "stores" : "loads and stores")
           << " (AVX-512BW, masks from bzhi: bytes [0, n) of the first, [64, n) of the second)";

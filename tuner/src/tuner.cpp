@@ -630,14 +630,18 @@ class Search {
       }
     Candidate out = stage("prefetch", best, cands, loop_points(best, 1u << 20), false);
     if (!out.params.prefetch_distance.value || opt_.quick || !time_left()) return out;
-    // Where the prefetch starts, for the distance and hint just chosen.
+    // Where the prefetch starts, for the distance and hint just chosen; 16 and 64 KiB are timed
+    // too, so each choice has a length of its own (the seeds have none from 16 to 255 KiB).
     cands.clear();
     for (unsigned from : {0u, 8192u, 32768u, 131072u}) {
       Candidate c = out;
       c.params.prefetch_min = from;
       cands.push_back(c);
     }
-    return stage("prefetch from", out, cands, loop_points(out, 1u << 20), false);
+    std::vector<Point> pts = loop_points(out, 1u << 20);
+    for (std::uint64_t n : {16384u, 65536u})
+      if (std::none_of(pts.begin(), pts.end(), [&](const Point& q) { return q.size == n; })) pts.push_back({n, 0, 0});
+    return stage("prefetch from", out, cands, pts, false);
   }
 
   /// The 4K-aliasing guard, on the loop points plus the misaligned-destination matrix

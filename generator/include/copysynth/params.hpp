@@ -116,9 +116,10 @@ struct PrefetchMin {
   using type = std::uint32_t;
   static constexpr std::string_view unit = "bytes";
   static constexpr std::string_view doc =
-      "the loop prefetches only for lengths of at least this; shorter lengths take a copy of the "
-      "loop without prefetch instructions (the ladder splits the loop class there). 0 = every "
-      "length of the loop. On an AMD family 26 host a 1-16 KiB memcpy whose source is in L1 ran "
+      "the loop prefetches only for lengths of at least this: loop classes below it take a copy "
+      "of the loop without prefetch instructions (the ladder splits the loop class there; the "
+      "rep and non-temporal classes' fallback to the loop keeps them). 0 = every length of the "
+      "loop. On an AMD family 26 host a 1-16 KiB memcpy whose source is in L1 ran "
       "0.93x as fast with prefetch at any distance as without, while 256 KiB gained "
       "(docs/performance.md, fifth round). Needs prefetch_distance";
   static constexpr type def = 0;

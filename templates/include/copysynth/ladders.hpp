@@ -24,8 +24,9 @@
 //                         second rep band beyond the caches, where rep movsb beats the loop again)
 //   n >= T                non-temporal loop (T = max(nt_threshold, L)), sfence before the tail
 //
-// With prefetch_distance and prefetch_min = P, the loop class that holds P splits there: its
-// lengths below P take a copy of the loop without prefetch instructions.
+// With prefetch_distance and prefetch_min = P, the loop class that holds P splits there; loop
+// classes below P (that one's lower part, and any loop band wholly below P) take a copy of the
+// loop without prefetch instructions, emitted once.
 //
 // Classes are (b, 2b] — upper bounds inclusive, as glibc's [VEC, 2*VEC] — so a power-of-two
 // length takes the smaller block.

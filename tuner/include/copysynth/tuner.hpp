@@ -19,13 +19,16 @@
 //   1. kernel     vector width x unroll factor, on every workload point below 1 MiB
 //                 (successive halving: all candidates few rounds, the best third more rounds);
 //   2. small      head/tail register width (full or half the vector width); on AVX-512 hosts
-//                 also one masked move for lengths 0..16/32/64 (mask_max) and vector registers
-//                 0-15 or 16-31 (register_bank); then the hand-over to the loop;
+//                 also one masked move for lengths 0..16/32/64/128 (mask_max, with mask_shift:
+//                 the page guard on the masked-off bytes only) and vector registers 0-15 or
+//                 16-31 (register_bank); then the hand-over to the loop;
 //   2b. dispatch  dispatch-tree weights: the production prior or smallest-first (chain); for a
 //                 distribution workload also its own weights and a flat tree. On a point workload
 //                 this stage is scored on the production mix alone (a point's branches are
 //                 learnt by heart whatever the tree, and its grid of lengths is no frequency);
-//   3. prefetch   prefetch distance x hint, on the points that reach the main loop (copies only);
+//   3. prefetch   prefetch distance x hint, each also from 32 KiB only (prefetch_min), then
+//                 where the chosen distance starts (0, 8, 32, 128 KiB), on the points that
+//                 reach the main loop (copies only);
 //   3b. alias     4K aliasing: the guard window x the software-pipelined loop, on the loop points
 //                 and the misaligned-destination matrix;
 //   4. padding    loop alignment x NOP form, on the loop points up to 16 KiB;

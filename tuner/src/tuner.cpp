@@ -461,10 +461,31 @@ class Search {
         comp.params.nt_pages = last.params.nt_pages;
         comp.params.nt_width = comp.params.vector_width.value == 64 ? last.params.nt_width.value : 0u;
       }
-      if (std::none_of(live.begin(), live.end(), [&](const Candidate& c) { return key(c) == key(comp); }) && get(comp)) {
-        live.push_back(comp);
-        live_names.push_back("per-class composite");
-        say("floor: the size classes' own picks combined: " + label(comp) + "; timing again with it");
+      std::vector<std::pair<std::string, Candidate>> extra;
+      extra.emplace_back("per-class composite", comp);
+      // A rep band the composite brings (the rep stage kept none) reaches the non-temporal
+      // threshold, which the beyond-the-caches stage chose against the loop, never against rep
+      // movsb: the composite without non-temporal stores is judged beside it (Zen 5: rep movsb
+      // from 32 KiB to the end 1.12x non-temporal stores at 16 MiB, docs/performance.md, sixth round).
+      if (rep_src && comp.params.nt_threshold.value != kNever &&
+          winner.params.rep_threshold.value != comp.params.rep_threshold.value) {
+        Candidate c = comp;
+        c.params.nt_threshold = kNever;
+        c.params.nt_pages = 1;
+        c.params.nt_width = 0;
+        extra.emplace_back("per-class composite without non-temporal stores", c);
+      }
+      bool added = false;
+      for (auto& [what, c] : extra)
+        if (std::none_of(live.begin(), live.end(), [&](const Candidate& r) { return key(r) == key(c); }) && get(c)) {
+          live.push_back(c);
+          live_names.push_back(what);
+          say("floor: " + (what == "per-class composite" ? std::string("the size classes' own picks combined") : what) +
+              ": " + label(c));
+          added = true;
+        }
+      if (added) {
+        say("floor: timing again with " + std::string(live_names.back() == "per-class composite" ? "it" : "them"));
         table = time_all();
         first_peer = live.size();
       }
@@ -754,28 +775,65 @@ class Search {
   }
 
   /// Builds and verifies a candidate once; nullptr if it cannot be built or fails verification.
+  /// Inside a VerifyBelow scope lengths above its bound are left unverified (and the candidate
+  /// remembered as such); a candidate so verified is verified again in full the first time it
+  /// is asked for outside such a scope, before anything times it at a larger length.
   const Routine* get(const Candidate& c) {
     const std::string k = key(c);
-    if (auto it = pool_.find(k); it != pool_.end()) return it->second.get();
+    if (auto it = pool_.find(k); it != pool_.end()) {
+      const auto part = partly_verified_.find(k);
+      if (part != partly_verified_.end() && (verify_below_ == 0 || verify_below_ > part->second)) {
+        partly_verified_.erase(part);
+        const VerifyReport rep = verify_routine(*it->second, verify_options());
+        stats_.verify_cases += rep.cases;
+        if (!rep.ok()) {
+          retired_.push_back(std::move(it->second));  // a stage may still hold the pointer
+          pool_.erase(it);
+          return reject(k, label(c) + ": " + rep.summary());
+        }
+        if (verify_below_ != 0) partly_verified_.emplace(k, verify_below_);
+      }
+      return it->second.get();
+    }
     if (rejected_.count(k)) return nullptr;
     auto plan = plan_of(c);
     if (!plan) return invalid(k, plan.error().message);
     auto r = Routine::build(*plan, opt_.cpu);
     if (!r) return invalid(k, r.error().message);
     ++stats_.built;
-    VerifyOptions vo = opt_.verify;
-    vo.seed = opt_.seed + stats_.built;
-    // The winner is re-checked with 1; --quick checks every 31st length there (edge - 1, edge and
-    // edge + 1 always): a 16-24 MiB non-temporal edge cost each candidate about 0.3 s with 7.
-    if (vo.large_edge_stride == 1) vo.large_edge_stride = opt_.quick ? 31 : 7;
-    const VerifyReport rep = verify_routine(*r, vo);
+    const VerifyReport rep = verify_routine(*r, verify_options());
     stats_.verify_cases += rep.cases;
     if (!rep.ok()) return reject(k, label(c) + ": " + rep.summary());
+    if (verify_below_ != 0) partly_verified_.emplace(k, verify_below_);
     auto owned = std::make_unique<Routine>(std::move(r).value());
     const Routine* out = owned.get();
     pool_.emplace(k, std::move(owned));
     return out;
   }
+
+  /// The verification of a candidate (the winner is verified again with opt_.verify as given).
+  VerifyOptions verify_options() const {
+    VerifyOptions vo = opt_.verify;
+    vo.seed = opt_.seed + stats_.built;
+    if (verify_below_ != 0) vo.max_size = std::min(vo.max_size, verify_below_);
+    // Near edges above 1 MiB the winner is re-checked with every length; candidates with every
+    // 31st (edge - 1, edge and edge + 1 always; 31 is coprime to 64, so the residues mod 64
+    // still vary): with every 7th a 16-24 MiB non-temporal edge cost each candidate about 0.3 s.
+    if (vo.large_edge_stride == 1) vo.large_edge_stride = 31;
+    return vo;
+  }
+
+  /// Candidates built in this scope are verified up to `bytes` only (get()): a stage that times
+  /// below that length, and whose candidates carry thresholds far above it, need not verify them
+  /// there unless one is kept. The second pass's kernel stage built 25 candidates with a rep band,
+  /// rep again and non-temporal stores (edges 1, 8 and 32 MiB) in 22 s, nearly all of it spent
+  /// copying and checking lengths of 4 MiB and more (docs/performance.md, sixth round).
+  struct VerifyBelow {
+    Search& s;
+    std::uint64_t saved;
+    VerifyBelow(Search& search, std::uint64_t bytes) : s(search), saved(search.verify_below_) { s.verify_below_ = bytes; }
+    ~VerifyBelow() { s.verify_below_ = saved; }
+  };
   /// Parameters the generator refuses (a search step that does not fit): not a verification
   /// failure, skipped quietly.
   const Routine* invalid(const std::string& k, const std::string& why) {
@@ -886,6 +944,11 @@ class Search {
   /// Scores `cands` (plus `incumbent`) on `pts`; returns the incumbent unless one wins by >= 1%.
   Candidate stage(const char* name, const Candidate& incumbent, std::vector<Candidate> cands,
                   const std::vector<Point>& pts, bool halving) {
+    // Its candidates are timed on pts (and the production mix: at most 4 KiB), or a
+    // distribution's calls: verified up to twice the longest, at least 2 MiB (get()).
+    std::uint64_t timed = max_size(pts);
+    if (w_.is_distribution()) timed = std::max<std::uint64_t>(timed, w_.distribution->max_size());
+    VerifyBelow v(*this, std::max<std::uint64_t>(2u << 20, 2 * timed));
     std::shuffle(cands.begin(), cands.end(), rng_);
     cands.insert(cands.begin(), incumbent);
     std::vector<Candidate> live;
@@ -1175,17 +1238,32 @@ class Search {
                            : std::string()));
     say(line);
     log_.push_back(line);
-    const Routine* chosen = get(out);
-    if (!chosen) return base;
-    // At the threshold and at the largest size the band keeps (every use pattern).
+    if (!found || !time_left()) return found && get(out) ? out : base;
+    // Confirmed at the threshold and at the largest size the band keeps (every use pattern). A
+    // band that does not confirm because of its threshold's own size is tried once more from the
+    // next ladder size: on a Zen 5 host rep movsb from 32 KiB won 1.25x on average and lost 7% at
+    // 32 KiB copy then read, and dropping the whole band left the loop at 32 KiB-16 MiB, where
+    // the beyond-the-caches stage then chose non-temporal stores against the loop, not rep movsb
+    // (the report: rep movsb 1.12x the tuned routine at 16 MiB; docs/performance.md, sixth round).
     const std::uint64_t last = out.params.rep_stop.value != kNever ? out.params.rep_stop.value / 2 : l.sizes.back();
-    if (found && time_left() &&
-        !confirmed_solo(name + " threshold " + std::to_string(out.params.rep_threshold.value), *rs[0], *chosen,
-                        {out.params.rep_threshold.value, last})) {
-      log_.push_back("keeping " + bytes_or_never(base.params.rep_threshold));
-      return base;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      const Routine* chosen = get(out);
+      if (!chosen) break;
+      std::uint64_t worst_at = 0;
+      const std::uint64_t first = out.params.rep_threshold.value;
+      if (confirmed_solo(name + " threshold " + std::to_string(first), *rs[0], *chosen, {first, last}, &worst_at))
+        return out;
+      const auto next = std::upper_bound(l.sizes.begin(), l.sizes.end(), first);
+      if (attempt == 1 || worst_at != first || next == l.sizes.end() || *next >= std::min(last, out.params.rep_stop.value) ||
+          !time_left())
+        break;
+      out.params.rep_threshold = *next;
+      const std::string again = name + " threshold " + std::to_string(*next) + ": one ladder size up";
+      say(again);
+      log_.push_back(again);
     }
-    return out;
+    log_.push_back("keeping " + bytes_or_never(base.params.rep_threshold));
+    return base;
   }
 
   /// "1 stream", "4 page streams", "1 stream, 32-byte registers": a non-temporal loop's variant.
@@ -1385,6 +1463,9 @@ class Search {
   Operation op_ = Operation::kMemcpy;
   std::vector<Point> below_1m_;
   std::map<std::string, std::unique_ptr<Routine>> pool_;
+  std::map<std::string, std::uint64_t> partly_verified_;  // pool_ keys verified only up to this length
+  std::vector<std::unique_ptr<Routine>> retired_;         // failed their full verification late
+  std::uint64_t verify_below_ = 0;        // 0: get() verifies every length; else up to this
   std::map<std::string, std::string> rejected_;
   std::string last_reject_;
   TuneStats stats_;

@@ -42,10 +42,9 @@ struct VerifyOptions {
   std::uint64_t max_size = 64ull << 20; ///< largest n tested; larger edges are skipped (reported)
   std::uint64_t large_edge = 1ull << 20;///< edges above this are tested every `large_edge_stride`
   unsigned large_edge_stride = 1;       ///< bytes within ±edge_radius (plus edge-1, edge, edge+1);
-                                        ///< the tuner uses 7 for its candidates
-                                        ///< (31 with --quick; both coprime to 64, so the
-                                        ///< residues mod 64 still vary) and re-checks
-                                        ///< its winner with 1
+                                        ///< the tuner uses 31 for its candidates
+                                        ///< (coprime to 64, so the residues mod 64
+                                        ///< still vary) and re-checks its winner with 1
   std::uint64_t large_n = 16384;        ///< n above this use `large_pairs` offset pairs only
   unsigned large_pairs = 2;             ///< offset pairs per large n (plus one random pair and
                                         ///< two of the four guard placements, alternating)

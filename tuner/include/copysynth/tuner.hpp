@@ -1,7 +1,8 @@
 // copysynth — the tuner: search CopyParams on the host CPU within a wall-clock budget.
 //
 // Shape (Highway hwy/auto_tune.h, FFTW kernel/planner.c): candidates are built, verified
-// (verify.hpp) — a candidate that fails is never timed — then timed interleaved with the system
+// (verify.hpp; up to twice the longest length its stage times, in full before it leaves the
+// stage) — a candidate is never timed at a length it did not pass — then timed interleaved with the system
 // routine (memcpy, memmove, memset) in the same run, so every cost is a ratio to the baseline;
 // the decisions are the decision core's (decide.hpp), which sees the cost tables and never the
 // clock. Scores are decide::score: geometric means of per-point speedups (median over rounds),

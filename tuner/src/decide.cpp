@@ -2,6 +2,7 @@
 #include "copysynth/decide.hpp"
 
 #include "copysynth/c_format.hpp"
+#include "copysynth/stats.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -283,6 +284,23 @@ std::vector<std::size_t> per_group_pick(const CostTable& t, const std::vector<st
     out[g] = rows[pick(s, margin)];
   }
   return out;
+}
+
+Confirmation confirm(const std::vector<std::vector<double>>& runs, double min_gain, double max_loss) {
+  Confirmation c;
+  std::vector<double> ratios;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i].empty()) continue;
+    const double r = median(runs[i]);
+    ratios.push_back(r);
+    if (r < c.worst_ratio) {
+      c.worst_ratio = r;
+      c.worst = i;
+    }
+  }
+  c.gain = ratios.empty() ? 1.0 : geomean(ratios);
+  c.ok = !ratios.empty() && c.gain >= min_gain && c.worst_ratio >= 1.0 / max_loss;
+  return c;
 }
 
 }  // namespace copysynth::decide

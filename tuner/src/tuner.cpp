@@ -1132,7 +1132,8 @@ class Search {
   /// own (no neighbour's cache footprint), at each of `sizes` (dst and src at offset 0), every
   /// use pattern, warm. Confirmed when `chosen` is >= 1% faster on the geometric mean and no
   /// pattern loses more than 6%. Says and logs the verdict with the worst case, `what` naming the
-  /// threshold; *worst_size (if given) is the size of the worst case (0 when none loses).
+  /// threshold; *worst_size (if given) is the size of the worst case (0 when none loses). The
+  /// rule is decide::confirm().
   ///
   /// Each case is three runs of each routine, in the order base, chosen | chosen, base | base,
   /// chosen, and its ratio the median of the three: one burst of interference (this VM shares
@@ -1146,37 +1147,33 @@ class Search {
     tc.max_seconds = (opt_.quick ? 0.5 : 2.0) / 3;
     std::sort(sizes.begin(), sizes.end());
     sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-    if (worst_size) *worst_size = 0;
-    std::vector<double> ratios;
-    double worst = 0;
-    std::string worst_case = "none";
+    std::vector<std::vector<double>> runs;  // per case (size x use pattern): base / chosen, per run
+    std::vector<std::string> names;
+    std::vector<std::uint64_t> case_size;
     for (std::uint64_t sz : sizes)
       for (Use u : uses()) {
         tc.use = u;
         tc.state = CacheState::kWarm;
-        std::vector<double> runs;
+        std::vector<double> r;
         for (int run = 0; run < 3; ++run) {
           const bool swap = run == 1;
           const auto m = compare(op_, {swap ? chosen.entry() : base.entry(), swap ? base.entry() : chosen.entry()},
                                  bench_buffers(), sz, 0, 0, tc);
-          runs.push_back(swap ? m[1].ticks_per_call / m[0].ticks_per_call : m[0].ticks_per_call / m[1].ticks_per_call);
+          r.push_back(swap ? m[1].ticks_per_call / m[0].ticks_per_call : m[0].ticks_per_call / m[1].ticks_per_call);
         }
-        ratios.push_back(median(runs));
-        if (std::log(ratios.back()) < worst || worst_case == "none") {
-          worst = std::min(worst, std::log(ratios.back()));
-          worst_case = size_label(sz) + " " + std::string(use_name(u));
-          // Only a loss names a size: a threshold retried one size up is one that lost there.
-          if (worst_size) *worst_size = worst < 0 ? sz : 0;
-        }
+        runs.push_back(r);
+        names.push_back(size_label(sz) + " " + std::string(use_name(u)));
+        case_size.push_back(sz);
       }
-    const double gain = geomean(ratios);
-    const bool ok = gain >= 1.01 && worst >= -std::log(1.06);
-    const std::string line = what + (ok ? " confirmed in solo runs: " : " did not confirm in solo runs: ") +
-                             fmt("%.3f", gain) + "x on average, worst pattern " + fmt("%.3f", std::exp(worst)) + "x" +
-                             (worst < 0 ? " (" + worst_case + ")" : std::string());
+    const decide::Confirmation c = decide::confirm(runs, 1.01, 1.06);
+    // Only a loss names a size: a threshold retried one size up is one that lost there.
+    if (worst_size) *worst_size = c.worst != decide::kNoCase ? case_size[c.worst] : 0;
+    const std::string line = what + (c.ok ? " confirmed in solo runs: " : " did not confirm in solo runs: ") +
+                             fmt("%.3f", c.gain) + "x on average, worst pattern " + fmt("%.3f", c.worst_ratio) + "x" +
+                             (c.worst != decide::kNoCase ? " (" + names[c.worst] + ")" : std::string());
     say(line);
     log_.push_back(line);
-    return ok;
+    return c.ok;
   }
 
   /// Stage 5, rep: where `rep movs`/`rep stos` beats the loop. The incumbent without rep (a

@@ -105,6 +105,20 @@ TwoThresholds choose_two_thresholds(const std::vector<std::vector<double>>& a_ga
                                     const std::vector<std::vector<double>>& b_check, double tolerance,
                                     double min_gain);
 
+/// A threshold's confirmation in solo runs (the tuner's confirmed_solo(): each routine timed in
+/// runs of its own, no neighbour's cache footprint). runs[c]: case c's ratios cost(base) /
+/// cost(chosen), one per run (a case: one size and use pattern); the case's ratio is their
+/// median, so one run hit by interference does not decide it. Confirmed when the geometric mean
+/// of the cases' ratios is >= min_gain and no case's ratio is below 1 / max_loss.
+inline constexpr std::size_t kNoCase = std::numeric_limits<std::size_t>::max();
+struct Confirmation {
+  bool ok = false;
+  double gain = 1;          ///< geometric mean of the cases' ratios
+  double worst_ratio = 1;   ///< the lowest case ratio, or 1 when no case is below 1
+  std::size_t worst = kNoCase;  ///< that case; kNoCase when no case is below 1 (nothing lost)
+};
+Confirmation confirm(const std::vector<std::vector<double>>& runs, double min_gain = 1.01, double max_loss = 1.06);
+
 /// The noise of comparing rows a and b at case j, as a relative figure: the larger of their
 /// spread/cost, and at least min_noise.
 double case_noise(const CostTable& t, std::size_t a, std::size_t b, std::size_t j, double min_noise);

@@ -419,27 +419,28 @@ class Search {
       Candidate comp = winner;
       std::uint64_t rep_lo = kNever, rep_hi = kNever, rep_again = kNever;
       const Candidate* rep_src = nullptr;
-      // From a class's shortest point, not its lower bound: below that point nothing was
-      // measured (rep movsb loses 1.6x at 16 KiB on a Zen 5 host and wins 1.5x at 32 KiB).
-      auto shortest = [&](std::size_t g) {
-        std::uint64_t n = kNever;
-        for (std::size_t j = 0; j < pts.size(); ++j)
-          if (group[j] == g) n = std::min(n, pts[j].size);
-        return n;
-      };
-      for (std::size_t g = 5; g < groups; ++g) {
-        const std::uint64_t lo = kFloorClassHi[g - 1] + 1;
-        const bool present = std::find(group.begin(), group.end(), g) != group.end();
-        const bool wants_rep = present && strategy_at(live[want[g]], lo) == Strategy::kRepString;
+      // Each length measured from 4 KiB on (ascending), with what its size class's pick runs
+      // there. From a point, not a class's lower bound: below a class's shortest point nothing
+      // was measured (rep movsb loses 1.6x at 16 KiB on a Zen 5 host and wins 1.5x at 32 KiB),
+      // and a pick whose own rep band starts inside its class must keep it there (Debian 13,
+      // sixth round: the rep stage's band from 512 KiB, in the class from 256 KiB, read at
+      // 256 KiB only, left the loop at 256 KiB-4 MiB: 0.83x AOCL-LibMem at 1 MiB).
+      std::vector<std::pair<std::uint64_t, std::size_t>> at;  // (length, size class)
+      for (std::size_t j = 0; j < pts.size(); ++j)
+        if (group[j] >= 5) at.emplace_back(pts[j].size, group[j]);
+      std::sort(at.begin(), at.end());
+      at.erase(std::unique(at.begin(), at.end()), at.end());
+      for (const auto& [n, g] : at) {
+        const bool wants_rep = strategy_at(live[want[g]], n) == Strategy::kRepString;
         if (wants_rep && rep_lo == kNever) {
-          rep_lo = shortest(g);
+          rep_lo = n;
           rep_src = &live[want[g]];
-        } else if (present && !wants_rep && rep_lo != kNever && rep_hi == kNever) {
-          rep_hi = lo;
+        } else if (!wants_rep && rep_lo != kNever && rep_hi == kNever) {
+          rep_hi = n;
         } else if (wants_rep && rep_hi != kNever && rep_again == kNever) {
           // rep again beyond the caches (rep_resume): on a Zen 5 host the loop wins 2-16 MiB
-          // and rep movsb 64 MiB by 1.3x (docs/perf/debian12/report-1.txt, 64M rows).
-          rep_again = shortest(g);
+          // and rep movsb 64 MiB by 1.3x (the fourth round's report, 64M rows).
+          rep_again = n;
         }
       }
       if (rep_src) {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <locale>
 #include <sstream>
@@ -466,8 +467,9 @@ class Search {
       extra.emplace_back("per-class composite", comp);
       // A rep band the composite brings (other than the winner's: the rep stage may have kept
       // none) can reach the non-temporal threshold, which the beyond-the-caches stage chose
-      // against the winner's own routine there (the loop), never against rep movsb: the composite without non-temporal stores is judged beside it (Zen 5: rep movsb
-      // from 32 KiB to the end 1.12x non-temporal stores at 16 MiB, docs/performance.md, sixth round).
+      // against the winner's own routine there (the loop), never against rep movsb: the
+      // composite without non-temporal stores is judged beside it (Zen 5: rep movsb from 32 KiB
+      // to the end 1.12x non-temporal stores at 16 MiB, docs/performance.md, sixth round).
       if (rep_src && comp.params.nt_threshold.value != kNever &&
           winner.params.rep_threshold.value != comp.params.rep_threshold.value) {
         Candidate c = comp;
@@ -791,11 +793,8 @@ class Search {
         if (!rep.ok()) {
           retired_.push_back(std::move(it->second));  // a stage may still hold the pointer
           pool_.erase(it);
-          ++stats_.rejected;
-          rejected_.emplace(k, rep.summary());
-          last_reject_ = label(c) + ": " + rep.summary();
-          say("rejected (timed only below " + size_label(was) + ", where it passed): " + last_reject_);
-          return nullptr;
+          return reject(k, label(c) + ": " + rep.summary(),
+                        "rejected (timed only below " + size_label(was) + ", where it passed): ");
         }
         if (verify_below_ != 0 && verify_below_ < opt_.verify.max_size) partly_verified_.emplace(k, verify_below_);
       }
@@ -847,11 +846,14 @@ class Search {
     last_reject_ = why;
     return nullptr;
   }
-  const Routine* reject(const std::string& k, const std::string& why) {
+  /// A candidate that failed verification: remembered (never built again), counted and said,
+  /// `how` telling whether it was ever timed.
+  const Routine* reject(const std::string& k, const std::string& why,
+                        const std::string& how = "rejected (never timed): ") {
     ++stats_.rejected;
     rejected_.emplace(k, why);
     last_reject_ = why;
-    say("rejected (never timed): " + why);
+    say(how + why);
     return nullptr;
   }
 
@@ -1286,10 +1288,8 @@ class Search {
       const std::uint64_t first = out.params.rep_threshold.value;
       if (confirmed_solo(name + " threshold " + std::to_string(first), *rs[0], *chosen, {first, last}, &worst_at))
         return out;
-      const auto next = std::upper_bound(l.sizes.begin(), l.sizes.end(), first);
-      if (attempt == 1 || worst_at != first || next == l.sizes.end() || *next >= std::min(last, out.params.rep_stop.value) ||
-          !time_left())
-        break;
+      const auto next = one_size_up(l.sizes, first, worst_at);
+      if (attempt == 1 || !next || *next >= last || !time_left()) break;
       out.params.rep_threshold = *next;
       const std::string again = name + " threshold " + std::to_string(*next) + ": one ladder size up";
       say(again);
@@ -1297,6 +1297,16 @@ class Search {
     }
     log_.push_back("keeping " + bytes_or_never(base.params.rep_threshold));
     return base;
+  }
+
+  /// The threshold to try once more after a solo confirmation failed: the ladder size after
+  /// `first` when the confirmation's worst case (`worst_at`, bytes, from confirmed_solo) was at
+  /// `first` itself; nullopt when it lost elsewhere, or `first` is the ladder's last size.
+  static std::optional<std::uint64_t> one_size_up(const std::vector<std::uint64_t>& ladder, std::uint64_t first,
+                                                  std::uint64_t worst_at) {
+    const auto next = std::upper_bound(ladder.begin(), ladder.end(), first);
+    if (worst_at != first || next == ladder.end()) return std::nullopt;
+    return *next;
   }
 
   /// "1 stream", "4 page streams", "1 stream, 32-byte registers": a non-temporal loop's variant.
@@ -1459,8 +1469,7 @@ class Search {
       const std::uint64_t first = std::min(o.c.params.rep_resume.value, o.c.params.nt_threshold.value);
       std::uint64_t worst_at = 0;
       if (confirmed_solo(name + ": " + o.what, *rs[0], *r, {first, l.sizes.back()}, &worst_at)) return o.c;
-      const auto next = std::upper_bound(l.sizes.begin(), l.sizes.end(), first);
-      if (worst_at == first && next != l.sizes.end()) {
+      if (const auto next = one_size_up(l.sizes, first, worst_at)) {
         Option up = o;
         if (up.c.params.rep_resume.value == first) {
           up.c.params.rep_resume = *next;

@@ -287,6 +287,25 @@ class Search {
     return out;
   }
 
+  /// `kernel` with the large-length choices of `from`: its rep band (rep_threshold, rep_stop,
+  /// rep_resume and how rep runs) and non-temporal threshold (nt_threshold, nt_pages, and
+  /// nt_width where `kernel` has 64-byte registers, the only width with a narrower nt loop).
+  static Candidate with_thresholds_of(const Candidate& kernel, const Candidate& from) {
+    Candidate c = kernel;
+    const CopyParams& f = from.params;
+    c.params.rep_threshold = f.rep_threshold;
+    c.params.rep_stop = f.rep_stop;
+    c.params.rep_resume = f.rep_resume;
+    c.params.rep_unit = f.rep_unit;
+    c.params.rep_align_dst = f.rep_align_dst;
+    c.params.rep_aligned_only = f.rep_aligned_only;
+    c.params.rep_alias_window = f.rep_alias_window;
+    c.params.nt_threshold = f.nt_threshold;
+    c.params.nt_pages = f.nt_pages;
+    c.params.nt_width = c.params.vector_width.value == 64 ? f.nt_width.value : 0u;
+    return c;
+  }
+
   /// Size classes of the floor check (bytes): each workload point falls in the first class
   /// whose upper bound is >= its length.
   static constexpr std::uint64_t kFloorClassHi[] = {16,     64,      256,     1024,     4096,    16384,
@@ -496,27 +515,90 @@ class Search {
     std::size_t chosen = 0;
     auto losses = decide::losses_to_peers(table, 0, peer_rows, group, groups);
     if (!losses.empty() && live.size() > 1) {
-      // Two decisions: the kernel (the winner or a seed) on every point; then, on the winner's
-      // kernel, its large lengths (the winner without a threshold, the composite) on the points
-      // of 64 KiB and more only — where those rows differ, so that the small lengths' noise,
-      // counted four times when it falls on the losing side, does not decide them.
+      // Two decisions: the kernel (the winner or a seed) on every point; then the large lengths
+      // (the winner without a threshold, the composite, a seed that differs from the winner in
+      // thresholds of 64 KiB and more only) on the points from the shortest length where those
+      // rows differ (4-64 KiB) only, so that the small lengths' noise, counted four times when it
+      // falls on the losing side, does not decide them. A Zen 5 fill run adopted the aocl seed (the winner's
+      // kernel with non-temporal stores and no rep) at 1.000x against 0.875x because fills of
+      // 1-128 bytes, the same code in both, took 1.14x as long in the winner's row; the rep band
+      // from 1 MiB it dropped is worth 1.09x on the report's used copies (docs/performance.md,
+      // seventh round).
       const std::vector<double> ref = decide::best_of(table, peer_rows);
-      std::vector<double> large(pts.size(), 0.0);
-      for (std::size_t j = 0; j < pts.size(); ++j) large[j] = pts[j].size >= kLargeCopy ? 1.0 : 0.0;
+      // The points such a decision is scored on: from the shortest length at which the rows'
+      // thresholds differ from the first row's, at least 4 KiB and at most 64 KiB (the
+      // composite's rep band from 32 KiB against the winner's from 64 KiB counts at 32 KiB).
+      auto where_they_differ = [&](const std::vector<std::size_t>& rows) {
+        std::uint64_t from = kLargeCopy;
+        const CopyParams& a = live[rows[0]].params;
+        for (std::size_t r : rows) {
+          const CopyParams& b = live[r].params;
+          for (const auto& [x, y] : {std::pair{a.rep_threshold.value, b.rep_threshold.value},
+                                     std::pair{a.rep_stop.value, b.rep_stop.value},
+                                     std::pair{a.rep_resume.value, b.rep_resume.value},
+                                     std::pair{a.nt_threshold.value, b.nt_threshold.value}})
+            if (x != y) from = std::min({from, x, y});
+          if (a.rep_unit.value != b.rep_unit.value || a.rep_align_dst.value != b.rep_align_dst.value ||
+              a.rep_aligned_only.value != b.rep_aligned_only.value ||
+              a.rep_alias_window.value != b.rep_alias_window.value)
+            from = std::min({from, a.rep_threshold.value, b.rep_threshold.value});
+        }
+        from = std::max<std::uint64_t>(from, 4096);
+        std::vector<double> mask(pts.size(), 0.0);
+        for (std::size_t j = 0; j < pts.size(); ++j) mask[j] = pts[j].size >= from ? 1.0 : 0.0;
+        return std::pair{mask, from};
+      };
       std::vector<std::size_t> kernels{0}, tails{0};
+      // A seed differs in its large lengths only when it is the winner's kernel with other
+      // thresholds, none of them (nor the winner's) below 64 KiB.
+      auto large_only = [&](const Candidate& c) {
+        const CopyParams& p = c.params;
+        const CopyParams& w = winner.params;
+        return key(with_thresholds_of(c, winner)) == key(winner) &&
+               std::min({p.rep_threshold.value, p.nt_threshold.value, w.rep_threshold.value, w.nt_threshold.value}) >=
+                   kLargeCopy;
+      };
       for (std::size_t i = 1; i < live.size(); ++i)
-        (live_names[i].rfind("seed ", 0) == 0 ? kernels : tails).push_back(i);
+        (live_names[i].rfind("seed ", 0) == 0 && !large_only(live[i]) ? kernels : tails).push_back(i);
       std::vector<double> sk, st;
       for (std::size_t i : kernels) sk.push_back(decide::score(table.cost[i], ref));
       chosen = kernels[decide::pick(sk, 0.01)];
       std::string line = "floor: against the best peer at each point, " + live_names[0] + " scores " +
                          fmt("%.3f", sk[0]) + "x";
-      if (chosen != 0) line += "; adopting " + live_names[chosen] + " (" + label(live[chosen]) + ") at " +
-                               fmt("%.3f", sk[std::find(kernels.begin(), kernels.end(), chosen) - kernels.begin()]) + "x";
+      if (chosen != 0) {
+        line += "; " + live_names[chosen] + " (" + label(live[chosen]) + ") " +
+                fmt("%.3f", sk[std::find(kernels.begin(), kernels.end(), chosen) - kernels.begin()]) + "x";
+        // A seed's kernel won; its thresholds are the peer's, not those the threshold stages
+        // chose and confirmed in solo runs on used copies. The seed's kernel with the winner's
+        // thresholds is timed beside it, and the seed is kept as it is only if it beats that by
+        // 1% from 64 KiB on.
+        const Candidate g = with_thresholds_of(live[chosen], winner);
+        if (key(g) != key(live[chosen]) && get(g)) {
+          std::size_t gi = std::find_if(live.begin(), live.end(), [&](const Candidate& r) { return key(r) == key(g); }) -
+                           live.begin();
+          if (gi == live.size()) {
+            live.push_back(g);
+            live_names.push_back(live_names[chosen] + "'s kernel with the winner's thresholds");
+            say("floor: timing again with " + live_names.back() + ": " + label(g));
+            table = time_all();
+            first_peer = live.size();
+          }
+          const std::vector<double> ref2 = decide::best_of(table, peer_rows);
+          const auto [mask, from] = where_they_differ({gi, chosen});
+          const std::vector<double> sg{decide::score(table.cost[gi], ref2, mask),
+                                       decide::score(table.cost[chosen], ref2, mask)};
+          const bool as_is = decide::pick(sg, 0.01) == 1;
+          line += "; from " + size_label(from) + " on with the winner's thresholds " + fmt("%.3f", sg[0]) +
+                  "x, with its own " + fmt("%.3f", sg[1]) + "x";
+          if (!as_is) chosen = gi;
+        }
+        line += ": adopting " + live_names[chosen];
+      }
       if (chosen == 0 && tails.size() > 1) {
-        for (std::size_t i : tails) st.push_back(decide::score(table.cost[i], ref, large));
+        const auto [mask, from] = where_they_differ(tails);
+        for (std::size_t i : tails) st.push_back(decide::score(table.cost[i], ref, mask));
         chosen = tails[decide::pick(st, 0.01)];
-        line += "; from 64 KiB on it scores " + fmt("%.3f", st[0]) + "x";
+        line += "; from " + size_label(from) + " on it scores " + fmt("%.3f", st[0]) + "x";
         if (chosen != 0)
           line += ", " + live_names[chosen] + " (" + label(live[chosen]) + ") " +
                   fmt("%.3f", st[std::find(tails.begin(), tails.end(), chosen) - tails.begin()]) + "x: adopted";

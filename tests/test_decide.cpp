@@ -42,6 +42,32 @@ TEST_CASE("pick: the incumbent stays unless beaten by the margin; ties go to the
   CHECK(pick({1.0, 1.04}, 0.05) == 0);            // a larger margin
 }
 
+TEST_CASE("pick_pairwise: each challenger is judged against the incumbent where the two differ") {
+  // Cases: 1, 64 and 4096 bytes (the same code in every row), 32 KiB, 16 MiB.
+  const std::vector<double> ref{10, 10, 10, 10, 10};
+  const std::vector<std::vector<double>> cost{
+      {10.0, 10.0, 10.0, 20.0, 10.0},  // the incumbent: no rep band at 32 KiB
+      {10.5, 10.5, 10.5, 20.0, 9.6},   // no non-temporal stores at 16 MiB: 1.04x there; noisy small cases
+      {10.0, 10.0, 10.0, 30.0, 10.0},  // another rep form: loses at 32 KiB
+      {9.0, 9.0, 9.0, 20.0, 10.0},     // faster where it runs the incumbent's code: noise
+  };
+  const std::vector<std::vector<double>> weight{
+      {}, {0, 0, 0, 0, 1}, {0, 0, 0, 1, 1}, {0, 0, 0, 0, 0}};
+  std::vector<double> r;
+  CHECK(pick_pairwise(cost, ref, weight, 0.01, &r) == 1);
+  REQUIRE(r.size() == 4);
+  CHECK(r[0] == 1.0);
+  CHECK(r[1] == doctest::Approx(10.0 / 9.6));  // judged at 16 MiB only: the small cases' 5% do not count
+  CHECK(r[2] < 1.0);
+  CHECK(r[3] == 1.0);  // differs nowhere: never picked, whatever its noise
+  // Judged on every case instead, the noise of the cases it shares with the incumbent (5% slower,
+  // counted four times) sinks the 16 MiB gain.
+  CHECK(pick({score(cost[0], ref), score(cost[1], ref)}) == 0);
+  // A loss where the challenger differs keeps the incumbent.
+  CHECK(pick_pairwise({cost[0], cost[2]}, ref, {{}, weight[2]}) == 0);
+  CHECK(pick_pairwise({cost[0]}, ref, {}) == 0);
+}
+
 TEST_CASE("best_of: per case, the lowest cost over the chosen rows") {
   CostTable t;
   t.cost = {{3, 1, 5}, {2, 4, 0}, {9, 9, 4}};

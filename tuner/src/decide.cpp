@@ -32,6 +32,18 @@ std::vector<double> best_of(const CostTable& t, const std::vector<std::size_t>& 
   return out;
 }
 
+std::size_t pick_pairwise(const std::vector<std::vector<double>>& cost, const std::vector<double>& ref,
+                          const std::vector<std::vector<double>>& weight, double margin, std::vector<double>* ratios) {
+  std::vector<double> r(cost.size(), 1.0);
+  for (std::size_t i = 1; i < cost.size(); ++i) {
+    const std::vector<double>& w = i < weight.size() ? weight[i] : std::vector<double>{};
+    const bool any = std::any_of(w.begin(), w.end(), [](double x) { return x > 0; });
+    if (any) r[i] = score(cost[i], ref, w) / score(cost[0], ref, w);
+  }
+  if (ratios) *ratios = r;
+  return pick(r, margin);
+}
+
 std::size_t pick(const std::vector<double>& scores, double margin) {
   if (scores.empty()) return 0;
   double top = -1;

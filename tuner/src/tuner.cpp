@@ -327,8 +327,11 @@ class Search {
   /// on picks for itself (decide::per_group_pick: a rep band, a non-temporal threshold). Where a
   /// peer beats the winner in a size class by more than the measured noise
   /// (decide::losses_to_peers), every configuration is scored against the best peer at each
-  /// point, and one that beats the winner there by 1% (decide::pick) replaces it; every class
-  /// still lost is printed with the peer and the figure.
+  /// point: a seed with another kernel (or thresholds below 64 KiB) that beats the winner there
+  /// by 1% (decide::pick) replaces it, with the winner's thresholds unless its own win where
+  /// they differ; else the winner without a threshold, the composite or a seed that differs in
+  /// thresholds of 64 KiB and more replaces it if it beats the winner by 1% where the two differ
+  /// (decide::pick_pairwise). Every class still lost is printed with the peer and the figure.
   Candidate floor_stage(const Candidate& winner) {
     const std::vector<Peer> ps = peers(op_, opt_.cpu.features());
     if (ps.empty() || w_.points.empty()) return winner;
@@ -515,38 +518,44 @@ class Search {
     std::size_t chosen = 0;
     auto losses = decide::losses_to_peers(table, 0, peer_rows, group, groups);
     if (!losses.empty() && live.size() > 1) {
-      // Two decisions: the kernel (the winner or a seed) on every point; then the large lengths
+      // Two decisions. The kernel (the winner or a seed) on every point. Then the large lengths
       // (the winner without a threshold, the composite, a seed that differs from the winner in
-      // thresholds of 64 KiB and more only) on the points from the shortest length where those
-      // rows differ (4-64 KiB) only, so that the small lengths' noise, counted four times when it
-      // falls on the losing side, does not decide them. A Zen 5 fill run adopted the aocl seed (the winner's
-      // kernel with non-temporal stores and no rep) at 1.000x against 0.875x because fills of
+      // thresholds of 64 KiB and more only), each against the winner where the two differ
+      // (decide::pick_pairwise), from 4 KiB at the least and 64 KiB at the most, so that neither
+      // the small lengths' noise, counted four times when it falls on the losing side, nor one or
+      // two points decide them. A Zen 5 fill run adopted the aocl seed (the winner's kernel with
+      // non-temporal stores and no rep) on every point at 1.000x against 0.875x because fills of
       // 1-128 bytes, the same code in both, took 1.14x as long in the winner's row; the rep band
       // from 1 MiB it dropped is worth 1.09x on the report's used copies (docs/performance.md,
       // seventh round).
-      const std::vector<double> ref = decide::best_of(table, peer_rows);
-      // The points such a decision is scored on: from the shortest length at which the rows'
-      // thresholds differ from the first row's, at least 4 KiB and at most 64 KiB (the
-      // composite's rep band from 32 KiB against the winner's from 64 KiB counts at 32 KiB).
-      auto where_they_differ = [&](const std::vector<std::size_t>& rows) {
-        std::uint64_t from = kLargeCopy;
-        const CopyParams& a = live[rows[0]].params;
-        for (std::size_t r : rows) {
-          const CopyParams& b = live[r].params;
-          for (const auto& [x, y] : {std::pair{a.rep_threshold.value, b.rep_threshold.value},
-                                     std::pair{a.rep_stop.value, b.rep_stop.value},
-                                     std::pair{a.rep_resume.value, b.rep_resume.value},
-                                     std::pair{a.nt_threshold.value, b.nt_threshold.value}})
-            if (x != y) from = std::min({from, x, y});
+      std::vector<double> ref = decide::best_of(table, peer_rows);
+      // The shortest length at which rows i and k run different code for a length of that size
+      // (kNever: nowhere): a threshold, the form of a rep band, or the non-temporal loop differs.
+      auto differ_from = [&](std::size_t i, std::size_t k) {
+        const CopyParams& a = live[i].params;
+        const CopyParams& b = live[k].params;
+        std::uint64_t from = kNever;
+        auto at = [&](std::uint64_t x, std::uint64_t y) {
+          if (x != y) from = std::min({from, x, y});
+        };
+        at(a.rep_threshold.value, b.rep_threshold.value);
+        at(a.rep_resume.value, b.rep_resume.value);
+        if (a.rep_threshold.value != kNever || b.rep_threshold.value != kNever) {
+          at(a.rep_stop.value, b.rep_stop.value);
           if (a.rep_unit.value != b.rep_unit.value || a.rep_align_dst.value != b.rep_align_dst.value ||
               a.rep_aligned_only.value != b.rep_aligned_only.value ||
               a.rep_alias_window.value != b.rep_alias_window.value)
             from = std::min({from, a.rep_threshold.value, b.rep_threshold.value});
         }
-        from = std::max<std::uint64_t>(from, 4096);
+        at(a.nt_threshold.value, b.nt_threshold.value);
+        if (a.nt_pages.value != b.nt_pages.value || a.nt_width.value != b.nt_width.value)
+          from = std::min({from, a.nt_threshold.value, b.nt_threshold.value});
+        return from;
+      };
+      auto points_from = [&](std::uint64_t from) {
         std::vector<double> mask(pts.size(), 0.0);
         for (std::size_t j = 0; j < pts.size(); ++j) mask[j] = pts[j].size >= from ? 1.0 : 0.0;
-        return std::pair{mask, from};
+        return mask;
       };
       std::vector<std::size_t> kernels{0}, tails{0};
       // A seed differs in its large lengths only when it is the winner's kernel with other
@@ -560,7 +569,7 @@ class Search {
       };
       for (std::size_t i = 1; i < live.size(); ++i)
         (live_names[i].rfind("seed ", 0) == 0 && !large_only(live[i]) ? kernels : tails).push_back(i);
-      std::vector<double> sk, st;
+      std::vector<double> sk;
       for (std::size_t i : kernels) sk.push_back(decide::score(table.cost[i], ref));
       chosen = kernels[decide::pick(sk, 0.01)];
       std::string line = "floor: against the best peer at each point, " + live_names[0] + " scores " +
@@ -570,38 +579,50 @@ class Search {
                 fmt("%.3f", sk[std::find(kernels.begin(), kernels.end(), chosen) - kernels.begin()]) + "x";
         // A seed's kernel won; its thresholds are the peer's, not those the threshold stages
         // chose and confirmed in solo runs on used copies. The seed's kernel with the winner's
-        // thresholds is timed beside it, and the seed is kept as it is only if it beats that by
-        // 1% from 64 KiB on.
+        // thresholds is timed beside it (not in --quick, which keeps one table): the seed stays
+        // as it is only if it beats that by 1% where the two differ (a rep band from the loop's
+        // start counts from there), and whichever stays must still beat the winner by 1% on
+        // every point of the new table, or the winner is kept.
         const Candidate g = with_thresholds_of(live[chosen], winner);
-        if (key(g) != key(live[chosen]) && get(g)) {
+        if (!opt_.quick && key(g) != key(live[chosen]) && key(g) != key(winner) && get(g)) {
+          const std::size_t seed = chosen;
           std::size_t gi = std::find_if(live.begin(), live.end(), [&](const Candidate& r) { return key(r) == key(g); }) -
                            live.begin();
           if (gi == live.size()) {
             live.push_back(g);
-            live_names.push_back(live_names[chosen] + "'s kernel with the winner's thresholds");
+            live_names.push_back(live_names[seed] + "'s kernel with the winner's thresholds");
             say("floor: timing again with " + live_names.back() + ": " + label(g));
             table = time_all();
             first_peer = live.size();
+            ref = decide::best_of(table, peer_rows);
           }
-          const std::vector<double> ref2 = decide::best_of(table, peer_rows);
-          const auto [mask, from] = where_they_differ({gi, chosen});
-          const std::vector<double> sg{decide::score(table.cost[gi], ref2, mask),
-                                       decide::score(table.cost[chosen], ref2, mask)};
-          const bool as_is = decide::pick(sg, 0.01) == 1;
-          line += "; from " + size_label(from) + " on with the winner's thresholds " + fmt("%.3f", sg[0]) +
-                  "x, with its own " + fmt("%.3f", sg[1]) + "x";
-          if (!as_is) chosen = gi;
+          const std::uint64_t from = differ_from(gi, seed);
+          std::vector<double> r;
+          const bool as_is =
+              decide::pick_pairwise({table.cost[gi], table.cost[seed]}, ref, {{}, points_from(from)}, 0.01, &r) == 1;
+          const std::size_t kept = as_is ? seed : gi;
+          const double s0 = decide::score(table.cost[0], ref), sk_kept = decide::score(table.cost[kept], ref);
+          line += "; its own thresholds " + fmt("%.3f", r[1]) + "x the winner's" +
+                  (from != kNever ? " from " + size_label(from) + " on" : std::string()) + "; " +
+                  live_names[kept] + " " + fmt("%.3f", sk_kept) + "x against the winner's " + fmt("%.3f", s0) + "x";
+          chosen = sk_kept >= s0 * 1.01 ? kept : 0;
         }
-        line += ": adopting " + live_names[chosen];
+        line += chosen != 0 ? ": adopting " + live_names[chosen] : std::string(": keeping the winner");
       }
       if (chosen == 0 && tails.size() > 1) {
-        const auto [mask, from] = where_they_differ(tails);
-        for (std::size_t i : tails) st.push_back(decide::score(table.cost[i], ref, mask));
-        chosen = tails[decide::pick(st, 0.01)];
-        line += "; from " + size_label(from) + " on it scores " + fmt("%.3f", st[0]) + "x";
-        if (chosen != 0)
-          line += ", " + live_names[chosen] + " (" + label(live[chosen]) + ") " +
-                  fmt("%.3f", st[std::find(tails.begin(), tails.end(), chosen) - tails.begin()]) + "x: adopted";
+        std::vector<std::vector<double>> cost, weight;
+        for (std::size_t i : tails) {
+          cost.push_back(table.cost[i]);
+          weight.push_back(points_from(std::clamp<std::uint64_t>(differ_from(0, i), 4096, kLargeCopy)));
+        }
+        std::vector<double> r;
+        const std::size_t k = decide::pick_pairwise(cost, ref, weight, 0.01, &r);
+        chosen = tails[k];
+        const std::size_t best = std::max_element(r.begin() + 1, r.end()) - r.begin();
+        const std::size_t shown = k != 0 ? k : best;
+        line += "; from " + size_label(std::clamp<std::uint64_t>(differ_from(0, tails[shown]), 4096, kLargeCopy)) +
+                " on, " + live_names[tails[shown]] + " (" + label(live[tails[shown]]) + ") " + fmt("%.3f", r[shown]) +
+                "x the winner" + (k != 0 ? ": adopted" : ": not by 1%");
       }
       say(line);
       log_.push_back(line);

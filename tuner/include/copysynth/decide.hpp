@@ -52,6 +52,18 @@ std::vector<double> best_of(const CostTable& t, const std::vector<std::size_t>& 
 /// kept (0: the incumbent). Keeps two runs from flip-flopping on noise.
 std::size_t pick(const std::vector<double>& scores, double margin = 0.01);
 
+/// The incumbent rule when each challenger differs from the incumbent at other cases (a rep
+/// band from 32 KiB, a non-temporal threshold at 16 MiB): challenger i (rows 1.. of `cost`)
+/// and the incumbent (row 0) are both scored (score()) against `ref` on `weight[i]` (per case;
+/// where the two rows run different code), and pick() decides over the ratios
+/// score_i / score_0, the incumbent's ratio being 1. So the cases where a challenger runs the
+/// incumbent's own code do not dilute it, and another challenger's cases do not decide it. A
+/// challenger with no weighted case has ratio 1 and is never picked. `ratios`, when given,
+/// receives the ratios (incumbent first). Returns the index kept (0: the incumbent).
+std::size_t pick_pairwise(const std::vector<std::vector<double>>& cost, const std::vector<double>& ref,
+                          const std::vector<std::vector<double>>& weight, double margin = 0.01,
+                          std::vector<double>* ratios = nullptr);
+
 /// A size ladder's verdict on a variant (rep string instructions, non-temporal stores) that
 /// takes over every length >= T from the base routine.
 /// gain[p][s]: log(cost_base / cost_variant) for use pattern p (copy, copy+read, copy+write: the

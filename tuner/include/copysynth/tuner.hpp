@@ -55,12 +55,15 @@
 //   1 byte off) and 1, 4 and 16 MiB, in the same rounds (from 64 KiB on warm, the copy read
 //   back); a per-class composite (a rep band from the shortest point of the first class that
 //   picks rep, and again from the first class after it that picks rep again; the last class's
-//   non-temporal threshold) is timed with them; where a peer wins a
-//   size class beyond the noise, the configuration
-//   that scores best against the best peer at each point replaces the winner when it beats it
-//   by 1%, and every class still lost is logged with the peer and the figure. Last, the full
-//   verification and the final measurement (the table). clear_page has one length, so one
-//   flat stage over loop / non-temporal loop (width x unroll) / rep stosb / rep stosq.
+//   non-temporal threshold) is timed with them; where a peer wins a size class beyond the
+//   noise, a seed with another kernel that scores best against the best peer at each point
+//   replaces the winner when it beats it by 1% (with the winner's thresholds unless its own win
+//   where they differ), else a row that differs in thresholds only (the winner without one, the
+//   composite, a seed) when it beats the winner by 1% where the two differ
+//   (decide::pick_pairwise), and every class still lost is logged with the peer and the
+//   figure. Last, the full verification and the final measurement (the table). clear_page has
+//   one length, so one flat stage over loop / non-temporal loop (width x unroll) / rep stosb /
+//   rep stosq.
 // A stage keeps the current choice unless a candidate wins by >= 1% (decide::pick; a narrow win
 // is confirmed head to head), which keeps two runs from flip-flopping on noise.
 // --quick: one pass, fewer candidates and rounds, the rep stage right after the small lengths

@@ -68,6 +68,47 @@ TEST_CASE("pick_pairwise: each challenger is judged against the incumbent where 
   CHECK(pick_pairwise({cost[0]}, ref, {}) == 0);
 }
 
+TEST_CASE("pairwise_margin: a difference judged on few cases must clear their noise") {
+  CostTable t;
+  // Rows: the incumbent, a challenger; cases 0-3. Spreads: 8% at case 0, 4% elsewhere.
+  t.cost = {{100, 100, 100, 100}, {90, 90, 90, 90}};
+  t.spread = {{8, 4, 4, 4}, {1, 1, 1, 1}};
+  CHECK(pairwise_margin(t, 0, 1, {1, 0, 0, 0}) == doctest::Approx(0.08));  // one case: its noise
+  CHECK(pairwise_margin(t, 0, 1, {0, 1, 1, 1, 1}) == doctest::Approx(0.04 / std::sqrt(3.0)));
+  CHECK(pairwise_margin(t, 0, 1, {1, 1, 1, 1}) == doctest::Approx(0.02));  // median 4%, over 2
+  CHECK(pairwise_margin(t, 0, 1, {}) == 0.01);                              // no case: the minimum
+  // Quiet cases: the noise floor (2%) over the root of their number, and at least 1%.
+  t.spread = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+  CHECK(pairwise_margin(t, 0, 1, {1, 0, 0, 0}) == doctest::Approx(0.02));
+  CHECK(pairwise_margin(t, 0, 1, {1, 1, 1, 1}) == doctest::Approx(0.01));
+}
+
+TEST_CASE("pick_pairwise with a margin per challenger") {
+  const std::vector<double> ref{10, 10, 10, 10};
+  const std::vector<std::vector<double>> cost{
+      {10.0, 10.0, 10.0, 10.0},  // the incumbent
+      {10.0, 10.0, 10.0, 9.5},   // 1.053x at its one differing case
+      {9.7, 9.7, 9.7, 9.7},      // 1.031x at four
+  };
+  const std::vector<std::vector<double>> weight{{}, {0, 0, 0, 1}, {1, 1, 1, 1}};
+  std::vector<double> r;
+  // Each clears its margin: the higher ratio wins.
+  CHECK(pick_pairwise(cost, ref, weight, std::vector<double>{0, 0.02, 0.01}, &r) == 1);
+  CHECK(r[1] == doctest::Approx(10.0 / 9.5));
+  CHECK(r[2] == doctest::Approx(10.0 / 9.7));
+  // The one-case challenger's noise is 8%: it does not qualify, the other does.
+  CHECK(pick_pairwise(cost, ref, weight, std::vector<double>{0, 0.08, 0.01}) == 2);
+  // Neither clears its margin: the incumbent stays.
+  CHECK(pick_pairwise(cost, ref, weight, std::vector<double>{0, 0.08, 0.05}) == 0);
+  // Within the winner's reach the challenger listed first wins (the simpler one): 1.031 x 1.03
+  // >= 1.053.
+  CHECK(pick_pairwise({cost[0], cost[2], cost[1]}, ref, {{}, weight[2], weight[1]}, std::vector<double>{0, 0.03, 0.02}) ==
+        1);
+  // A scalar margin is the same margin for every challenger.
+  CHECK(pick_pairwise(cost, ref, weight, 0.04) == 1);
+  CHECK(pick_pairwise(cost, ref, weight, 0.06) == 0);
+}
+
 TEST_CASE("best_of: per case, the lowest cost over the chosen rows") {
   CostTable t;
   t.cost = {{3, 1, 5}, {2, 4, 0}, {9, 9, 4}};

@@ -1251,6 +1251,61 @@ TEST_CASE("vector_ladder: rep_resume opens a second rep band above the loop band
   }
 }
 
+TEST_CASE("large_lengths_differ: the lengths where two thresholds' choices run different code") {
+  for (auto w : kWidths) {
+    CAPTURE(w);
+    CopyParams a = params_w(w);
+    a.rep_threshold = 32768;
+    a.rep_stop = 1 << 20;
+    a.nt_threshold = 16 << 20;
+    CopyParams b = a;
+    CHECK(first_large_difference(a, b) == kNever);
+    for (std::uint64_t n : {std::uint64_t{1}, std::uint64_t{32768}, std::uint64_t{64} << 20})
+      CHECK_FALSE(large_lengths_differ(a, b, n, true));
+    // The rep band runs to 4 MiB instead of 1 MiB: different code at 1 MiB .. 4 MiB - 1 only.
+    b.rep_stop = 4 << 20;
+    CHECK(first_large_difference(a, b) == (1u << 20));
+    CHECK_FALSE(large_lengths_differ(a, b, (1 << 20) - 1, true));
+    CHECK(large_lengths_differ(a, b, 1 << 20, true));
+    CHECK(large_lengths_differ(a, b, (4 << 20) - 1, false));
+    CHECK_FALSE(large_lengths_differ(a, b, 4 << 20, true));
+    CHECK_FALSE(large_lengths_differ(a, b, 16 << 20, true));
+    // Another rep form differs in the band only; a rep band for an aligned dst only, at an
+    // aligned dst only.
+    b = a;
+    b.rep_unit = 8;
+    CHECK(first_large_difference(a, b) == 32768);
+    CHECK_FALSE(large_lengths_differ(a, b, 32767, true));
+    CHECK(large_lengths_differ(a, b, 65536, false));
+    CHECK_FALSE(large_lengths_differ(a, b, 1 << 20, true));
+    b = a;
+    b.rep_aligned_only = true;
+    CHECK(large_lengths_differ(a, b, 65536, false));  // a runs rep, b the loop
+    a.rep_threshold = kNever;
+    b.rep_stop = kNever;
+    CHECK(large_lengths_differ(a, b, 65536, true));
+    CHECK_FALSE(large_lengths_differ(a, b, 65536, false));  // both the loop
+    CHECK(first_large_difference(a, b) == 32768);
+    // The non-temporal loop's form differs from its threshold on; a rep threshold below the
+    // loop's start (and 64, with rep_align_dst) is raised to it, so it is the same code as one
+    // there.
+    b = a;
+    if (w >= 16) {
+      b.nt_pages = 2;
+      CHECK(first_large_difference(a, b) == (16u << 20));
+      CHECK_FALSE(large_lengths_differ(a, b, (16 << 20) - 1, true));
+      CHECK(large_lengths_differ(a, b, 64 << 20, false));
+    }
+    a.rep_threshold = 0;
+    b = a;
+    const std::uint64_t rep_start = std::max<std::uint64_t>(loop_start(w), 64);
+    b.rep_threshold = rep_start;
+    CHECK(first_large_difference(a, b) == kNever);
+    b.rep_threshold = rep_start + 64;
+    CHECK(first_large_difference(a, b) == rep_start);
+  }
+}
+
 TEST_CASE("plan_edges contains every class lo and hi+1") {
   for (auto w : kWidths) {
     CopyParams p = params_w(w);

@@ -125,6 +125,53 @@ Result<CopyPlan> make_plan(const CopyParams& p, const IsaFeatures& target, const
   return plan;
 }
 
+namespace {
+
+/// The strategy vector_ladder gives n bytes, with a rep class taken only for an aligned dst
+/// counted as the loop for a misaligned one.
+Strategy strategy_for(const CopyPlan& plan, std::uint64_t n, bool dst_aligned64) {
+  for (const SizeClass& k : plan.classes)
+    if (k.lo <= n && n <= k.hi) {
+      if (k.strategy == Strategy::kRepString && plan.params.rep_aligned_only.value && !dst_aligned64)
+        return Strategy::kAlignedLoop;
+      return k.strategy;
+    }
+  return Strategy::kNone;
+}
+
+bool differ_at(const CopyPlan& pa, const CopyPlan& pb, std::uint64_t n, bool dst_aligned64) {
+  const Strategy sa = strategy_for(pa, n, dst_aligned64), sb = strategy_for(pb, n, dst_aligned64);
+  if (sa != sb) return true;
+  const CopyParams& a = pa.params;
+  const CopyParams& b = pb.params;
+  if (sa == Strategy::kRepString)
+    return a.rep_unit.value != b.rep_unit.value || a.rep_align_dst.value != b.rep_align_dst.value ||
+           a.rep_aligned_only.value != b.rep_aligned_only.value ||
+           a.rep_alias_window.value != b.rep_alias_window.value;
+  if (sa == Strategy::kNonTemporalLoop)
+    return a.nt_pages.value != b.nt_pages.value || a.nt_width.value != b.nt_width.value;
+  return false;
+}
+
+}  // namespace
+
+bool large_lengths_differ(const CopyParams& a, const CopyParams& b, std::uint64_t n, bool dst_aligned64) {
+  return differ_at(vector_ladder(a), vector_ladder(b), n, dst_aligned64);
+}
+
+std::uint64_t first_large_difference(const CopyParams& a, const CopyParams& b) {
+  const CopyPlan pa = vector_ladder(a), pb = vector_ladder(b);
+  // Between two consecutive class starts of either ladder neither strategy changes, so the
+  // class starts are the only lengths to look at.
+  std::vector<std::uint64_t> starts;
+  for (const CopyPlan* p : {&pa, &pb})
+    for (const SizeClass& k : p->classes) starts.push_back(k.lo);
+  std::sort(starts.begin(), starts.end());
+  for (std::uint64_t n : starts)
+    if (differ_at(pa, pb, n, true) || differ_at(pa, pb, n, false)) return n;
+  return kNever;
+}
+
 std::vector<std::string> ladder_names() { return {"vector"}; }
 
 CopyPlan with_weights(CopyPlan plan,

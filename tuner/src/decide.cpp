@@ -34,6 +34,12 @@ std::vector<double> best_of(const CostTable& t, const std::vector<std::size_t>& 
 
 std::size_t pick_pairwise(const std::vector<std::vector<double>>& cost, const std::vector<double>& ref,
                           const std::vector<std::vector<double>>& weight, double margin, std::vector<double>* ratios) {
+  return pick_pairwise(cost, ref, weight, std::vector<double>(cost.size(), margin), ratios);
+}
+
+std::size_t pick_pairwise(const std::vector<std::vector<double>>& cost, const std::vector<double>& ref,
+                          const std::vector<std::vector<double>>& weight, const std::vector<double>& margins,
+                          std::vector<double>* ratios) {
   std::vector<double> r(cost.size(), 1.0);
   for (std::size_t i = 1; i < cost.size(); ++i) {
     const std::vector<double>& w = i < weight.size() ? weight[i] : std::vector<double>{};
@@ -41,7 +47,24 @@ std::size_t pick_pairwise(const std::vector<std::vector<double>>& cost, const st
     if (any) r[i] = score(cost[i], ref, w) / score(cost[0], ref, w);
   }
   if (ratios) *ratios = r;
-  return pick(r, margin);
+  const auto m = [&](std::size_t i) { return i < margins.size() ? margins[i] : 0.01; };
+  double top = -1;
+  for (std::size_t i = 1; i < r.size(); ++i)
+    if (r[i] >= 1 + m(i)) top = std::max(top, r[i]);
+  if (top < 0) return 0;
+  for (std::size_t i = 1; i < r.size(); ++i)
+    if (r[i] >= 1 + m(i) && r[i] * (1 + m(i)) >= top) return i;
+  return 0;
+}
+
+double pairwise_margin(const CostTable& t, std::size_t a, std::size_t b, const std::vector<double>& weight,
+                       double min_noise, double min_margin) {
+  std::vector<double> noise;
+  for (std::size_t j = 0; j < weight.size() && j < t.cases(); ++j)
+    if (weight[j] > 0) noise.push_back(case_noise(t, a, b, j, min_noise));
+  if (noise.empty()) return min_margin;
+  std::nth_element(noise.begin(), noise.begin() + noise.size() / 2, noise.end());
+  return std::max(min_margin, noise[noise.size() / 2] / std::sqrt(double(noise.size())));
 }
 
 std::size_t pick(const std::vector<double>& scores, double margin) {

@@ -501,8 +501,11 @@ class Search {
         extra.emplace_back("per-class composite without non-temporal stores", c);
       }
       unsigned added = 0;
+      // (Not one that runs the winner's code at every length, e.g. a rep band stopping beyond
+      // the non-temporal threshold: a table timed again for nothing, 7 s on a Zen 5 host.)
       for (auto& [what, c] : extra)
-        if (std::none_of(live.begin(), live.end(), [&](const Candidate& r) { return key(r) == key(c); }) && get(c)) {
+        if (first_large_difference(c.params, winner.params) != kNever &&
+            std::none_of(live.begin(), live.end(), [&](const Candidate& r) { return key(r) == key(c); }) && get(c)) {
           live.push_back(c);
           live_names.push_back(what);
           say("floor: " + (what == "per-class composite" ? std::string("the size classes' own picks combined") : what) +
@@ -519,56 +522,32 @@ class Search {
     auto losses = decide::losses_to_peers(table, 0, peer_rows, group, groups);
     if (!losses.empty() && live.size() > 1) {
       // Two decisions. The kernel (the winner or a seed) on every point. Then the large lengths
-      // (the winner without a threshold, the composite, a seed that differs from the winner in
-      // thresholds of 64 KiB and more only), each against the winner where the two differ
-      // (decide::pick_pairwise), from 4 KiB at the least and 64 KiB at the most, so that neither
-      // the small lengths' noise, counted four times when it falls on the losing side, nor one or
-      // two points decide them. A Zen 5 fill run adopted the aocl seed (the winner's kernel with
+      // (the winner without a threshold, the composite, a seed that runs the winner's kernel with
+      // other thresholds), each against the winner at the points where the two run different
+      // code (large_lengths_differ; decide::pick_pairwise), by a margin that grows as those
+      // points get fewer (decide::pairwise_margin: their measured noise over the root of their
+      // number, at least 1%), so that neither the points where both run the same code nor one
+      // noisy point decides. A Zen 5 fill run adopted the aocl seed (the winner's kernel with
       // non-temporal stores and no rep) on every point at 1.000x against 0.875x because fills of
       // 1-128 bytes, the same code in both, took 1.14x as long in the winner's row; the rep band
       // from 1 MiB it dropped is worth 1.09x on the report's used copies (docs/performance.md,
-      // seventh round).
+      // seventh round). Judged from 64 KiB on, a composite whose rep band ran to 4 MiB where the
+      // winner's stopped at 1 MiB scored 0.990x over a dozen same-code points (Debian 13, seventh
+      // round: 1 MiB then 0.81-0.86x AOCL-LibMem in the report).
       std::vector<double> ref = decide::best_of(table, peer_rows);
-      // The shortest length at which rows i and k run different code for a length of that size
-      // (kNever: nowhere): a threshold, the form of a rep band, or the non-temporal loop differs.
-      auto differ_from = [&](std::size_t i, std::size_t k) {
-        const CopyParams& a = live[i].params;
-        const CopyParams& b = live[k].params;
-        std::uint64_t from = kNever;
-        auto at = [&](std::uint64_t x, std::uint64_t y) {
-          if (x != y) from = std::min({from, x, y});
-        };
-        at(a.rep_threshold.value, b.rep_threshold.value);
-        at(a.rep_resume.value, b.rep_resume.value);
-        if (a.rep_threshold.value != kNever || b.rep_threshold.value != kNever) {
-          at(a.rep_stop.value, b.rep_stop.value);
-          if (a.rep_unit.value != b.rep_unit.value || a.rep_align_dst.value != b.rep_align_dst.value ||
-              a.rep_aligned_only.value != b.rep_aligned_only.value ||
-              a.rep_alias_window.value != b.rep_alias_window.value)
-            from = std::min({from, a.rep_threshold.value, b.rep_threshold.value});
-        }
-        at(a.nt_threshold.value, b.nt_threshold.value);
-        if (a.nt_pages.value != b.nt_pages.value || a.nt_width.value != b.nt_width.value)
-          from = std::min({from, a.nt_threshold.value, b.nt_threshold.value});
-        return from;
-      };
-      auto points_from = [&](std::uint64_t from) {
+      // The points where rows i and k run different code (weight 1) and where the same (0).
+      auto differ_mask = [&](std::size_t i, std::size_t k) {
         std::vector<double> mask(pts.size(), 0.0);
-        for (std::size_t j = 0; j < pts.size(); ++j) mask[j] = pts[j].size >= from ? 1.0 : 0.0;
+        for (std::size_t j = 0; j < pts.size(); ++j)
+          mask[j] = large_lengths_differ(live[i].params, live[k].params, pts[j].size, pts[j].dst_align % 64 == 0);
         return mask;
       };
       std::vector<std::size_t> kernels{0}, tails{0};
-      // A seed differs in its large lengths only when it is the winner's kernel with other
-      // thresholds, none of them (nor the winner's) below 64 KiB.
-      auto large_only = [&](const Candidate& c) {
-        const CopyParams& p = c.params;
-        const CopyParams& w = winner.params;
-        return key(with_thresholds_of(c, winner)) == key(winner) &&
-               std::min({p.rep_threshold.value, p.nt_threshold.value, w.rep_threshold.value, w.nt_threshold.value}) >=
-                   kLargeCopy;
-      };
+      // A seed belongs to the large-length decision when it is the winner's kernel with other
+      // thresholds (or rep or non-temporal form).
+      auto same_kernel = [&](const Candidate& c) { return key(with_thresholds_of(c, winner)) == key(winner); };
       for (std::size_t i = 1; i < live.size(); ++i)
-        (live_names[i].rfind("seed ", 0) == 0 && !large_only(live[i]) ? kernels : tails).push_back(i);
+        (live_names[i].rfind("seed ", 0) == 0 && !same_kernel(live[i]) ? kernels : tails).push_back(i);
       std::vector<double> sk;
       for (std::size_t i : kernels) sk.push_back(decide::score(table.cost[i], ref));
       chosen = kernels[decide::pick(sk, 0.01)];
@@ -596,10 +575,10 @@ class Search {
             first_peer = live.size();
             ref = decide::best_of(table, peer_rows);
           }
-          const std::uint64_t from = differ_from(gi, seed);
+          const std::uint64_t from = first_large_difference(live[gi].params, live[seed].params);
           std::vector<double> r;
           const bool as_is =
-              decide::pick_pairwise({table.cost[gi], table.cost[seed]}, ref, {{}, points_from(from)}, 0.01, &r) == 1;
+              decide::pick_pairwise({table.cost[gi], table.cost[seed]}, ref, {{}, differ_mask(gi, seed)}, 0.01, &r) == 1;
           const std::size_t kept = as_is ? seed : gi;
           const double s0 = decide::score(table.cost[0], ref), sk_kept = decide::score(table.cost[kept], ref);
           line += "; its own thresholds " + fmt("%.3f", r[1]) + "x the winner's" +
@@ -611,18 +590,28 @@ class Search {
       }
       if (chosen == 0 && tails.size() > 1) {
         std::vector<std::vector<double>> cost, weight;
+        std::vector<double> margin;
         for (std::size_t i : tails) {
           cost.push_back(table.cost[i]);
-          weight.push_back(points_from(std::clamp<std::uint64_t>(differ_from(0, i), 4096, kLargeCopy)));
+          weight.push_back(differ_mask(0, i));
+          margin.push_back(decide::pairwise_margin(table, 0, i, weight.back()));
         }
         std::vector<double> r;
-        const std::size_t k = decide::pick_pairwise(cost, ref, weight, 0.01, &r);
+        const std::size_t k = decide::pick_pairwise(cost, ref, weight, margin, &r);
         chosen = tails[k];
-        const std::size_t best = std::max_element(r.begin() + 1, r.end()) - r.begin();
-        const std::size_t shown = k != 0 ? k : best;
-        line += "; from " + size_label(std::clamp<std::uint64_t>(differ_from(0, tails[shown]), 4096, kLargeCopy)) +
-                " on, " + live_names[tails[shown]] + " (" + label(live[tails[shown]]) + ") " + fmt("%.3f", r[shown]) +
-                "x the winner" + (k != 0 ? ": adopted" : ": not by 1%");
+        // Shown: the one adopted, else the one judged somewhere that came closest to its margin.
+        std::size_t shown = k;
+        auto judged = [&](std::size_t i) { return std::count(weight[i].begin(), weight[i].end(), 1.0) > 0; };
+        for (std::size_t i = 1; k == 0 && i < r.size(); ++i)
+          if (shown == 0 || (judged(i) && !judged(shown)) ||
+              (judged(i) == judged(shown) && r[i] / (1 + margin[i]) > r[shown] / (1 + margin[shown])))
+            shown = i;
+        const auto n_points = std::count(weight[shown].begin(), weight[shown].end(), 1.0);
+        const std::uint64_t from = first_large_difference(live[0].params, live[tails[shown]].params);
+        line += "; " + live_names[tails[shown]] + " (" + label(live[tails[shown]]) + ") " + fmt("%.3f", r[shown]) +
+                "x the winner on the " + std::to_string(n_points) + " points where they differ" +
+                (from != kNever ? " (from " + size_label(from) + ")" : std::string()) +
+                (k != 0 ? ": adopted" : n_points == 0 ? ": not judged" : ": not by " + fmt("%.1f", 100 * margin[shown]) + "%");
       }
       say(line);
       log_.push_back(line);

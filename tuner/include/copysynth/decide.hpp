@@ -64,6 +64,14 @@ std::size_t pick_pairwise(const std::vector<std::vector<double>>& cost, const st
                           const std::vector<std::vector<double>>& weight, double margin = 0.01,
                           std::vector<double>* ratios = nullptr);
 
+/// pick_pairwise with a margin per challenger (margins[i] for row i; margins[0] is not used):
+/// challenger i qualifies when its ratio is at least 1 + margins[i]; among those the highest
+/// ratio wins, and a challenger listed earlier wins instead if its ratio times (1 + its
+/// margin) reaches that. A missing margin counts as 0.01.
+std::size_t pick_pairwise(const std::vector<std::vector<double>>& cost, const std::vector<double>& ref,
+                          const std::vector<std::vector<double>>& weight, const std::vector<double>& margins,
+                          std::vector<double>* ratios = nullptr);
+
 /// A size ladder's verdict on a variant (rep string instructions, non-temporal stores) that
 /// takes over every length >= T from the base routine.
 /// gain[p][s]: log(cost_base / cost_variant) for use pattern p (copy, copy+read, copy+write: the
@@ -134,6 +142,14 @@ Confirmation confirm(const std::vector<std::vector<double>>& runs, double min_ga
 /// The noise of comparing rows a and b at case j, as a relative figure: the larger of their
 /// spread/cost, and at least min_noise.
 double case_noise(const CostTable& t, std::size_t a, std::size_t b, std::size_t j, double min_noise);
+
+/// The margin by which row b must beat row a on the cases of `weight` (those with weight > 0) for
+/// pick_pairwise: the median of their case_noise(t, a, b, j, min_noise) over the square root of
+/// their number, and at least `min_margin`. So a difference judged on one or two cases must
+/// clear their measured noise (a relative figure, e.g. 0.02 for 2 %), and one judged on many
+/// only `min_margin`. `min_margin` when no case has weight.
+double pairwise_margin(const CostTable& t, std::size_t a, std::size_t b, const std::vector<double>& weight,
+                       double min_noise = 0.02, double min_margin = 0.01);
 
 /// A size class (or any group of cases) where a peer beats the routine under test.
 struct Loss {

@@ -327,11 +327,13 @@ class Search {
   /// on picks for itself (decide::per_group_pick: a rep band, a non-temporal threshold). Where a
   /// peer beats the winner in a size class by more than the measured noise
   /// (decide::losses_to_peers), every configuration is scored against the best peer at each
-  /// point: a seed with another kernel (or thresholds below 64 KiB) that beats the winner there
-  /// by 1% (decide::pick) replaces it, with the winner's thresholds unless its own win where
-  /// they differ; else the winner without a threshold, the composite or a seed that differs in
-  /// thresholds of 64 KiB and more replaces it if it beats the winner by 1% where the two differ
-  /// (decide::pick_pairwise). Every class still lost is printed with the peer and the figure.
+  /// point: a seed with another kernel that beats the winner there by 1% (decide::pick)
+  /// replaces it, with the winner's thresholds unless its own win where they differ; else the
+  /// winner without a threshold, the composite or a seed on the winner's kernel with other
+  /// thresholds replaces it if it beats the winner at the points where the two run different
+  /// code (large_lengths_differ) by their noise over the root of their number, at least 1%
+  /// (decide::pick_pairwise, decide::pairwise_margin). A composite that runs the winner's code
+  /// everywhere is not timed. Every class still lost is printed with the peer and the figure.
   Candidate floor_stage(const Candidate& winner) {
     const std::vector<Peer> ps = peers(op_, opt_.cpu.features());
     if (ps.empty() || w_.points.empty()) return winner;
@@ -609,7 +611,8 @@ class Search {
         const auto n_points = std::count(weight[shown].begin(), weight[shown].end(), 1.0);
         const std::uint64_t from = first_large_difference(live[0].params, live[tails[shown]].params);
         line += "; " + live_names[tails[shown]] + " (" + label(live[tails[shown]]) + ") " + fmt("%.3f", r[shown]) +
-                "x the winner on the " + std::to_string(n_points) + " points where they differ" +
+                "x the winner on the " + std::to_string(n_points) + (n_points == 1 ? " point" : " points") +
+                " where they differ" +
                 (from != kNever ? " (from " + size_label(from) + ")" : std::string()) +
                 (k != 0 ? ": adopted" : n_points == 0 ? ": not judged" : ": not by " + fmt("%.1f", 100 * margin[shown]) + "%");
       }

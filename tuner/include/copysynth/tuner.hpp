@@ -59,9 +59,10 @@
 //   noise, a seed with another kernel that scores best against the best peer at each point
 //   replaces the winner when it beats it by 1% (with the winner's thresholds unless its own win
 //   where they differ), else a row that differs in thresholds only (the winner without one, the
-//   composite, a seed) when it beats the winner by 1% where the two differ
-//   (decide::pick_pairwise), and every class still lost is logged with the peer and the
-//   figure. Last, the full verification and the final measurement (the table). clear_page has
+//   composite, a seed) when it beats the winner at the points where the two run different code
+//   (templates' large_lengths_differ) by their measured noise over the root of their number, at
+//   least 1% (decide::pick_pairwise, decide::pairwise_margin), and every class still lost is
+//   logged with the peer and the figure. Last, the full verification and the final measurement (the table). clear_page has
 //   one length, so one flat stage over loop / non-temporal loop (width x unroll) / rep stosb /
 //   rep stosq.
 // A stage keeps the current choice unless a candidate wins by >= 1% (decide::pick; a narrow win

@@ -77,6 +77,7 @@ TEST_CASE("pairwise_margin: a difference judged on few cases must clear their no
   CHECK(pairwise_margin(t, 0, 1, {0, 1, 1, 1, 1}) == doctest::Approx(0.04 / std::sqrt(3.0)));
   CHECK(pairwise_margin(t, 0, 1, {1, 1, 1, 1}) == doctest::Approx(0.02));  // median 4%, over 2
   CHECK(pairwise_margin(t, 0, 1, {}) == 0.01);                              // no case: the minimum
+  CHECK(pairwise_margin(t, 0, 1, {1, 1, 0, 0}) == doctest::Approx(0.08 / std::sqrt(2.0)));  // upper median
   // Quiet cases: the noise floor (2%) over the root of their number, and at least 1%.
   t.spread = {{0, 0, 0, 0}, {0, 0, 0, 0}};
   CHECK(pairwise_margin(t, 0, 1, {1, 0, 0, 0}) == doctest::Approx(0.02));
@@ -100,10 +101,15 @@ TEST_CASE("pick_pairwise with a margin per challenger") {
   CHECK(pick_pairwise(cost, ref, weight, std::vector<double>{0, 0.08, 0.01}) == 2);
   // Neither clears its margin: the incumbent stays.
   CHECK(pick_pairwise(cost, ref, weight, std::vector<double>{0, 0.08, 0.05}) == 0);
-  // Within the winner's reach the challenger listed first wins (the simpler one): 1.031 x 1.03
-  // >= 1.053.
-  CHECK(pick_pairwise({cost[0], cost[2], cost[1]}, ref, {{}, weight[2], weight[1]}, std::vector<double>{0, 0.03, 0.02}) ==
+  // The higher ratio wins even when listed second (1.031 is not within 1 % of 1.053) ...
+  const std::vector<std::vector<double>> swapped{cost[0], cost[2], cost[1]}, swapped_w{{}, weight[2], weight[1]};
+  CHECK(pick_pairwise(swapped, ref, swapped_w, std::vector<double>{0, 0.01, 0.02}) == 2);
+  // ... and a challenger within 1 % of the top, listed first, wins (the simpler one).
+  const std::vector<double> close{10.0, 10.0, 10.0, 9.55};  // 1.047x
+  CHECK(pick_pairwise({cost[0], close, cost[1]}, ref, {{}, weight[1], weight[1]}, std::vector<double>{0, 0.02, 0.02}) ==
         1);
+  // The top does not clear its own margin: the next one that does wins.
+  CHECK(pick_pairwise(swapped, ref, swapped_w, std::vector<double>{0, 0.01, 0.06}) == 1);
   // A scalar margin is the same margin for every challenger.
   CHECK(pick_pairwise(cost, ref, weight, 0.04) == 1);
   CHECK(pick_pairwise(cost, ref, weight, 0.06) == 0);

@@ -1261,30 +1261,30 @@ TEST_CASE("large_lengths_differ: the lengths where two thresholds' choices run d
     CopyParams b = a;
     CHECK(first_large_difference(a, b) == kNever);
     for (std::uint64_t n : {std::uint64_t{1}, std::uint64_t{32768}, std::uint64_t{64} << 20})
-      CHECK_FALSE(large_lengths_differ(a, b, n, true));
+      CHECK_FALSE(large_lengths_differ(a, b, n, 0, 0));
     // The rep band runs to 4 MiB instead of 1 MiB: different code at 1 MiB .. 4 MiB - 1 only.
     b.rep_stop = 4 << 20;
     CHECK(first_large_difference(a, b) == (1u << 20));
-    CHECK_FALSE(large_lengths_differ(a, b, (1 << 20) - 1, true));
-    CHECK(large_lengths_differ(a, b, 1 << 20, true));
-    CHECK(large_lengths_differ(a, b, (4 << 20) - 1, false));
-    CHECK_FALSE(large_lengths_differ(a, b, 4 << 20, true));
-    CHECK_FALSE(large_lengths_differ(a, b, 16 << 20, true));
+    CHECK_FALSE(large_lengths_differ(a, b, (1 << 20) - 1, 0, 0));
+    CHECK(large_lengths_differ(a, b, 1 << 20, 0, 0));
+    CHECK(large_lengths_differ(a, b, (4 << 20) - 1, 2048, 1));
+    CHECK_FALSE(large_lengths_differ(a, b, 4 << 20, 0, 0));
+    CHECK_FALSE(large_lengths_differ(a, b, 16 << 20, 0, 0));
     // Another rep form differs in the band only; a rep band for an aligned dst only, at an
     // aligned dst only.
     b = a;
     b.rep_unit = 8;
     CHECK(first_large_difference(a, b) == 32768);
-    CHECK_FALSE(large_lengths_differ(a, b, 32767, true));
-    CHECK(large_lengths_differ(a, b, 65536, false));
-    CHECK_FALSE(large_lengths_differ(a, b, 1 << 20, true));
+    CHECK_FALSE(large_lengths_differ(a, b, 32767, 0, 0));
+    CHECK(large_lengths_differ(a, b, 65536, 2048, 1));
+    CHECK_FALSE(large_lengths_differ(a, b, 1 << 20, 0, 0));
     b = a;
     b.rep_aligned_only = true;
-    CHECK(large_lengths_differ(a, b, 65536, false));  // a runs rep, b the loop
+    CHECK(large_lengths_differ(a, b, 65536, 2048, 1));  // a runs rep, b the loop
     a.rep_threshold = kNever;
     b.rep_stop = kNever;
-    CHECK(large_lengths_differ(a, b, 65536, true));
-    CHECK_FALSE(large_lengths_differ(a, b, 65536, false));  // both the loop
+    CHECK(large_lengths_differ(a, b, 65536, 0, 0));
+    CHECK_FALSE(large_lengths_differ(a, b, 65536, 2048, 1));  // both the loop
     CHECK(first_large_difference(a, b) == 32768);
     // The non-temporal loop's form differs from its threshold on; a rep threshold below the
     // loop's start (and 64, with rep_align_dst) is raised to it, so it is the same code as one
@@ -1293,8 +1293,8 @@ TEST_CASE("large_lengths_differ: the lengths where two thresholds' choices run d
     if (w >= 16) {
       b.nt_pages = 2;
       CHECK(first_large_difference(a, b) == (16u << 20));
-      CHECK_FALSE(large_lengths_differ(a, b, (16 << 20) - 1, true));
-      CHECK(large_lengths_differ(a, b, 64 << 20, false));
+      CHECK_FALSE(large_lengths_differ(a, b, (16 << 20) - 1, 0, 0));
+      CHECK(large_lengths_differ(a, b, 64 << 20, 2048, 1));
     }
     a.rep_threshold = 0;
     b = a;
@@ -1304,6 +1304,73 @@ TEST_CASE("large_lengths_differ: the lengths where two thresholds' choices run d
     b.rep_threshold = rep_start + 64;
     CHECK(first_large_difference(a, b) == rep_start);
   }
+}
+
+TEST_CASE("large_lengths_differ: a rep class's fallback, the loop below prefetch_min, 4K aliasing") {
+  CopyParams a = params_w(32);
+  a.prefetch_distance = 1024;
+  a.prefetch_min = 131072;
+  a.rep_threshold = 32768;
+  a.rep_aligned_only = true;
+  CopyParams b = a;
+  b.rep_threshold = kNever;
+  // At 64 KiB with dst misaligned a hands the copy to the prefetching loop; b runs the loop
+  // class below prefetch_min, without prefetch: different code, though neither runs rep.
+  CHECK(large_lengths_differ(a, b, 65536, 2048, 1));
+  CHECK(large_lengths_differ(a, b, 65536, 0, 0));  // a: rep
+  // From prefetch_min on both run the prefetching loop at a misaligned dst.
+  CHECK_FALSE(large_lengths_differ(a, b, 131072, 2048, 1));
+  CHECK(large_lengths_differ(a, b, 131072, 0, 0));
+  // rep_alias_window: a copy that would 4K-alias ((dst - src) mod 4096 = 1) takes the loop.
+  a.rep_aligned_only = false;
+  a.rep_alias_window = 64;
+  CHECK_FALSE(large_lengths_differ(a, b, 131072, 0, 1));
+  CHECK(large_lengths_differ(a, b, 131072, 2048, 1));
+  CHECK(large_lengths_differ(a, b, 131072, 0, 0));  // (dst - src) mod 4096 = 0: no aliasing
+  CHECK_FALSE(large_lengths_differ(a, b, 131072, 4095, 0));  // = 1: aliasing
+  a.operation = Operation::kFill;  // fill has no source: no aliasing guard
+  b.operation = Operation::kFill;
+  CHECK(large_lengths_differ(a, b, 131072, 0, 1));
+}
+
+TEST_CASE("first_large_difference is the shortest length where large_lengths_differ holds") {
+  // Pairs of threshold choices on one kernel; every class edge of either ladder, every placement.
+  std::vector<CopyParams> ps;
+  for (auto w : kWidths) {
+    CopyParams p = params_w(w);
+    p.prefetch_distance = 512;
+    p.prefetch_min = 32768;
+    ps.push_back(p);
+    p.rep_threshold = 8192;
+    ps.push_back(p);
+    p.rep_stop = 1 << 20;
+    p.rep_resume = 8 << 20;
+    p.nt_threshold = 32 << 20;
+    ps.push_back(p);
+    p.rep_aligned_only = true;
+    ps.push_back(p);
+    p.rep_aligned_only = false;
+    p.rep_alias_window = 256;
+    ps.push_back(p);
+    p.rep_unit = 8;
+    ps.push_back(p);
+  }
+  const std::uint32_t placements[][2] = {{0, 0}, {0, 1}, {2048, 1}, {4095, 0}, {0, 64}, {100, 33}};
+  for (const auto& a : ps)
+    for (const auto& b : ps) {
+      if (a.vector_width.value != b.vector_width.value) continue;
+      std::vector<std::uint64_t> lengths;
+      for (const CopyParams* p : {&a, &b})
+        for (const auto& e : plan_edges(plan_for(*p))) lengths.push_back(e);
+      std::sort(lengths.begin(), lengths.end());
+      std::uint64_t first = kNever;
+      for (std::uint64_t n : lengths)
+        for (const auto& o : placements)
+          if (first == kNever && large_lengths_differ(a, b, n, o[0], o[1])) first = n;
+      CAPTURE(to_string(a));
+      CAPTURE(to_string(b));
+      CHECK(first_large_difference(a, b) == first);
+    }
 }
 
 TEST_CASE("plan_edges contains every class lo and hi+1") {

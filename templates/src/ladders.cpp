@@ -127,48 +127,69 @@ Result<CopyPlan> make_plan(const CopyParams& p, const IsaFeatures& target, const
 
 namespace {
 
-/// The strategy vector_ladder gives n bytes, with a rep class taken only for an aligned dst
-/// counted as the loop for a misaligned one.
-Strategy strategy_for(const CopyPlan& plan, std::uint64_t n, bool dst_aligned64) {
-  for (const SizeClass& k : plan.classes)
-    if (k.lo <= n && n <= k.hi) {
-      if (k.strategy == Strategy::kRepString && plan.params.rep_aligned_only.value && !dst_aligned64)
-        return Strategy::kAlignedLoop;
-      return k.strategy;
+/// The code that runs n bytes under `plan`: the class's strategy, with what the emitter
+/// (generator/src/emit.cpp) does inside it at these addresses — a rep class handing the copy
+/// to the prefetching loop (rep_aligned_only and a misaligned dst; rep_alias_window and a copy
+/// that would 4K-alias), a loop class below prefetch_min running the loop without prefetch.
+struct CodePath {
+  Strategy strategy = Strategy::kNone;
+  bool prefetch = false;  ///< a loop with prefetch instructions
+};
+
+CodePath path_for(const CopyPlan& plan, std::uint64_t n, std::uint32_t src_offset, std::uint32_t dst_offset) {
+  const CopyParams& p = plan.params;
+  const Operation op = p.operation.value;
+  const bool pf = p.prefetch_distance.value != 0;
+  for (const SizeClass& k : plan.classes) {
+    if (n < k.lo || n > k.hi) continue;
+    if (k.strategy == Strategy::kRepString && op != Operation::kClearPage) {
+      const std::uint32_t d = (dst_offset - src_offset) % kPageBytes;  // (dst - src) mod 4096
+      const bool misaligned = p.rep_aligned_only.value && dst_offset % 64 != 0;
+      const bool aliasing = op != Operation::kFill && p.rep_alias_window.value != 0 && d != 0 &&
+                            d < p.rep_alias_window.value;
+      if (misaligned || aliasing) return {Strategy::kAlignedLoop, pf};
     }
-  return Strategy::kNone;
+    if (k.strategy == Strategy::kAlignedLoop) return {k.strategy, pf && !(k.hi < p.prefetch_min.value)};
+    return {k.strategy, false};
+  }
+  return {};
 }
 
-bool differ_at(const CopyPlan& pa, const CopyPlan& pb, std::uint64_t n, bool dst_aligned64) {
-  const Strategy sa = strategy_for(pa, n, dst_aligned64), sb = strategy_for(pb, n, dst_aligned64);
-  if (sa != sb) return true;
+bool differ_at(const CopyPlan& pa, const CopyPlan& pb, std::uint64_t n, std::uint32_t src_offset,
+               std::uint32_t dst_offset) {
+  const CodePath ca = path_for(pa, n, src_offset, dst_offset), cb = path_for(pb, n, src_offset, dst_offset);
+  if (ca.strategy != cb.strategy || ca.prefetch != cb.prefetch) return true;
   const CopyParams& a = pa.params;
   const CopyParams& b = pb.params;
-  if (sa == Strategy::kRepString)
+  if (ca.strategy == Strategy::kRepString)
     return a.rep_unit.value != b.rep_unit.value || a.rep_align_dst.value != b.rep_align_dst.value ||
            a.rep_aligned_only.value != b.rep_aligned_only.value ||
            a.rep_alias_window.value != b.rep_alias_window.value;
-  if (sa == Strategy::kNonTemporalLoop)
+  if (ca.strategy == Strategy::kNonTemporalLoop)
     return a.nt_pages.value != b.nt_pages.value || a.nt_width.value != b.nt_width.value;
   return false;
 }
 
 }  // namespace
 
-bool large_lengths_differ(const CopyParams& a, const CopyParams& b, std::uint64_t n, bool dst_aligned64) {
-  return differ_at(vector_ladder(a), vector_ladder(b), n, dst_aligned64);
+bool large_lengths_differ(const CopyParams& a, const CopyParams& b, std::uint64_t n, std::uint32_t src_offset,
+                          std::uint32_t dst_offset) {
+  return differ_at(vector_ladder(a), vector_ladder(b), n, src_offset, dst_offset);
 }
 
 std::uint64_t first_large_difference(const CopyParams& a, const CopyParams& b) {
   const CopyPlan pa = vector_ladder(a), pb = vector_ladder(b);
-  // Between two consecutive class starts of either ladder neither strategy changes, so the
-  // class starts are the only lengths to look at.
+  // Between two consecutive class starts of either ladder neither path changes, so the class
+  // starts are the only lengths to look at; at each, one placement of every kind: dst aligned
+  // or not, 4K-aliasing (dst - src = 1 mod 4096) or not (2049).
   std::vector<std::uint64_t> starts;
   for (const CopyPlan* p : {&pa, &pb})
     for (const SizeClass& k : p->classes) starts.push_back(k.lo);
   std::sort(starts.begin(), starts.end());
+  constexpr std::uint32_t kPlacements[4][2] = {{0, 0}, {2048, 1}, {4095, 0}, {0, 1}};  // {src, dst} offsets
   for (std::uint64_t n : starts)
-    if (differ_at(pa, pb, n, true) || differ_at(pa, pb, n, false)) return n;
+    for (const auto& o : kPlacements)
+      if (differ_at(pa, pb, n, o[0], o[1])) return n;
   return kNever;
 }
 

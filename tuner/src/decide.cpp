@@ -53,7 +53,7 @@ std::size_t pick_pairwise(const std::vector<std::vector<double>>& cost, const st
     if (r[i] >= 1 + m(i)) top = std::max(top, r[i]);
   if (top < 0) return 0;
   for (std::size_t i = 1; i < r.size(); ++i)
-    if (r[i] >= 1 + m(i) && r[i] * (1 + m(i)) >= top) return i;
+    if (r[i] >= 1 + m(i) && r[i] * 1.01 >= top) return i;
   return 0;
 }
 

@@ -330,10 +330,11 @@ class Search {
   /// point: a seed with another kernel that beats the winner there by 1% (decide::pick)
   /// replaces it, with the winner's thresholds unless its own win where they differ; else the
   /// winner without a threshold, the composite or a seed on the winner's kernel with other
-  /// thresholds replaces it if it beats the winner at the points where the two run different
-  /// code (large_lengths_differ) by their noise over the root of their number, at least 1%
-  /// (decide::pick_pairwise, decide::pairwise_margin). A composite that runs the winner's code
-  /// everywhere is not timed. Every class still lost is printed with the peer and the figure.
+  /// thresholds replaces it if it beats the winner itself at the points where the two run
+  /// different code (large_lengths_differ) by the median of those points' noise (at least 2%)
+  /// over the square root of their number, at least 1% (decide::pick_pairwise,
+  /// decide::pairwise_margin). A composite that runs the winner's code at every point is not
+  /// timed. Every class still lost is printed with the peer and the figure.
   Candidate floor_stage(const Candidate& winner) {
     const std::vector<Peer> ps = peers(op_, opt_.cpu.features());
     if (ps.empty() || w_.points.empty()) return winner;
@@ -503,10 +504,15 @@ class Search {
         extra.emplace_back("per-class composite without non-temporal stores", c);
       }
       unsigned added = 0;
-      // (Not one that runs the winner's code at every length, e.g. a rep band stopping beyond
+      // (Not one that runs the winner's code at every point, e.g. a rep band stopping beyond
       // the non-temporal threshold: a table timed again for nothing, 7 s on a Zen 5 host.)
+      const auto differs_somewhere = [&](const Candidate& c) {
+        return std::any_of(pts.begin(), pts.end(), [&](const Point& q) {
+          return large_lengths_differ(c.params, winner.params, q.size, q.src_align, q.dst_align);
+        });
+      };
       for (auto& [what, c] : extra)
-        if (first_large_difference(c.params, winner.params) != kNever &&
+        if (differs_somewhere(c) &&
             std::none_of(live.begin(), live.end(), [&](const Candidate& r) { return key(r) == key(c); }) && get(c)) {
           live.push_back(c);
           live_names.push_back(what);
@@ -526,10 +532,11 @@ class Search {
       // Two decisions. The kernel (the winner or a seed) on every point. Then the large lengths
       // (the winner without a threshold, the composite, a seed that runs the winner's kernel with
       // other thresholds), each against the winner at the points where the two run different
-      // code (large_lengths_differ; decide::pick_pairwise), by a margin that grows as those
-      // points get fewer (decide::pairwise_margin: their measured noise over the root of their
-      // number, at least 1%), so that neither the points where both run the same code nor one
-      // noisy point decides. A Zen 5 fill run adopted the aocl seed (the winner's kernel with
+      // code (large_lengths_differ, which knows the placements where a rep class hands the copy
+      // to the loop; decide::pick_pairwise), by a margin that grows as those points get fewer
+      // (decide::pairwise_margin: the median of their measured noise over the square root of
+      // their number, at least 1%), so that neither the points where both run the same code nor
+      // one noisy point decides. A Zen 5 fill run adopted the aocl seed (the winner's kernel with
       // non-temporal stores and no rep) on every point at 1.000x against 0.875x because fills of
       // 1-128 bytes, the same code in both, took 1.14x as long in the winner's row; the rep band
       // from 1 MiB it dropped is worth 1.09x on the report's used copies (docs/performance.md,
@@ -541,7 +548,8 @@ class Search {
       auto differ_mask = [&](std::size_t i, std::size_t k) {
         std::vector<double> mask(pts.size(), 0.0);
         for (std::size_t j = 0; j < pts.size(); ++j)
-          mask[j] = large_lengths_differ(live[i].params, live[k].params, pts[j].size, pts[j].dst_align % 64 == 0);
+          mask[j] = large_lengths_differ(live[i].params, live[k].params, pts[j].size, pts[j].src_align,
+                                         pts[j].dst_align);
         return mask;
       };
       std::vector<std::size_t> kernels{0}, tails{0};
@@ -579,8 +587,10 @@ class Search {
           }
           const std::uint64_t from = first_large_difference(live[gi].params, live[seed].params);
           std::vector<double> r;
+          const std::vector<double> mask = differ_mask(gi, seed);
+          const std::vector<double> margin{0, decide::pairwise_margin(table, gi, seed, mask)};
           const bool as_is =
-              decide::pick_pairwise({table.cost[gi], table.cost[seed]}, ref, {{}, differ_mask(gi, seed)}, 0.01, &r) == 1;
+              decide::pick_pairwise({table.cost[gi], table.cost[seed]}, table.cost[gi], {{}, mask}, margin, &r) == 1;
           const std::size_t kept = as_is ? seed : gi;
           const double s0 = decide::score(table.cost[0], ref), sk_kept = decide::score(table.cost[kept], ref);
           line += "; its own thresholds " + fmt("%.3f", r[1]) + "x the winner's" +
@@ -599,7 +609,10 @@ class Search {
           margin.push_back(decide::pairwise_margin(table, 0, i, weight.back()));
         }
         std::vector<double> r;
-        const std::size_t k = decide::pick_pairwise(cost, ref, weight, margin, &r);
+        // Against the winner itself at those points (not the best peer: a ratio of scores that
+        // both lose to a peer would count a 1 % difference four times, kLossWeight, and the
+        // margin is in the costs' own units).
+        const std::size_t k = decide::pick_pairwise(cost, table.cost[0], weight, margin, &r);
         chosen = tails[k];
         // Shown: the one adopted, else the one judged somewhere that came closest to its margin.
         std::size_t shown = k;
@@ -614,7 +627,9 @@ class Search {
                 "x the winner on the " + std::to_string(n_points) + (n_points == 1 ? " point" : " points") +
                 " where they differ" +
                 (from != kNever ? " (from " + size_label(from) + ")" : std::string()) +
-                (k != 0 ? ": adopted" : n_points == 0 ? ": not judged" : ": not by " + fmt("%.1f", 100 * margin[shown]) + "%");
+                (k != 0         ? ": adopted"
+                 : n_points == 0 ? ": not judged"
+                                 : ": not by " + fmt("%.1f", 100 * margin[shown]) + "%");
       }
       say(line);
       log_.push_back(line);

@@ -77,19 +77,25 @@ std::vector<SizeClass> small_ladder(std::uint32_t bytes);
 Result<CopyPlan> make_plan(const CopyParams& p, const IsaFeatures& target,
                            const std::string& ladder = "vector");
 
-/// Whether lengths of n bytes run different code under `a` and `b`, two parameter sets that
+/// Whether a copy of n bytes runs different code under `a` and `b`, two parameter sets that
 /// share their kernel (every field but the large-length choices: rep_threshold, rep_stop,
 /// rep_resume, the rep form and nt_threshold, nt_pages, nt_width; the tuner's floor builds them
-/// so). True when vector_ladder gives n different strategies in the two, or a rep class in both
-/// with different forms (rep_unit, rep_align_dst, rep_aligned_only, rep_alias_window), or the
-/// non-temporal loop in both with different nt_pages or nt_width. A rep class taken only for a
-/// 64-byte-aligned dst (rep_aligned_only) runs the loop when `dst_aligned64` is false. The other
-/// fields are not compared: for parameter sets with different kernels the answer says nothing.
-/// The floor judges a threshold only at the lengths where it acts (tuner/src/tuner.cpp).
-bool large_lengths_differ(const CopyParams& a, const CopyParams& b, std::uint64_t n, bool dst_aligned64);
+/// so), with src and dst at `src_offset` and `dst_offset` bytes from page-aligned addresses
+/// (only their values mod 4096 matter) and not overlapping. True when the two run different
+/// code there as the emitter (generator/src/emit.cpp) picks it: vector_ladder's strategy for n;
+/// inside a rep class, the prefetching loop instead where rep_aligned_only meets a dst not
+/// 64-byte aligned or rep_alias_window a copy that would 4K-alias (0 < (dst - src) mod 4096 <
+/// window; not for fill); inside a loop class, the loop without prefetch below prefetch_min;
+/// and for a rep class in both, its form (rep_unit, rep_align_dst, rep_aligned_only,
+/// rep_alias_window), for the non-temporal loop in both, nt_pages and nt_width. The other fields
+/// are not compared: for parameter sets with different kernels the answer says nothing. Not for
+/// clear_page (one length). The floor judges a threshold only where it acts (tuner/src/tuner.cpp).
+bool large_lengths_differ(const CopyParams& a, const CopyParams& b, std::uint64_t n, std::uint32_t src_offset,
+                          std::uint32_t dst_offset);
 
-/// The shortest length (bytes) at which large_lengths_differ(a, b, n, ·) holds for an aligned or
-/// a misaligned dst; kNever when there is none (the two run the same code at every length).
+/// The shortest length (bytes) at which large_lengths_differ(a, b, n, ...) holds for some
+/// placement (dst aligned or not, 4K-aliasing or not); kNever when there is none (the two run
+/// the same code at every length and placement).
 std::uint64_t first_large_difference(const CopyParams& a, const CopyParams& b);
 
 /// Names of the available ladders.

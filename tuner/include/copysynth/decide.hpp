@@ -66,8 +66,9 @@ std::size_t pick_pairwise(const std::vector<std::vector<double>>& cost, const st
 
 /// pick_pairwise with a margin per challenger (margins[i] for row i; margins[0] is not used):
 /// challenger i qualifies when its ratio is at least 1 + margins[i]; among those the highest
-/// ratio wins, and a challenger listed earlier wins instead if its ratio times (1 + its
-/// margin) reaches that. A missing margin counts as 0.01.
+/// ratio wins, and one listed earlier wins instead if its ratio is within 1 % of that. A
+/// missing margin counts as 0.01. With `ref` the incumbent's own costs the ratios are the
+/// challengers' loss-weighted speedups over it, in the units of pairwise_margin().
 std::size_t pick_pairwise(const std::vector<std::vector<double>>& cost, const std::vector<double>& ref,
                           const std::vector<std::vector<double>>& weight, const std::vector<double>& margins,
                           std::vector<double>* ratios = nullptr);
@@ -144,10 +145,11 @@ Confirmation confirm(const std::vector<std::vector<double>>& runs, double min_ga
 double case_noise(const CostTable& t, std::size_t a, std::size_t b, std::size_t j, double min_noise);
 
 /// The margin by which row b must beat row a on the cases of `weight` (those with weight > 0) for
-/// pick_pairwise: the median of their case_noise(t, a, b, j, min_noise) over the square root of
-/// their number, and at least `min_margin`. So a difference judged on one or two cases must
-/// clear their measured noise (a relative figure, e.g. 0.02 for 2 %), and one judged on many
-/// only `min_margin`. `min_margin` when no case has weight.
+/// pick_pairwise: the median of their case_noise(t, a, b, j, min_noise) (the upper median for an
+/// even number) over the square root of their number, and at least `min_margin`. So a
+/// difference judged on one or two cases must clear their measured noise (a relative figure,
+/// e.g. 0.02 for 2 %), and one judged on many only `min_margin`. `min_margin` when no case has
+/// weight.
 double pairwise_margin(const CostTable& t, std::size_t a, std::size_t b, const std::vector<double>& weight,
                        double min_noise = 0.02, double min_margin = 0.01);
 

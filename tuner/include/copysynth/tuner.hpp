@@ -55,16 +55,17 @@
 //   1 byte off) and 1, 4 and 16 MiB, in the same rounds (from 64 KiB on warm, the copy read
 //   back); a per-class composite (a rep band from the shortest point of the first class that
 //   picks rep, and again from the first class after it that picks rep again; the last class's
-//   non-temporal threshold) is timed with them; where a peer wins a size class beyond the
-//   noise, a seed with another kernel that scores best against the best peer at each point
-//   replaces the winner when it beats it by 1% (with the winner's thresholds unless its own win
-//   where they differ), else a row that differs in thresholds only (the winner without one, the
-//   composite, a seed) when it beats the winner at the points where the two run different code
-//   (templates' large_lengths_differ) by their measured noise over the root of their number, at
-//   least 1% (decide::pick_pairwise, decide::pairwise_margin), and every class still lost is
-//   logged with the peer and the figure. Last, the full verification and the final measurement (the table). clear_page has
-//   one length, so one flat stage over loop / non-temporal loop (width x unroll) / rep stosb /
-//   rep stosq.
+//   non-temporal threshold) is timed with them unless it runs the winner's code at every
+//   point; where a peer wins a size class beyond the noise, a seed with another kernel that
+//   scores best against the best peer at each point replaces the winner when it beats it by 1%
+//   (with the winner's thresholds unless its own win where they differ), else a row that
+//   differs in thresholds only (the winner without one, the composite, a seed) when it beats
+//   the winner itself at the points where the two run different code (templates'
+//   large_lengths_differ) by the median of those points' noise (at least 2%) over the square
+//   root of their number, at least 1% (decide::pick_pairwise, decide::pairwise_margin), and
+//   every class still lost is logged with the peer and the figure. Last, the full verification
+//   and the final measurement (the table). clear_page has one length, so one flat stage over
+//   loop / non-temporal loop (width x unroll) / rep stosb / rep stosq.
 // A stage keeps the current choice unless a candidate wins by >= 1% (decide::pick; a narrow win
 // is confirmed head to head), which keeps two runs from flip-flopping on noise.
 // --quick: one pass, fewer candidates and rounds, the rep stage right after the small lengths

@@ -110,7 +110,7 @@ TEST_CASE("pick_pairwise with a margin per challenger") {
         1);
   // The top does not clear its own margin: the next one that does wins.
   CHECK(pick_pairwise(swapped, ref, swapped_w, std::vector<double>{0, 0.01, 0.06}) == 1);
-  // A scalar margin is the same margin for every challenger.
+  // A scalar margin: pick() over the same ratios (its margin for every challenger).
   CHECK(pick_pairwise(cost, ref, weight, 0.04) == 1);
   CHECK(pick_pairwise(cost, ref, weight, 0.06) == 0);
 }

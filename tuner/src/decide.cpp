@@ -32,20 +32,34 @@ std::vector<double> best_of(const CostTable& t, const std::vector<std::size_t>& 
   return out;
 }
 
-std::size_t pick_pairwise(const std::vector<std::vector<double>>& cost, const std::vector<double>& ref,
-                          const std::vector<std::vector<double>>& weight, double margin, std::vector<double>* ratios) {
-  return pick_pairwise(cost, ref, weight, std::vector<double>(cost.size(), margin), ratios);
-}
+namespace {
 
-std::size_t pick_pairwise(const std::vector<std::vector<double>>& cost, const std::vector<double>& ref,
-                          const std::vector<std::vector<double>>& weight, const std::vector<double>& margins,
-                          std::vector<double>* ratios) {
+/// pick_pairwise's ratios: score_i / score_0 on weight[i] against ref (1 for the incumbent and
+/// for a challenger with no weighted case).
+std::vector<double> pairwise_ratios(const std::vector<std::vector<double>>& cost, const std::vector<double>& ref,
+                                    const std::vector<std::vector<double>>& weight) {
   std::vector<double> r(cost.size(), 1.0);
   for (std::size_t i = 1; i < cost.size(); ++i) {
     const std::vector<double>& w = i < weight.size() ? weight[i] : std::vector<double>{};
     const bool any = std::any_of(w.begin(), w.end(), [](double x) { return x > 0; });
     if (any) r[i] = score(cost[i], ref, w) / score(cost[0], ref, w);
   }
+  return r;
+}
+
+}  // namespace
+
+std::size_t pick_pairwise(const std::vector<std::vector<double>>& cost, const std::vector<double>& ref,
+                          const std::vector<std::vector<double>>& weight, double margin, std::vector<double>* ratios) {
+  const std::vector<double> r = pairwise_ratios(cost, ref, weight);
+  if (ratios) *ratios = r;
+  return pick(r, margin);
+}
+
+std::size_t pick_pairwise(const std::vector<std::vector<double>>& cost, const std::vector<double>& ref,
+                          const std::vector<std::vector<double>>& weight, const std::vector<double>& margins,
+                          std::vector<double>* ratios) {
+  const std::vector<double> r = pairwise_ratios(cost, ref, weight);
   if (ratios) *ratios = r;
   const auto m = [&](std::size_t i) { return i < margins.size() ? margins[i] : 0.01; };
   double top = -1;

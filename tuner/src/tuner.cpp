@@ -399,6 +399,14 @@ class Search {
     }
     std::vector<std::size_t> group;
     for (const Point& p : pts) group.push_back(floor_class(p.size));
+    // The points where a and b (the winner's kernel with other thresholds) run different code
+    // (weight 1) and where the same (0): large_lengths_differ at each point's length and offsets.
+    auto differ_mask = [&](const Candidate& a, const Candidate& b) {
+      std::vector<double> mask(pts.size(), 0.0);
+      for (std::size_t j = 0; j < pts.size(); ++j)
+        mask[j] = large_lengths_differ(a.params, b.params, pts[j].size, pts[j].src_align, pts[j].dst_align);
+      return mask;
+    };
     // Rows 0..live-1 the configurations, then the peers.
     std::vector<std::size_t> peer_rows;
     auto time_all = [&] {
@@ -507,9 +515,8 @@ class Search {
       // (Not one that runs the winner's code at every point, e.g. a rep band stopping beyond
       // the non-temporal threshold: a table timed again for nothing, 7 s on a Zen 5 host.)
       const auto differs_somewhere = [&](const Candidate& c) {
-        return std::any_of(pts.begin(), pts.end(), [&](const Point& q) {
-          return large_lengths_differ(c.params, winner.params, q.size, q.src_align, q.dst_align);
-        });
+        const std::vector<double> m = differ_mask(c, winner);
+        return std::find(m.begin(), m.end(), 1.0) != m.end();
       };
       for (auto& [what, c] : extra)
         if (differs_somewhere(c) &&
@@ -544,14 +551,6 @@ class Search {
       // winner's stopped at 1 MiB scored 0.990x over a dozen same-code points (Debian 13, seventh
       // round: 1 MiB then 0.81-0.86x AOCL-LibMem in the report).
       std::vector<double> ref = decide::best_of(table, peer_rows);
-      // The points where rows i and k run different code (weight 1) and where the same (0).
-      auto differ_mask = [&](std::size_t i, std::size_t k) {
-        std::vector<double> mask(pts.size(), 0.0);
-        for (std::size_t j = 0; j < pts.size(); ++j)
-          mask[j] = large_lengths_differ(live[i].params, live[k].params, pts[j].size, pts[j].src_align,
-                                         pts[j].dst_align);
-        return mask;
-      };
       std::vector<std::size_t> kernels{0}, tails{0};
       // A seed belongs to the large-length decision when it is the winner's kernel with other
       // thresholds (or rep or non-temporal form).
@@ -587,7 +586,7 @@ class Search {
           }
           const std::uint64_t from = first_large_difference(live[gi].params, live[seed].params);
           std::vector<double> r;
-          const std::vector<double> mask = differ_mask(gi, seed);
+          const std::vector<double> mask = differ_mask(live[gi], live[seed]);
           const std::vector<double> margin{0, decide::pairwise_margin(table, gi, seed, mask)};
           const bool as_is =
               decide::pick_pairwise({table.cost[gi], table.cost[seed]}, table.cost[gi], {{}, mask}, margin, &r) == 1;
@@ -605,7 +604,7 @@ class Search {
         std::vector<double> margin;
         for (std::size_t i : tails) {
           cost.push_back(table.cost[i]);
-          weight.push_back(differ_mask(0, i));
+          weight.push_back(differ_mask(live[0], live[i]));
           margin.push_back(decide::pairwise_margin(table, 0, i, weight.back()));
         }
         std::vector<double> r;

@@ -292,6 +292,25 @@ TEST_CASE("prefetch_min (a loop without prefetch below it) assembles to exactly 
   CHECK(checked == 4);
 }
 
+TEST_CASE("rep_aligned_from (a rep band split by dst alignment) assembles to exactly the JIT bytes") {
+  // Not in asm_grid(): the golden hashes are keyed on the grid's plans.
+  require_tools();
+  TempDir dir;
+  int checked = 0;
+  for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill})
+    for (std::uint64_t from : {std::uint64_t{65536}, std::uint64_t{3} << 31}) {  // a split above INT32_MAX: cmp via rcx
+      CopyParams p;
+      p.operation = op;
+      p.vector_width = 32;
+      p.rep_threshold = 16384;
+      p.rep_aligned_from = from;
+      p.rep_stop = std::uint64_t{1} << 33;
+      check_round_trip(dir, p, "raf_" + std::to_string(checked));
+      ++checked;
+    }
+  CHECK(checked == 6);
+}
+
 TEST_CASE("mask_shift (the masked class's page-crossing path moved back) assembles to exactly the JIT bytes") {
   // Not in asm_grid(): the golden hashes are keyed on the grid's plans.
   require_tools();

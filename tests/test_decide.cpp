@@ -220,6 +220,46 @@ TEST_CASE("choose_threshold: rows the variant ties do not veto it; a row it lose
   CHECK(choose_threshold({tie, tie}, {}, tol, min_gain, true).index == kNoThreshold);
 }
 
+TEST_CASE("choose_split: rep with dst aligned first up to a length, rep for an aligned dst only from there") {
+  // Ladder 16K, 32K, ... 4M (the eighth round's Zen 5 shape): rep with dst aligned first (a)
+  // wins 64K-512K for every dst and loses 5 % from 1M on with dst misaligned; rep only for an
+  // aligned dst (b) gains nothing on a misaligned dst (the loop's own code) and the same on an
+  // aligned one. a alone stops before 1M; b alone gives up 64K-512K misaligned; the split at 1M
+  // (index 6) keeps both.
+  const double tol = std::log(1.03), min_gain = std::log(1.03);
+  const auto aligned = gains({0.6, 0.9, 1.3, 1.3, 1.3, 1.4, 1.2, 1.2, 1.1});
+  const auto a_mis = gains({0.5, 0.8, 1.04, 1.04, 1.08, 1.07, 0.95, 0.95, 0.95});
+  const auto tie = gains({1, 1, 1, 1, 1, 1, 1, 1, 1});
+  const auto read = gains({0.6, 0.9, 1.15, 1.2, 1.1, 1.15, 1.15, 1.1, 1.05});
+  const std::vector<std::vector<double>> a{aligned, a_mis, read}, b{aligned, tie, read};
+  const auto alone_a = choose_threshold(a, {}, tol, min_gain, true);
+  const auto alone_b = choose_threshold(b, {}, tol, min_gain, true);
+  CHECK(alone_a.end == 6);
+  CHECK(alone_b.end == 9);
+  const SplitChoice s = choose_split(a, {}, b, {}, tol, min_gain);
+  CHECK(s.split == 6);
+  CHECK(s.band.index == 2);
+  CHECK(s.band.end == 9);
+  CHECK(s.band.gain > alone_a.gain);
+  CHECK(s.band.gain > alone_b.gain);
+  // A check row (the cold copy) that b loses from 2M on ends the band there.
+  const auto cold_a = gains({0.8, 1, 1.1, 1.1, 1.1, 1.1, 1.1, 1.1, 1.1});
+  const auto cold_b = gains({0.8, 1, 1.1, 1.1, 1.1, 1.1, 1.1, 0.9, 0.9});
+  const SplitChoice c = choose_split(a, {cold_a}, b, {cold_b}, tol, min_gain);
+  CHECK(c.split == 6);
+  CHECK(c.band.end == 7);
+  // Where a never loses, every split gives up some of a's gain: the caller keeps a alone (the
+  // composite is reported, and scores below it).
+  const std::vector<std::vector<double>> a_wins{aligned, gains({0.5, 0.8, 1.04, 1.04, 1.08, 1.07, 1.05, 1.05, 1.05}), read};
+  const SplitChoice w = choose_split(a_wins, {}, b, {}, tol, min_gain);
+  CHECK(w.split != kNoThreshold);
+  CHECK(w.band.gain < choose_threshold(a_wins, {}, tol, min_gain, true).gain);
+  // A band wholly on one side of every split is no composite; no table, no choice.
+  const auto late = gains({0.6, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 1.3});
+  CHECK(choose_split({late}, {}, {late}, {}, tol, min_gain).split == kNoThreshold);
+  CHECK(choose_split({}, {}, {}, {}, tol, min_gain).split == kNoThreshold);
+}
+
 TEST_CASE("choose_two_thresholds: rep again and non-temporal stores in one comparison, the faster takes the sizes") {
   // Ladder 256K, 512K, ... 64M (9 sizes); a = rep again (it runs the base's own loop below 8M:
   // gain exactly 0), b = non-temporal stores (2-3x slower once read below 8M). Rows: copy, read.

@@ -89,7 +89,7 @@ const SizeClass* class_of(const CopyPlan& plan, std::uint64_t n) {
 TEST_CASE("param_field_names lists every CopyParams field in declaration order") {
   const std::vector<std::string> expected{"operation",     "vector_width",  "unroll",
                                           "prefetch_distance", "prefetch_hint", "prefetch_min", "nt_threshold",
-                                          "rep_threshold", "rep_stop", "rep_resume", "rep_unit", "rep_align_dst", "rep_aligned_only", "alias_window", "rep_alias_window", "nt_pages", "nt_width", "loop_pipeline", "shift_realign", "loop_align",
+                                          "rep_threshold", "rep_stop", "rep_resume", "rep_unit", "rep_align_dst", "rep_aligned_only", "rep_aligned_from", "alias_window", "rep_alias_window", "nt_pages", "nt_width", "loop_pipeline", "shift_realign", "loop_align",
                                           "nop_form", "register_bank", "head_tail_width", "head_tail_max", "mask_max", "mask_shift"};
   CHECK(param_field_names() == expected);
 }
@@ -114,9 +114,10 @@ TEST_CASE("CopyParams JSON round trip") {
     const CopyParams p;
     const json j = to_json(p);
     REQUIRE(j.is_object());
-    // prefetch_min, rep_resume, nt_width and mask_shift are left out at their defaults:
-    // readers older than the fields refuse unknown keys.
-    CHECK(j.size() == param_field_names().size() - 4);
+    // prefetch_min, rep_resume, rep_aligned_from, nt_width and mask_shift are left out at their
+    // defaults: readers older than the fields refuse unknown keys.
+    CHECK(j.size() == param_field_names().size() - 5);
+    CHECK_FALSE(j.contains("rep_aligned_from"));
     CHECK_FALSE(j.contains("prefetch_min"));
     CHECK_FALSE(j.contains("rep_resume"));
     CHECK_FALSE(j.contains("nt_width"));
@@ -1333,6 +1334,50 @@ TEST_CASE("large_lengths_differ: a rep class's fallback, the loop below prefetch
   CHECK(large_lengths_differ(a, b, 131072, 0, 1));
 }
 
+TEST_CASE("rep_aligned_from: rep for any dst below it, for a 64-aligned dst only from it on") {
+  for (auto w : kWidths) {
+    CAPTURE(w);
+    CopyParams a = params_w(w);
+    a.rep_threshold = 32768;
+    a.nt_threshold = 16 << 20;
+    CopyParams b = a;
+    b.rep_aligned_from = 1 << 20;
+    // The same rep class (no new size class); a misaligned dst takes the loop from 1 MiB on.
+    CHECK(plan_for(a).classes.size() == plan_for(b).classes.size());
+    CHECK(first_large_difference(a, b) == (1u << 20));
+    CHECK_FALSE(large_lengths_differ(a, b, (1 << 20) - 1, 2048, 1));
+    CHECK(large_lengths_differ(a, b, 1 << 20, 2048, 1));
+    CHECK(large_lengths_differ(a, b, (16 << 20) - 1, 0, 33));
+    CHECK_FALSE(large_lengths_differ(a, b, 1 << 20, 0, 0));  // aligned dst: rep in both
+    CHECK_FALSE(large_lengths_differ(a, b, 1 << 20, 100, 64));
+    CHECK_FALSE(large_lengths_differ(a, b, 16 << 20, 0, 1));  // the non-temporal class in both
+    // At or below the rep class's start it is rep_aligned_only; rep_aligned_only overrides it.
+    CopyParams c = a;
+    c.rep_aligned_only = true;
+    b.rep_aligned_from = 0;
+    CHECK(first_large_difference(b, c) == kNever);
+    b.rep_aligned_from = 1 << 20;
+    c.rep_aligned_from = 1 << 20;
+    CHECK(first_large_difference(a, c) == 32768);
+    CHECK(large_lengths_differ(b, c, 32768, 0, 1));
+    // Without a rep class it changes nothing.
+    a.rep_threshold = kNever;
+    b.rep_threshold = kNever;
+    CHECK(first_large_difference(a, b) == kNever);
+    // The split is an edge verification tests; its description names it.
+    b.rep_threshold = 32768;
+    const CopyPlan plan = plan_for(b);
+    const auto edges = plan_edges(plan);
+    CHECK(std::count(edges.begin(), edges.end(), std::uint64_t{1} << 20) == 1);
+    bool described = false;
+    for (const auto& k : plan.classes)
+      if (k.strategy == Strategy::kRepString)
+        described = describe_class(plan, k).find("from 1048576 bytes the loop when dst is not 64-byte aligned") !=
+                    std::string::npos;
+    CHECK(described);
+  }
+}
+
 TEST_CASE("first_large_difference is the shortest length where large_lengths_differ holds") {
   // Pairs of threshold choices on one kernel; every class edge of either ladder, every placement.
   std::vector<CopyParams> ps;
@@ -1350,6 +1395,9 @@ TEST_CASE("first_large_difference is the shortest length where large_lengths_dif
     p.rep_aligned_only = true;
     ps.push_back(p);
     p.rep_aligned_only = false;
+    p.rep_aligned_from = 262144;
+    ps.push_back(p);
+    p.rep_aligned_from = kNever;
     p.rep_alias_window = 256;
     ps.push_back(p);
     p.rep_unit = 8;
@@ -1388,7 +1436,7 @@ TEST_CASE("plan_edges contains every class lo and hi+1") {
     CHECK(e.count(3000) == 1);
     CHECK(e.count(70000) == 1);
     CHECK(e.count(loop_start(w)) == 1);
-    // Nothing else: every edge is a class boundary.
+    // Nothing else: every edge is a class boundary (no rep_aligned_from here).
     for (auto x : e) {
       bool boundary = false;
       for (const auto& c : plan.classes) boundary |= c.lo == x || (c.hi != kNever && c.hi + 1 == x);

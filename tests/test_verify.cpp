@@ -110,6 +110,33 @@ TEST_CASE("the full default suite passes one routine of each operation at the wi
   }
 }
 
+TEST_CASE("rep_aligned_from: a rep band split by dst alignment passes the suite for every operation and width") {
+  for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill}) {
+    for (unsigned w : host_widths()) {
+      for (unsigned unit : {1u, 8u}) {
+        CopyParams p;
+        p.operation = op;
+        p.vector_width = w;
+        // The first band splits at 16 KiB (any dst below, a 64-aligned one from there on); the
+        // second band lies wholly above the split (aligned dst only).
+        p.rep_threshold = 4096;
+        p.rep_aligned_from = 16384;
+        p.rep_stop = 32768;
+        p.rep_resume = 65536;
+        p.nt_threshold = unit == 1 ? kNever : 1 << 20;
+        p.rep_unit = unit;
+        p.rep_align_dst = unit == 8;
+        if (op != Operation::kFill) p.rep_alias_window = unit == 8 ? 64 : 0;
+        Routine r = build(p);
+        const auto edges = plan_edges(r.plan());
+        CHECK(std::count(edges.begin(), edges.end(), std::uint64_t{16384}) == 1);
+        const VerifyReport rep = verify_routine(r);
+        CHECK_MESSAGE(rep.ok(), r.name() << ": " << rep.summary());
+      }
+    }
+  }
+}
+
 TEST_CASE("two rep bands (rep_stop, rep_resume) pass the suite for every operation and width") {
   for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill}) {
     for (unsigned w : host_widths()) {

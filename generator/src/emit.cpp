@@ -372,7 +372,7 @@ class RoutineEmitter {
           V_ = routine_v;
         }
         break;
-      case Strategy::kRepString: rep_string(); break;
+      case Strategy::kRepString: rep_string(c); break;
       case Strategy::kMasked: masked(c.block); break;
     }
     return {};
@@ -969,15 +969,26 @@ class RoutineEmitter {
 
   /// rep movs / rep stos (element rep_unit bytes), optionally after writing the first 64 bytes
   /// and aligning dst up to 64. memmove takes the loop instead when the buffers overlap; with
-  /// rep_aligned_only a misaligned dst takes the loop; with rep_alias_window a copy that would
-  /// 4K-alias takes the loop class.
-  void rep_string() {
+  /// rep_aligned_only a misaligned dst takes the loop; with rep_aligned_from the same for the
+  /// class's lengths from there on (class `c`: a split inside it costs one compare); with
+  /// rep_alias_window a copy that would 4K-alias takes the loop class.
+  void rep_string(const SizeClass& c) {
     const bool clear = op_ == Operation::kClearPage;
-    if (p_.rep_aligned_only && !clear) {
-      comment("rep only when dst is 64-byte aligned; else the loop");
+    const std::uint64_t from = p_.rep_aligned_only ? 0 : p_.rep_aligned_from.value;
+    if (from != kNever && from <= c.hi && !clear) {
+      Label any = a_.newLabel();
+      const bool split = from > c.lo;
+      if (split) {
+        comment("n >= " + std::to_string(from) + ": rep only when dst is 64-byte aligned; else the loop");
+        cmp_n(from);
+        a_.jb(any);
+      } else {
+        comment("rep only when dst is 64-byte aligned; else the loop");
+      }
       need_loop_entry_ = true;
       a_.test(x86::dil, 63);
       a_.jnz(loop_entry_);
+      if (split) bind(any, "rep_any_dst");
     }
     if (memmove()) {
       need_loop_entry_ = true;

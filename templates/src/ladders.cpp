@@ -129,8 +129,9 @@ namespace {
 
 /// The code that runs n bytes under `plan`: the class's strategy, with what the emitter
 /// (generator/src/emit.cpp) does inside it at these addresses — a rep class handing the copy
-/// to the prefetching loop (rep_aligned_only and a misaligned dst; rep_alias_window and a copy
-/// that would 4K-alias), a loop class below prefetch_min running the loop without prefetch.
+/// to the prefetching loop (rep_aligned_only, or rep_aligned_from at or below n, and a
+/// misaligned dst; rep_alias_window and a copy that would 4K-alias), a loop class below
+/// prefetch_min running the loop without prefetch.
 struct CodePath {
   Strategy strategy = Strategy::kNone;
   bool prefetch = false;  ///< a loop with prefetch instructions
@@ -144,7 +145,8 @@ CodePath path_for(const CopyPlan& plan, std::uint64_t n, std::uint32_t src_offse
     if (n < k.lo || n > k.hi) continue;
     if (k.strategy == Strategy::kRepString && op != Operation::kClearPage) {
       const std::uint32_t d = (dst_offset - src_offset) % kPageBytes;  // (dst - src) mod 4096
-      const bool misaligned = p.rep_aligned_only.value && dst_offset % 64 != 0;
+      const bool aligned_only = p.rep_aligned_only.value || n >= p.rep_aligned_from.value;
+      const bool misaligned = aligned_only && dst_offset % 64 != 0;
       const bool aliasing = op != Operation::kFill && p.rep_alias_window.value != 0 && d != 0 &&
                             d < p.rep_alias_window.value;
       if (misaligned || aliasing) return {Strategy::kAlignedLoop, pf};
@@ -161,10 +163,10 @@ bool differ_at(const CopyPlan& pa, const CopyPlan& pb, std::uint64_t n, std::uin
   if (ca.strategy != cb.strategy || ca.prefetch != cb.prefetch) return true;
   const CopyParams& a = pa.params;
   const CopyParams& b = pb.params;
+  // Both run rep here: a guard that did not send this copy to the loop (an aligned dst, no
+  // 4K aliasing) is a compare, not other code.
   if (ca.strategy == Strategy::kRepString)
-    return a.rep_unit.value != b.rep_unit.value || a.rep_align_dst.value != b.rep_align_dst.value ||
-           a.rep_aligned_only.value != b.rep_aligned_only.value ||
-           a.rep_alias_window.value != b.rep_alias_window.value;
+    return a.rep_unit.value != b.rep_unit.value || a.rep_align_dst.value != b.rep_align_dst.value;
   if (ca.strategy == Strategy::kNonTemporalLoop)
     return a.nt_pages.value != b.nt_pages.value || a.nt_width.value != b.nt_width.value;
   return false;
@@ -179,12 +181,15 @@ bool large_lengths_differ(const CopyParams& a, const CopyParams& b, std::uint64_
 
 std::uint64_t first_large_difference(const CopyParams& a, const CopyParams& b) {
   const CopyPlan pa = vector_ladder(a), pb = vector_ladder(b);
-  // Between two consecutive class starts of either ladder neither path changes, so the class
-  // starts are the only lengths to look at; at each, one placement of every kind: dst aligned
-  // or not, 4K-aliasing (dst - src = 1 mod 4096) or not (2049).
+  // Between two consecutive class starts of either ladder (or a rep_aligned_from) neither path
+  // changes, so those are the only lengths to look at; at each, one placement of every kind:
+  // dst aligned or not, 4K-aliasing (dst - src = 1 mod 4096) or not (2049).
   std::vector<std::uint64_t> starts;
   for (const CopyPlan* p : {&pa, &pb})
     for (const SizeClass& k : p->classes) starts.push_back(k.lo);
+  // ... and where a rep class starts to take only an aligned dst.
+  for (const CopyParams* p : {&a, &b})
+    if (p->rep_aligned_from.value != kNever) starts.push_back(p->rep_aligned_from.value);
   std::sort(starts.begin(), starts.end());
   constexpr std::uint32_t kPlacements[4][2] = {{0, 0}, {2048, 1}, {4095, 0}, {0, 1}};  // {src, dst} offsets
   for (std::uint64_t n : starts)

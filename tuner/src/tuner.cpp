@@ -299,6 +299,7 @@ class Search {
     c.params.rep_unit = f.rep_unit;
     c.params.rep_align_dst = f.rep_align_dst;
     c.params.rep_aligned_only = f.rep_aligned_only;
+    c.params.rep_aligned_from = f.rep_aligned_from;
     c.params.rep_alias_window = f.rep_alias_window;
     c.params.nt_threshold = f.nt_threshold;
     c.params.nt_pages = f.nt_pages;
@@ -488,6 +489,7 @@ class Search {
         comp.params.rep_unit = rep_src->params.rep_unit;
         comp.params.rep_align_dst = rep_src->params.rep_align_dst;
         comp.params.rep_aligned_only = rep_src->params.rep_aligned_only;
+        comp.params.rep_aligned_from = rep_src->params.rep_aligned_from;
         comp.params.rep_alias_window = rep_src->params.rep_alias_window;
       }
       const Candidate& last = live[want[groups - 1]];
@@ -1294,13 +1296,16 @@ class Search {
   /// 4, 15 and 33; variants: byte or 8-byte elements, dst as given / aligned to 64 first / rep
   /// only when dst is 64-aligned, each also with 4K-aliasing copies handed to the loop. Each
   /// variant's band comes from decide::choose_threshold (band: rep_threshold .. rep_stop, the
-  /// loop again above it: on Zen 5 the loop wins 2-8 MiB); the best band is confirmed solo.
+  /// loop again above it: on Zen 5 the loop wins 2-8 MiB), and so does the band of the last two
+  /// forms split at a ladder size (rep_aligned_from; from their measured rows, not timed again);
+  /// the best band is confirmed solo.
   Candidate rep_stage(const Candidate& incumbent) {
     const std::string name = "rep";
     Candidate base = incumbent;
     base.params.rep_threshold = kNever;
     base.params.rep_stop = kNever;
     base.params.rep_resume = kNever;
+    base.params.rep_aligned_from = kNever;
     if (!get(base)) base = incumbent;
     const std::uint64_t loop_lo = loop_start(base.params);
     // From the loop's own start (so "rep first", as FSRM CPUs favour, can win), then powers of
@@ -1319,6 +1324,7 @@ class Search {
         c.params.rep_unit = unit;
         c.params.rep_align_dst = mode == 1;
         c.params.rep_aligned_only = mode == 2;
+        c.params.rep_aligned_from = kNever;
         c.params.rep_alias_window = 0;
         variants.push_back(c);
         // The same, handing copies that would 4K-alias to the loop (the dst offsets below
@@ -1372,6 +1378,47 @@ class Search {
         out.params.rep_alias_window = p.rep_alias_window;
       }
     }
+    // Both forms per length: rep with dst aligned first below a length X, rep only for a
+    // 64-aligned dst from X on (rep_aligned_from). Its rows are the two measured forms' rows,
+    // each where the composite runs that form's code (same ladder, same rounds); the split is
+    // one compare more and is chosen over X, so it must beat the best single form by 1 % more.
+    // On a Zen 5 host dst aligned first won up to 512 KiB and lost 5 % at 1 MiB with dst
+    // misaligned, where rep for an aligned dst still won 1.12-1.35x (docs/performance.md,
+    // eighth round).
+    for (std::size_t v1 = 0; v1 < live.size(); ++v1)
+      for (std::size_t v2 = 0; v2 < live.size(); ++v2) {
+        const CopyParams& a = live[v1].params;
+        const CopyParams& b = live[v2].params;
+        if (!a.rep_align_dst || a.rep_aligned_only || !b.rep_aligned_only || a.rep_unit != b.rep_unit ||
+            a.rep_alias_window != b.rep_alias_window || op_ == Operation::kClearPage)
+          continue;
+        const double extra = (a.rep_alias_window.value ? std::log(1.02) : 0) + std::log(1.01);
+        const decide::SplitChoice sc = decide::choose_split(l.objective(v1), l.check(v1), l.objective(v2),
+                                                            l.check(v2), std::log(1.03), std::log(1.03) + extra);
+        const decide::ThresholdChoice& best = sc.band;
+        const std::size_t best_x = sc.split;
+        const std::string form = std::string(a.rep_unit.value == 8 ? " (8-byte elements" : " (byte elements") +
+                                 ", dst aligned to 64 first, only when dst is 64-aligned from the split" +
+                                 (a.rep_alias_window.value ? ", 4K-aliasing copies to the loop)" : ")");
+        if (sc.split == decide::kNoThreshold) {
+          say(name + form + ": no band that runs both forms qualifies");
+          continue;
+        }
+        const std::uint64_t stop = best.end < l.sizes.size() ? l.sizes[best.end] : kNever;
+        say(name + form + ", split at " + size_label(l.sizes[best_x]) + ": from " + size_label(l.sizes[best.index]) +
+            (stop == kNever ? "" : " to below " + size_label(stop)) + ": " + best.why);
+        if (best.gain - extra > best_gain) {
+          best_gain = best.gain - extra;
+          out = base;
+          out.params.rep_threshold = l.sizes[best.index];
+          out.params.rep_stop = stop;
+          out.params.rep_unit = a.rep_unit;
+          out.params.rep_align_dst = true;
+          out.params.rep_aligned_only = false;
+          out.params.rep_aligned_from = l.sizes[best_x];
+          out.params.rep_alias_window = a.rep_alias_window;
+        }
+      }
     const bool found = out.params.rep_threshold.value != kNever;
     const std::string line =
         name + " threshold: " +
@@ -1379,6 +1426,10 @@ class Search {
                 : std::to_string(out.params.rep_threshold.value) + " bytes" +
                       (out.params.rep_stop.value != kNever
                            ? ", the loop again from " + std::to_string(out.params.rep_stop.value) + " bytes"
+                           : std::string()) +
+                      (out.params.rep_aligned_from.value != kNever
+                           ? ", only for a 64-aligned dst from " + std::to_string(out.params.rep_aligned_from.value) +
+                                 " bytes"
                            : std::string()));
     say(line);
     log_.push_back(line);

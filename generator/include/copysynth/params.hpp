@@ -263,6 +263,25 @@ struct RepAlignedOnly {
   static constexpr type def = false;
   static constexpr std::array choices{false, true};
 };
+struct RepAlignedFrom {
+  using type = std::uint64_t;
+  static constexpr std::string_view unit = "bytes";
+  static constexpr std::string_view doc =
+      "lengths of at least this many bytes in a rep class take rep only when dst is 64-byte "
+      "aligned, the prefetching loop otherwise (rep_aligned_only from this length on); shorter "
+      "ones take rep with any dst (rep_align_dst aligns it first). For hosts where rep movsb with "
+      "dst aligned first wins in the L2-sized lengths but loses to the loop on a misaligned dst "
+      "beyond them, while an aligned dst still gains (AMD family 26, 1 MiB: rep 1.12-1.35x the "
+      "loop with dst aligned, 0.95x with dst 1, 4, 15 or 33 bytes off; docs/performance.md, "
+      "eighth round). \"never\" = no split. No effect with rep_aligned_only or without a rep "
+      "class; not for clear_page";
+  static constexpr type def = kNever;
+  static constexpr type lo = 0, hi = std::uint64_t{1} << 48, step = 1;
+  static constexpr bool allows_never = true;
+  /// Left out of to_json() at its default (as rep_resume): builds before this field refuse an
+  /// unknown key and build the same code when it is absent.
+  static constexpr bool written_at_default = false;
+};
 struct AliasWindow {
   using type = std::uint32_t;
   static constexpr std::string_view unit = "bytes";
@@ -366,6 +385,7 @@ struct CopyParams {
                            (Param<spec::RepUnit>, rep_unit),
                            (Param<spec::RepAlignDst>, rep_align_dst),
                            (Param<spec::RepAlignedOnly>, rep_aligned_only),
+                           (Param<spec::RepAlignedFrom>, rep_aligned_from),
                            (Param<spec::AliasWindow>, alias_window),
                            (Param<spec::RepAliasWindow>, rep_alias_window),
                            (Param<spec::NtPages>, nt_pages),

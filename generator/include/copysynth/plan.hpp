@@ -97,8 +97,8 @@ Status check_plan(const CopyPlan& plan);
 /// four zmm on AMD family 26). emit() and the printed ladder both use it.
 std::uint32_t head_tail_unit(const CopyParams& p, std::uint32_t vec, std::uint32_t block);
 
-/// Every length where behaviour changes: each class's lo and hi+1 (below 2^64-1). Verification
-/// tests each edge ±72.
+/// Every length where behaviour changes: each class's lo and hi+1 (below 2^64-1), and
+/// rep_aligned_from where it splits a rep class. Verification tests each edge ±72.
 std::vector<std::uint64_t> plan_edges(const CopyPlan& plan);
 
 /// The ladder on one page: a title line, then one line per class, e.g.

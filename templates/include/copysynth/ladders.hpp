@@ -18,7 +18,9 @@
 //   n = L .. R-1          aligned loop (L = 8V + 1, or 33 at V = 8): unroll x V per iteration,
 //                         dst aligned to V, optional prefetch, saved head and last 4V bytes
 //   n = R .. S-1          rep movs/stos  (R = max(rep_threshold, L), 64-byte dst alignment optional;
-//                         S = min(rep_stop, T): the rep band, glibc's rep_movsb_stop_threshold)
+//                         S = min(rep_stop, T): the rep band, glibc's rep_movsb_stop_threshold;
+//                         a dst not 64-byte aligned takes the loop with rep_aligned_only, or
+//                         from rep_aligned_from on: one compare inside the class, no new class)
 //   n = S .. Q-1          the aligned loop again (present when rep_stop < T; a jump to the same loop)
 //   n = Q .. T-1          rep movs/stos again (Q = rep_resume when S < rep_resume < T, else T: a
 //                         second rep band beyond the caches, where rep movsb beats the loop again)
@@ -83,11 +85,12 @@ Result<CopyPlan> make_plan(const CopyParams& p, const IsaFeatures& target,
 /// so), with src and dst at `src_offset` and `dst_offset` bytes from page-aligned addresses
 /// (only their values mod 4096 matter) and not overlapping. True when the two run different
 /// code there as the emitter (generator/src/emit.cpp) picks it: vector_ladder's strategy for n;
-/// inside a rep class, the prefetching loop instead where rep_aligned_only meets a dst not
-/// 64-byte aligned or rep_alias_window a copy that would 4K-alias (0 < (dst - src) mod 4096 <
-/// window; not for fill); inside a loop class, the loop without prefetch below prefetch_min;
-/// and for a rep class in both, its form (rep_unit, rep_align_dst, rep_aligned_only,
-/// rep_alias_window), for the non-temporal loop in both, nt_pages and nt_width. The other fields
+/// inside a rep class, the prefetching loop instead where rep_aligned_only (or rep_aligned_from
+/// at or below n) meets a dst not 64-byte aligned or rep_alias_window a copy that would 4K-alias
+/// (0 < (dst - src) mod 4096 < window; not for fill); inside a loop class, the loop without
+/// prefetch below prefetch_min; and where both run rep, its form (rep_unit, rep_align_dst: a
+/// guard that let the copy through is one compare, not other code), for the non-temporal loop
+/// in both, nt_pages and nt_width. The other fields
 /// are not compared: for parameter sets with different kernels the answer says nothing. Not for
 /// clear_page (one length). The floor judges a threshold only where it acts (tuner/src/tuner.cpp).
 bool large_lengths_differ(const CopyParams& a, const CopyParams& b, std::uint64_t n, std::uint32_t src_offset,

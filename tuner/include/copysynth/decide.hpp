@@ -99,6 +99,22 @@ ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
                                  const std::vector<std::vector<double>>& check, double tolerance,
                                  double min_gain, bool band = false);
 
+/// One rep band that runs variant a below a split length and variant b from it on (rep with
+/// dst aligned first, then rep only for a 64-aligned dst: `rep_aligned_from`), scored from the
+/// two variants' rows of one ladder (same rows, same rounds, as for choose_threshold): for each
+/// split index x in 1..n-1 the composite's rows are a's at sizes < x and b's from x on, and its
+/// band comes from choose_threshold(rows, check rows, tolerance, min_gain, band = true). Only a
+/// band that runs both (it starts below x and ends after x) is a composite — others are one of
+/// the two variants. The split with the largest gain wins (the earliest on a tie); `split` is
+/// kNoThreshold when none qualifies. An empty table gives none.
+struct SplitChoice {
+  std::size_t split = kNoThreshold;  ///< first ladder size index that takes variant b
+  ThresholdChoice band;              ///< the composite's band (index, end, gain, why)
+};
+SplitChoice choose_split(const std::vector<std::vector<double>>& a_gain, const std::vector<std::vector<double>>& a_check,
+                         const std::vector<std::vector<double>>& b_gain, const std::vector<std::vector<double>>& b_check,
+                         double tolerance, double min_gain);
+
 /// Two variants that each take every length from a threshold on, timed against one base in the
 /// same rounds, where the later threshold takes over from the earlier one: beyond the caches,
 /// rep string instructions again (`rep_resume`, variant a) up to non-temporal stores

@@ -437,7 +437,6 @@ class Search {
       return table;
     };
     decide::CostTable table = time_all();
-    std::size_t first_peer = live.size();
     auto want_of = [&](std::size_t incumbent) {
       std::vector<std::size_t> cand_rows(live.size());
       for (std::size_t i = 0; i < live.size(); ++i) cand_rows[i] = i;
@@ -532,7 +531,6 @@ class Search {
       if (added) {
         say("floor: timing again with " + std::string(added == 1 ? "it" : "them"));
         table = time_all();
-        first_peer = live.size();
       }
     }
     std::size_t chosen = 0;
@@ -583,7 +581,6 @@ class Search {
             live_names.push_back(live_names[seed] + "'s kernel with the winner's thresholds");
             say("floor: timing again with " + live_names.back() + ": " + label(g));
             table = time_all();
-            first_peer = live.size();
             ref = decide::best_of(table, peer_rows);
           }
           const std::uint64_t from = first_large_difference(live[gi].params, live[seed].params);
@@ -634,8 +631,10 @@ class Search {
       }
       say(line);
       log_.push_back(line);
-      if (chosen != 0) losses = decide::losses_to_peers(table, chosen, peer_rows, group, groups);
     }
+    // Again on the final table: the graft above may have timed it again with one row more, so
+    // the peers' rows moved (a fill run on Zen 5 read a peer's name one row off and aborted).
+    losses = decide::losses_to_peers(table, chosen, peer_rows, group, groups);
     {
       // Which configuration each size class would pick on its own (decide::per_group_pick, against
       // the best peer): where it is not the one kept, the ladder cannot yet give that class its
@@ -650,7 +649,7 @@ class Search {
         }
     }
     for (const auto& l : losses) {
-      const std::string line = "floor: " + floor_class_name(l.group) + ": " + ps[l.peer - first_peer].name + " is " +
+      const std::string line = "floor: " + floor_class_name(l.group) + ": " + ps[l.peer - peer_rows.front()].name + " is " +
                                fmt("%.2f", 1 / l.ratio) + "x faster than the tuned routine (noise " +
                                fmt("%.1f", 100 * l.noise) + "%); no configuration tried beats it there";
       say(line);

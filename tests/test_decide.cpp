@@ -254,6 +254,15 @@ TEST_CASE("choose_split: rep with dst aligned first up to a length, rep for an a
   const SplitChoice w = choose_split(a_wins, {}, b, {}, tol, min_gain);
   CHECK(w.split != kNoThreshold);
   CHECK(w.band.gain < choose_threshold(a_wins, {}, tol, min_gain, true).gain);
+  // From the split on, the composite runs b's code only on the rows the mask names (a
+  // misaligned dst); the others keep a's rows: a b whose aligned row loses from 2M on (not the
+  // composite's code there) does not end the band when the mask leaves that row to a.
+  const auto b_aligned = gains({0.6, 0.9, 1.3, 1.3, 1.3, 1.4, 1.2, 0.8, 0.8});
+  const std::vector<std::vector<double>> b2{b_aligned, tie, read};
+  CHECK(choose_split(a, {}, b2, {}, tol, min_gain).band.end == 7);
+  const SplitChoice m = choose_split(a, {}, b2, {}, tol, min_gain, {false, true, false});
+  CHECK(m.split == 6);
+  CHECK(m.band.end == 9);
   // A band wholly on one side of every split is no composite; no table, no choice.
   const auto late = gains({0.6, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 1.3});
   CHECK(choose_split({late}, {}, {late}, {}, tol, min_gain).split == kNoThreshold);

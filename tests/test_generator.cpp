@@ -1400,6 +1400,9 @@ TEST_CASE("first_large_difference is the shortest length where large_lengths_dif
     p.rep_aligned_from = kNever;
     p.rep_alias_window = 256;
     ps.push_back(p);
+    p.rep_alias_window = 64;
+    ps.push_back(p);
+    p.rep_alias_window = 256;
     p.rep_unit = 8;
     ps.push_back(p);
   }

@@ -181,6 +181,10 @@ Status validate(const CopyParams& p, const IsaFeatures& target) {
     return make_error(ErrorCode::kInvalidParams,
                       "rep_alias_window = " + std::to_string(p.rep_alias_window.value) + " does not apply to " +
                           std::string(name_of(p.operation.value)) + " (it has no loads): use 0");
+  if (p.operation.value == Operation::kClearPage && p.rep_aligned_from.value != kNever)
+    return make_error(ErrorCode::kInvalidParams,
+                      "rep_aligned_from = " + std::to_string(p.rep_aligned_from.value) +
+                          " does not apply to clear_page (one page-aligned length): use \"never\"");
   if (p.nt_pages.value > 1 && p.vector_width.value < 16)
     return make_error(ErrorCode::kInvalidParams,
                       "nt_pages = " + std::to_string(p.nt_pages.value) +

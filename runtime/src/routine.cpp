@@ -71,7 +71,8 @@ std::string short_name(const CopyParams& p) {
   if (p.loop_pipeline) s += "/pipe";
   if (p.alias_window.value && !p.loop_pipeline) s += "/alias" + std::to_string(p.alias_window.value);
   if (p.rep_alias_window.value && p.rep_threshold.value != kNever) s += "/repalias" + std::to_string(p.rep_alias_window.value);
-  if (p.rep_threshold.value != kNever && !p.rep_aligned_only && p.rep_aligned_from.value != kNever)
+  if (p.rep_threshold.value != kNever && !p.rep_aligned_only && p.rep_aligned_from.value != kNever &&
+      p.operation.value != Operation::kClearPage)
     s += "/repaligned", s += std::to_string(p.rep_aligned_from.value);
   return s;
 }

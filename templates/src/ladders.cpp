@@ -2,6 +2,7 @@
 #include "copysynth/ladders.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 
 namespace copysynth {
@@ -183,7 +184,8 @@ std::uint64_t first_large_difference(const CopyParams& a, const CopyParams& b) {
   const CopyPlan pa = vector_ladder(a), pb = vector_ladder(b);
   // Between two consecutive class starts of either ladder (or a rep_aligned_from) neither path
   // changes, so those are the only lengths to look at; at each, one placement of every kind:
-  // dst aligned or not, 4K-aliasing (dst - src = 1 mod 4096) or not (2049).
+  // dst aligned or not, 4K-aliasing (dst - src = 1 mod 4096) or not (2049), and at a distance
+  // of each rep_alias_window (aliasing for a wider window only).
   std::vector<std::uint64_t> starts;
   for (const CopyPlan* p : {&pa, &pb})
     for (const SizeClass& k : p->classes) starts.push_back(k.lo);
@@ -191,9 +193,15 @@ std::uint64_t first_large_difference(const CopyParams& a, const CopyParams& b) {
   for (const CopyParams* p : {&a, &b})
     if (p->rep_aligned_from.value != kNever) starts.push_back(p->rep_aligned_from.value);
   std::sort(starts.begin(), starts.end());
-  constexpr std::uint32_t kPlacements[4][2] = {{0, 0}, {2048, 1}, {4095, 0}, {0, 1}};  // {src, dst} offsets
+  std::vector<std::array<std::uint32_t, 2>> placements{{0, 0}, {2048, 1}, {4095, 0}, {0, 1}};  // {src, dst} offsets
+  for (const CopyParams* p : {&a, &b})
+    if (const std::uint32_t w = p->rep_alias_window.value; w != 0 && w < kPageBytes) {
+      const auto src = static_cast<std::uint32_t>(kPageBytes - w);
+      placements.push_back({src, 0});      // dst - src = w mod 4096, dst aligned
+      placements.push_back({src + 1, 1});  // the same, dst misaligned
+    }
   for (std::uint64_t n : starts)
-    for (const auto& o : kPlacements)
+    for (const auto& o : placements)
       if (differ_at(pa, pb, n, o[0], o[1])) return n;
   return kNever;
 }

@@ -166,19 +166,22 @@ ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
 
 SplitChoice choose_split(const std::vector<std::vector<double>>& a_gain, const std::vector<std::vector<double>>& a_check,
                          const std::vector<std::vector<double>>& b_gain, const std::vector<std::vector<double>>& b_check,
-                         double tolerance, double min_gain) {
+                         double tolerance, double min_gain, const std::vector<bool>& b_rows,
+                         const std::vector<bool>& b_check_rows) {
   SplitChoice out;
   const std::size_t n = a_gain.empty() || a_gain.front().empty() ? 0 : a_gain.front().size();
   if (n == 0 || b_gain.size() != a_gain.size() || b_check.size() != a_check.size()) return out;
   for (std::size_t x = 1; x < n; ++x) {
-    auto splice = [x](std::vector<std::vector<double>> rows, const std::vector<std::vector<double>>& from) {
+    auto splice = [x](std::vector<std::vector<double>> rows, const std::vector<std::vector<double>>& from,
+                      const std::vector<bool>& mask) {
       for (std::size_t r = 0; r < rows.size(); ++r)
-        std::copy(from[r].begin() + static_cast<std::ptrdiff_t>(x), from[r].end(),
-                  rows[r].begin() + static_cast<std::ptrdiff_t>(x));
+        if (mask.empty() || (r < mask.size() && mask[r]))
+          std::copy(from[r].begin() + static_cast<std::ptrdiff_t>(x), from[r].end(),
+                    rows[r].begin() + static_cast<std::ptrdiff_t>(x));
       return rows;
     };
-    const ThresholdChoice c =
-        choose_threshold(splice(a_gain, b_gain), splice(a_check, b_check), tolerance, min_gain, true);
+    const ThresholdChoice c = choose_threshold(splice(a_gain, b_gain, b_rows), splice(a_check, b_check, b_check_rows),
+                                               tolerance, min_gain, true);
     if (c.index == kNoThreshold || c.index >= x || c.end <= x) continue;
     if (out.split == kNoThreshold || c.gain > out.band.gain) {
       out.split = x;

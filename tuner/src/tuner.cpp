@@ -236,6 +236,7 @@ class Search {
     plain.params.rep_threshold = kNever;
     plain.params.rep_stop = kNever;
     plain.params.rep_resume = kNever;
+    plain.params.rep_aligned_from = kNever;  // the peers' rep takes any dst
     plain.params.nt_threshold = kNever;
     plain.params.nt_width = 0;  // the seeds' own widths (a 32-byte routine has no narrower loop)
     plain.params.prefetch_distance = 0;
@@ -283,6 +284,7 @@ class Search {
     out.params.rep_threshold = kNever;
     out.params.rep_stop = kNever;
     out.params.rep_resume = kNever;
+    out.params.rep_aligned_from = kNever;
     out.params.nt_threshold = kNever;
     return out;
   }
@@ -348,6 +350,7 @@ class Search {
       c.params.rep_threshold = kNever;
       c.params.rep_stop = kNever;
       c.params.rep_resume = kNever;
+      c.params.rep_aligned_from = kNever;  // no rep class: the field would change no code
       alt.emplace_back("the winner without rep", c);
     }
     if (winner.params.nt_threshold.value != kNever) {
@@ -1379,8 +1382,9 @@ class Search {
     }
     // Both forms per length: rep with dst aligned first below a length X, rep only for a
     // 64-aligned dst from X on (rep_aligned_from). Its rows are the two measured forms' rows,
-    // each where the composite runs that form's code (same ladder, same rounds); the split is
-    // one compare more and is chosen over X, so it must beat the best single form by 1 % more.
+    // each where the composite runs that form's code (same ladder, same rounds: from X on the
+    // aligned-only form's at a misaligned dst, where it runs the loop); the split is one compare
+    // more and is chosen over X, so it must beat the best single form by 1 % more.
     // On a Zen 5 host dst aligned first won up to 512 KiB and lost 5 % at 1 MiB with dst
     // misaligned, where rep for an aligned dst still won 1.12-1.35x (docs/performance.md,
     // eighth round).
@@ -1392,8 +1396,14 @@ class Search {
             a.rep_alias_window != b.rep_alias_window || op_ == Operation::kClearPage)
           continue;
         const double extra = (a.rep_alias_window.value ? std::log(1.02) : 0) + std::log(1.01);
-        const decide::SplitChoice sc = decide::choose_split(l.objective(v1), l.check(v1), l.objective(v2),
-                                                            l.check(v2), std::log(1.03), std::log(1.03) + extra);
+        // From the split on the composite runs b's code (the loop) only where dst is misaligned;
+        // an aligned dst keeps a's prologue and rep.
+        std::vector<bool> b_rows, b_check_rows;
+        for (std::size_t r = 0; r + 1 < l.rows.size(); ++r) b_rows.push_back(l.rows[r].dst % 64 != 0);
+        b_check_rows.push_back(l.rows.back().dst % 64 != 0);
+        const decide::SplitChoice sc =
+            decide::choose_split(l.objective(v1), l.check(v1), l.objective(v2), l.check(v2), std::log(1.03),
+                                 std::log(1.03) + extra, b_rows, b_check_rows);
         const decide::ThresholdChoice& best = sc.band;
         const std::size_t best_x = sc.split;
         const std::string form = std::string(a.rep_unit.value == 8 ? " (8-byte elements" : " (byte elements") +
@@ -1448,7 +1458,8 @@ class Search {
       if (confirmed_solo(name + " threshold " + std::to_string(first), *rs[0], *chosen, {first, last}, &worst_at))
         return out;
       const auto next = one_size_up(l.sizes, first, worst_at);
-      if (attempt == 1 || !next || *next >= last || !time_left()) break;
+      // A threshold moved up to the split would leave a band for an aligned dst only: never scored.
+      if (attempt == 1 || !next || *next >= last || *next >= out.params.rep_aligned_from.value || !time_left()) break;
       out.params.rep_threshold = *next;
       const std::string again = name + " threshold " + std::to_string(*next) + ": one ladder size up";
       say(again);

@@ -102,18 +102,21 @@ ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
 /// One rep band that runs variant a below a split length and variant b from it on (rep with
 /// dst aligned first, then rep only for a 64-aligned dst: `rep_aligned_from`), scored from the
 /// two variants' rows of one ladder (same rows, same rounds, as for choose_threshold): for each
-/// split index x in 1..n-1 the composite's rows are a's at sizes < x and b's from x on, and its
-/// band comes from choose_threshold(rows, check rows, tolerance, min_gain, band = true). Only a
-/// band that runs both (it starts below x and ends after x) is a composite — others are one of
-/// the two variants. The split with the largest gain wins (the earliest on a tie); `split` is
-/// kNoThreshold when none qualifies. An empty table gives none.
+/// split index x in 1..n-1 the composite's rows are a's at sizes < x and, from x on, b's on the
+/// rows where the composite runs b's code (b_rows[r] / b_check_rows[r] true; an empty mask: every
+/// row) and a's on the others (an aligned dst: the composite keeps a's dst-aligning prologue);
+/// its band comes from choose_threshold(rows, check rows, tolerance, min_gain, band = true).
+/// Only a band that runs both (it starts below x and ends after x) is a composite — others are
+/// one of the two variants. The split with the largest gain wins (the earliest on a tie);
+/// `split` is kNoThreshold when none qualifies. An empty table gives none.
 struct SplitChoice {
   std::size_t split = kNoThreshold;  ///< first ladder size index that takes variant b
   ThresholdChoice band;              ///< the composite's band (index, end, gain, why)
 };
 SplitChoice choose_split(const std::vector<std::vector<double>>& a_gain, const std::vector<std::vector<double>>& a_check,
                          const std::vector<std::vector<double>>& b_gain, const std::vector<std::vector<double>>& b_check,
-                         double tolerance, double min_gain);
+                         double tolerance, double min_gain, const std::vector<bool>& b_rows = {},
+                         const std::vector<bool>& b_check_rows = {});
 
 /// Two variants that each take every length from a threshold on, timed against one base in the
 /// same rounds, where the later threshold takes over from the earlier one: beyond the caches,

@@ -35,7 +35,8 @@
 //   4. padding    loop alignment x NOP form, on the loop points up to 16 KiB;
 //   5. rep        where `rep movs`/`rep stos` beats the loop: a size ladder from the loop's start
 //                 to 8 MiB, byte and 8-byte elements, dst as given / aligned to 64 first / rep
-//                 only when aligned, each also with 4K-aliasing copies handed to the loop;
+//                 only when aligned, each also with 4K-aliasing copies handed to the loop, and
+//                 the last two split at a ladder size (rep_aligned_from; decide::choose_split);
 //   6. beyond the caches: non-temporal stores (one stream, or 2 or 4 page streams; in a 64-byte
 //                 routine also the 32-byte loop, nt_width, one stream or 4) and, where
 //                 the rep band ends in the loop below 64 MiB, rep string instructions again

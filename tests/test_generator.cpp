@@ -1360,6 +1360,13 @@ TEST_CASE("rep_aligned_from: rep for any dst below it, for a 64-aligned dst only
     c.rep_aligned_from = 1 << 20;
     CHECK(first_large_difference(a, c) == 32768);
     CHECK(large_lengths_differ(b, c, 32768, 0, 1));
+    // Only in the first rep band: a second band beyond the caches (rep_resume) takes any dst.
+    CopyParams two = b;
+    two.rep_stop = 2 << 20;
+    two.rep_resume = 8 << 20;
+    CHECK(large_lengths_differ(two, a, 1 << 20, 0, 1));            // first band, misaligned: the loop
+    CHECK_FALSE(large_lengths_differ(two, a, 8 << 20, 0, 1));      // second band: rep, as a
+    CHECK_FALSE(large_lengths_differ(two, a, 8 << 20, 2048, 33));
     // Without a rep class it changes nothing.
     a.rep_threshold = kNever;
     b.rep_threshold = kNever;

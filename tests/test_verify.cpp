@@ -118,7 +118,7 @@ TEST_CASE("rep_aligned_from: a rep band split by dst alignment passes the suite 
         p.operation = op;
         p.vector_width = w;
         // The first band splits at 16 KiB (any dst below, a 64-aligned one from there on); the
-        // second band lies wholly above the split (aligned dst only).
+        // second band (from 64 KiB) takes any dst again.
         p.rep_threshold = 4096;
         p.rep_aligned_from = 16384;
         p.rep_stop = 32768;

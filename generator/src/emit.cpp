@@ -970,12 +970,13 @@ class RoutineEmitter {
   /// rep movs / rep stos (element rep_unit bytes), optionally after writing the first 64 bytes
   /// and aligning dst up to 64. memmove takes the loop instead when the buffers overlap; with
   /// rep_aligned_only a misaligned dst takes the loop; with rep_aligned_from the same for the
-  /// class's lengths from there on (class `c`: a split inside it costs one compare); with
+  /// first band's lengths from there on (rep_aligned_from_in(); class `c`: a split inside it
+  /// costs one compare); with
   /// rep_alias_window a copy that would 4K-alias takes the loop class.
   void rep_string(const SizeClass& c) {
     const bool clear = op_ == Operation::kClearPage;
-    const std::uint64_t from = p_.rep_aligned_only ? 0 : p_.rep_aligned_from.value;
-    if (from != kNever && from <= c.hi && !clear) {
+    const std::uint64_t from = rep_aligned_from_in(p_, c);
+    if (from != kNever && from <= c.hi) {
       Label any = a_.newLabel();
       const bool split = from > c.lo;
       if (split) {

@@ -134,6 +134,12 @@ Status check_plan(const CopyPlan& plan) {
                     "the last size class must extend to n = 2^64-1 (hi = never)");
 }
 
+std::uint64_t rep_aligned_from_in(const CopyParams& p, const SizeClass& c) {
+  if (c.strategy != Strategy::kRepString || p.operation.value == Operation::kClearPage) return kNever;
+  if (p.rep_aligned_only) return 0;
+  return c.lo < p.rep_stop.value ? p.rep_aligned_from.value : kNever;
+}
+
 std::vector<std::uint64_t> plan_edges(const CopyPlan& plan) {
   std::vector<std::uint64_t> e;
   const CopyParams& p = plan.params;
@@ -141,9 +147,7 @@ std::vector<std::uint64_t> plan_edges(const CopyPlan& plan) {
     e.push_back(c.lo);
     if (c.hi != kNever) e.push_back(c.hi + 1);
     // Inside a rep class, a dst not 64-byte aligned takes the loop from rep_aligned_from on.
-    const std::uint64_t from = p.rep_aligned_from.value;
-    if (c.strategy == Strategy::kRepString && !p.rep_aligned_only && p.operation.value != Operation::kClearPage &&
-        from != kNever && from > c.lo && from <= c.hi)
+    if (const std::uint64_t from = rep_aligned_from_in(p, c); from != kNever && from > c.lo && from <= c.hi)
       e.push_back(from);
   }
   return e;
@@ -220,8 +224,7 @@ std::string describe_class(const CopyPlan& plan, const SizeClass& c) {
         << (p.rep_unit.value == 8 ? " + overlapping 8-byte tail" : "")
         << (p.rep_align_dst && p.operation.value != Operation::kClearPage ? " after aligning dst to 64" : "");
       // rep_aligned_only, or rep_aligned_from at or inside this class (emit.cpp, rep_string).
-      if (const std::uint64_t from = p.rep_aligned_only ? 0 : p.rep_aligned_from.value;
-          p.operation.value != Operation::kClearPage && from != kNever) {
+      if (const std::uint64_t from = rep_aligned_from_in(p, c); from != kNever) {
         if (from <= c.lo) o << "; the loop when dst is not 64-byte aligned";
         else if (from <= c.hi) o << "; from " << from << " bytes the loop when dst is not 64-byte aligned";
       }

@@ -130,8 +130,8 @@ namespace {
 
 /// The code that runs n bytes under `plan`: the class's strategy, with what the emitter
 /// (generator/src/emit.cpp) does inside it at these addresses — a rep class handing the copy
-/// to the prefetching loop (rep_aligned_only, or rep_aligned_from at or below n, and a
-/// misaligned dst; rep_alias_window and a copy that would 4K-alias), a loop class below
+/// to the prefetching loop (rep_aligned_only, or rep_aligned_from at or below n in the first
+/// band: rep_aligned_from_in, and a misaligned dst; rep_alias_window and a copy that would 4K-alias), a loop class below
 /// prefetch_min running the loop without prefetch.
 struct CodePath {
   Strategy strategy = Strategy::kNone;
@@ -146,7 +146,7 @@ CodePath path_for(const CopyPlan& plan, std::uint64_t n, std::uint32_t src_offse
     if (n < k.lo || n > k.hi) continue;
     if (k.strategy == Strategy::kRepString && op != Operation::kClearPage) {
       const std::uint32_t d = (dst_offset - src_offset) % kPageBytes;  // (dst - src) mod 4096
-      const bool aligned_only = p.rep_aligned_only.value || n >= p.rep_aligned_from.value;
+      const bool aligned_only = n >= rep_aligned_from_in(p, k);
       const bool misaligned = aligned_only && dst_offset % 64 != 0;
       const bool aliasing = op != Operation::kFill && p.rep_alias_window.value != 0 && d != 0 &&
                             d < p.rep_alias_window.value;

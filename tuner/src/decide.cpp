@@ -170,14 +170,18 @@ SplitChoice choose_split(const std::vector<std::vector<double>>& a_gain, const s
                          const std::vector<bool>& b_check_rows) {
   SplitChoice out;
   const std::size_t n = a_gain.empty() || a_gain.front().empty() ? 0 : a_gain.front().size();
-  if (n == 0 || b_gain.size() != a_gain.size() || b_check.size() != a_check.size()) return out;
-  for (std::size_t x = 1; x < n; ++x) {
-    auto splice = [x](std::vector<std::vector<double>> rows, const std::vector<std::vector<double>>& from,
-                      const std::vector<bool>& mask) {
-      for (std::size_t r = 0; r < rows.size(); ++r)
+  if (n < 3 || b_gain.size() != a_gain.size() || b_check.size() != a_check.size()) return out;
+  // Sizes 0..n-2 only: a band found there ends at n - 1 at the latest, inside the ladder.
+  const std::size_t m = n - 1;
+  for (std::size_t x = 1; x < m; ++x) {
+    auto splice = [x, m](std::vector<std::vector<double>> rows, const std::vector<std::vector<double>>& from,
+                         const std::vector<bool>& mask) {
+      for (std::size_t r = 0; r < rows.size(); ++r) {
         if (mask.empty() || (r < mask.size() && mask[r]))
-          std::copy(from[r].begin() + static_cast<std::ptrdiff_t>(x), from[r].end(),
+          std::copy(from[r].begin() + static_cast<std::ptrdiff_t>(x), from[r].begin() + static_cast<std::ptrdiff_t>(m),
                     rows[r].begin() + static_cast<std::ptrdiff_t>(x));
+        rows[r].resize(m);
+      }
       return rows;
     };
     const ThresholdChoice c = choose_threshold(splice(a_gain, b_gain, b_rows), splice(a_check, b_check, b_check_rows),

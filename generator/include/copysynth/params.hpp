@@ -273,7 +273,8 @@ struct RepAlignedFrom {
       "dst aligned first wins in the L2-sized lengths but loses to the loop on a misaligned dst "
       "beyond them, while an aligned dst still gains (AMD family 26, 1 MiB: rep 1.12-1.35x the "
       "loop with dst aligned, 0.95x with dst 1, 4, 15 or 33 bytes off; docs/performance.md, "
-      "eighth round). A second rep band (rep_resume) above it takes an aligned dst only. "
+      "eighth round). Only in the first rep band (below rep_stop): a second band beyond the "
+      "caches (rep_resume) takes any dst, where rep beats the loop on a misaligned one too. "
       "\"never\" = no split. No effect with rep_aligned_only or without a rep class; not for "
       "clear_page";
   static constexpr type def = kNever;

@@ -97,6 +97,13 @@ Status check_plan(const CopyPlan& plan);
 /// four zmm on AMD family 26). emit() and the printed ladder both use it.
 std::uint32_t head_tail_unit(const CopyParams& p, std::uint32_t vec, std::uint32_t block);
 
+/// The length from which the rep class `c` of a plan with params `p` takes rep only for a
+/// 64-byte-aligned dst (a misaligned one takes the loop): 0 with rep_aligned_only;
+/// rep_aligned_from in the first rep band (below rep_stop) — the second band beyond the caches
+/// (rep_resume) takes any dst; kNever otherwise and for clear_page. emit(), plan_edges(),
+/// describe_class() and templates' large_lengths_differ() all ask this.
+std::uint64_t rep_aligned_from_in(const CopyParams& p, const SizeClass& c);
+
 /// Every length where behaviour changes: each class's lo and hi+1 (below 2^64-1), and
 /// rep_aligned_from where it splits a rep class. Verification tests each edge ±72.
 std::vector<std::uint64_t> plan_edges(const CopyPlan& plan);

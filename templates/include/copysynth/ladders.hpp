@@ -20,7 +20,8 @@
 //   n = R .. S-1          rep movs/stos  (R = max(rep_threshold, L), 64-byte dst alignment optional;
 //                         S = min(rep_stop, T): the rep band, glibc's rep_movsb_stop_threshold;
 //                         a dst not 64-byte aligned takes the loop with rep_aligned_only, or
-//                         from rep_aligned_from on: one compare inside the class, no new class)
+//                         from rep_aligned_from on: one compare inside the class, no new class;
+//                         the band from Q below takes any dst)
 //   n = S .. Q-1          the aligned loop again (present when rep_stop < T; a jump to the same loop)
 //   n = Q .. T-1          rep movs/stos again (Q = rep_resume when S < rep_resume < T, else T: a
 //                         second rep band beyond the caches, where rep movsb beats the loop again)
@@ -86,7 +87,7 @@ Result<CopyPlan> make_plan(const CopyParams& p, const IsaFeatures& target,
 /// (only their values mod 4096 matter) and not overlapping. True when the two run different
 /// code there as the emitter (generator/src/emit.cpp) picks it: vector_ladder's strategy for n;
 /// inside a rep class, the prefetching loop instead where rep_aligned_only (or rep_aligned_from
-/// at or below n) meets a dst not 64-byte aligned or rep_alias_window a copy that would 4K-alias
+/// at or below n in the first rep band: rep_aligned_from_in) meets a dst not 64-byte aligned or rep_alias_window a copy that would 4K-alias
 /// (0 < (dst - src) mod 4096 < window; not for fill); inside a loop class, the loop without
 /// prefetch below prefetch_min; and where both run rep, its form (rep_unit, rep_align_dst: a
 /// guard that let the copy through is one compare, not other code), for the non-temporal loop

@@ -107,8 +107,13 @@ ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
 /// row) and a's on the others (an aligned dst: the composite keeps a's dst-aligning prologue);
 /// its band comes from choose_threshold(rows, check rows, tolerance, min_gain, band = true).
 /// Only a band that runs both (it starts below x and ends after x) is a composite — others are
-/// one of the two variants. The split with the largest gain wins (the earliest on a tie);
-/// `split` is kNoThreshold when none qualifies. An empty table gives none.
+/// one of the two variants. The band ends inside the ladder (end <= n - 1: the rows are scored
+/// without the last size): the split covers the first rep band only, so the sizes the ladder
+/// did not measure go back to the loop (rep_stop) and the stage beyond the caches decides them
+/// for every dst (a Zen 5 run whose split reached 64 MiB left a misaligned 64 MiB copy to the
+/// loop at 0.72-0.83x rep movsb and non-temporal stores; docs/performance.md, ninth round).
+/// The split with the largest gain wins (the earliest on a tie); `split` is kNoThreshold when
+/// none qualifies. A table of fewer than three sizes gives none.
 struct SplitChoice {
   std::size_t split = kNoThreshold;  ///< first ladder size index that takes variant b
   ThresholdChoice band;              ///< the composite's band (index, end, gain, why)

@@ -240,6 +240,52 @@ TEST_CASE("timing helpers") {
   CHECK_THROWS_AS(compare({system_memcpy()}, buf, 1 << 20, 0, 0, t), std::invalid_argument);
 }
 
+TEST_CASE("keep_rep_split: the floor's composite keeps the winner's split where its band has the winner's form") {
+  CopyParams winner;
+  winner.operation = Operation::kMemcpy;
+  winner.vector_width = 32;
+  winner.rep_threshold = 65536;
+  winner.rep_stop = 4u << 20;
+  winner.rep_align_dst = true;
+  winner.rep_aligned_from = 1u << 20;
+  // The composite's band from a seed's pick: from 32 KiB, the same form, no split.
+  CopyParams comp = winner;
+  comp.rep_threshold = 32768;
+  comp.rep_aligned_from = kNever;
+  REQUIRE(large_lengths_differ(comp, winner, 1u << 20, 0, 1));  // dropped: rep at a misaligned 1 MiB
+  const CopyParams kept = keep_rep_split(comp, winner);
+  CHECK(kept.rep_aligned_from.value == (1u << 20));
+  CHECK(validate_domains(kept).ok());
+  CHECK_FALSE(large_lengths_differ(kept, winner, 1u << 20, 0, 1));  // the loop there, as the winner
+  CHECK_FALSE(large_lengths_differ(kept, winner, (4u << 20) - 1, 0, 33));
+  CHECK(large_lengths_differ(kept, winner, 32768, 0, 0));  // the composite's own start stays
+  CHECK(kept.rep_threshold.value == 32768);
+  // Unchanged: another form (element size, dst not aligned first, 4K-aliasing to the loop) ...
+  for (auto change : {+[](CopyParams& p) { p.rep_unit = 8; }, +[](CopyParams& p) { p.rep_align_dst = false; },
+                      +[](CopyParams& p) { p.rep_alias_window = 64; }, +[](CopyParams& p) { p.rep_aligned_only = true; }}) {
+    CopyParams c = comp;
+    change(c);
+    CHECK(keep_rep_split(c, winner).rep_aligned_from.value == kNever);
+  }
+  // ... a split of its own, a band that ends at or before the split or starts at or after it ...
+  CopyParams own = comp;
+  own.rep_aligned_from = 2u << 20;
+  CHECK(keep_rep_split(own, winner).rep_aligned_from.value == (2u << 20));
+  CopyParams shorter = comp;
+  shorter.rep_stop = 1u << 20;
+  CHECK(keep_rep_split(shorter, winner).rep_aligned_from.value == kNever);
+  CopyParams later = comp;
+  later.rep_threshold = 1u << 20;
+  CHECK(keep_rep_split(later, winner).rep_aligned_from.value == kNever);
+  // ... and a winner without a split (or one for an aligned dst only throughout).
+  CopyParams plain = winner;
+  plain.rep_aligned_from = kNever;
+  CHECK(keep_rep_split(comp, plain).rep_aligned_from.value == kNever);
+  CopyParams only = winner;
+  only.rep_aligned_only = true;
+  CHECK(keep_rep_split(comp, only).rep_aligned_from.value == kNever);
+}
+
 TEST_CASE("the seeds workload has the seeds' points") {
   const Workload w = seeds_workload();
   CHECK(w.points.size() == 14 * 4 + 12 + 7 + 2);

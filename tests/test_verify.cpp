@@ -110,52 +110,36 @@ TEST_CASE("the full default suite passes one routine of each operation at the wi
   }
 }
 
-TEST_CASE("rep_aligned_from: a rep band split by dst alignment passes the suite for every operation and width") {
+TEST_CASE("two rep bands (rep_stop, rep_resume), the first split by dst alignment or not, pass the suite for every operation and width") {
   for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill}) {
     for (unsigned w : host_widths()) {
       for (unsigned unit : {1u, 8u}) {
-        CopyParams p;
-        p.operation = op;
-        p.vector_width = w;
-        // The first band splits at 16 KiB (any dst below, a 64-aligned one from there on); the
-        // second band (from 64 KiB) takes any dst again.
-        p.rep_threshold = 4096;
-        p.rep_aligned_from = 16384;
-        p.rep_stop = 32768;
-        p.rep_resume = 65536;
-        p.nt_threshold = unit == 1 ? kNever : 1 << 20;
-        p.rep_unit = unit;
-        p.rep_align_dst = unit == 8;
-        if (op != Operation::kFill) p.rep_alias_window = unit == 8 ? 64 : 0;
-        Routine r = build(p);
-        const auto edges = plan_edges(r.plan());
-        CHECK(std::count(edges.begin(), edges.end(), std::uint64_t{16384}) == 1);
-        const VerifyReport rep = verify_routine(r);
-        CHECK_MESSAGE(rep.ok(), r.name() << ": " << rep.summary());
-      }
-    }
-  }
-}
-
-TEST_CASE("two rep bands (rep_stop, rep_resume) pass the suite for every operation and width") {
-  for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill}) {
-    for (unsigned w : host_widths()) {
-      for (unsigned unit : {1u, 8u}) {
-        CopyParams p;
-        p.operation = op;
-        p.vector_width = w;
-        p.rep_threshold = 4096;
-        p.rep_stop = 16384;
-        p.rep_resume = 65536;
-        p.nt_threshold = unit == 1 ? kNever : 1 << 20;
-        p.rep_unit = unit;
-        p.rep_align_dst = unit == 8;
-        Routine r = build(p);
-        std::size_t bands = 0;
-        for (const auto& c : r.plan().classes) bands += c.strategy == Strategy::kRepString;
-        CHECK(bands == 2);
-        const VerifyReport rep = verify_routine(r);
-        CHECK_MESSAGE(rep.ok(), r.name() << ": " << rep.summary());
+        for (bool split : {false, true}) {
+          CAPTURE(split);
+          CopyParams p;
+          p.operation = op;
+          p.vector_width = w;
+          // With the split, the first band takes any dst below 16 KiB and a 64-aligned one from
+          // there on; the second band (from 64 KiB) takes any dst again.
+          p.rep_threshold = 4096;
+          p.rep_stop = split ? 32768 : 16384;
+          p.rep_resume = 65536;
+          if (split) p.rep_aligned_from = 16384;
+          p.nt_threshold = unit == 1 ? kNever : 1 << 20;
+          p.rep_unit = unit;
+          p.rep_align_dst = unit == 8;
+          if (split && op != Operation::kFill) p.rep_alias_window = unit == 8 ? 64 : 0;
+          Routine r = build(p);
+          std::size_t bands = 0;
+          for (const auto& c : r.plan().classes) bands += c.strategy == Strategy::kRepString;
+          CHECK(bands == 2);
+          if (split) {  // the split is an edge inside a class (class bounds appear as hi + 1 and lo)
+            const auto edges = plan_edges(r.plan());
+            CHECK(std::count(edges.begin(), edges.end(), std::uint64_t{16384}) == 1);
+          }
+          const VerifyReport rep = verify_routine(r);
+          CHECK_MESSAGE(rep.ok(), r.name() << ": " << rep.summary());
+        }
       }
     }
   }

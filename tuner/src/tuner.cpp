@@ -493,6 +493,7 @@ class Search {
         comp.params.rep_aligned_only = rep_src->params.rep_aligned_only;
         comp.params.rep_aligned_from = rep_src->params.rep_aligned_from;
         comp.params.rep_alias_window = rep_src->params.rep_alias_window;
+        comp.params = keep_rep_split(comp.params, winner.params);
       }
       const Candidate& last = live[want[groups - 1]];
       if (last.params.nt_threshold.value != kNever && strategy_at(last, 64ull << 20) == Strategy::kNonTemporalLoop) {
@@ -1685,6 +1686,19 @@ class Search {
 };
 
 }  // namespace
+
+CopyParams keep_rep_split(CopyParams composite, const CopyParams& winner) {
+  CopyParams& c = composite;
+  const std::uint64_t x = winner.rep_aligned_from.value;
+  if (x == kNever || c.rep_aligned_from.value != kNever || c.rep_aligned_only.value || winner.rep_aligned_only.value)
+    return composite;
+  if (c.rep_unit.value != winner.rep_unit.value || c.rep_align_dst.value != winner.rep_align_dst.value ||
+      c.rep_alias_window.value != winner.rep_alias_window.value)
+    return composite;
+  if (x <= c.rep_threshold.value || x >= c.rep_stop.value) return composite;
+  c.rep_aligned_from = x;
+  return composite;
+}
 
 WisdomEntry wisdom_entry(const TuneResult& r, const std::string& workload) {
   WisdomEntry e;

@@ -55,8 +55,9 @@
 //   and every peer (peers.hpp) at every workload point plus 32, 64 and 128 KiB (dst aligned and
 //   1 byte off) and 1, 4 and 16 MiB, in the same rounds (from 64 KiB on warm, the copy read
 //   back); a per-class composite (a rep band from the shortest point of the first class that
-//   picks rep, and again from the first class after it that picks rep again; the last class's
-//   non-temporal threshold) is timed with them unless it runs the winner's code at every
+//   picks rep, and again from the first class after it that picks rep again, keeping the
+//   winner's split by dst alignment where the form is the same: keep_rep_split; the last
+//   class's non-temporal threshold) is timed with them unless it runs the winner's code at every
 //   point; where a peer wins a size class beyond the noise, a seed with another kernel that
 //   scores best against the best peer at each point replaces the winner when it beats it by 1%
 //   (with the winner's thresholds unless its own win where they differ), else a row that
@@ -130,6 +131,18 @@ Status check_budget(double budget_seconds);
 /// default candidate does not pass (a copysynth bug).
 Result<TuneResult> tune(const Workload& w, const TuneOptions& opt);
 
+
+/// The floor's per-class composite takes its rep band's form (rep_unit, rep_align_dst,
+/// rep_aligned_only, rep_alias_window, rep_aligned_from) from the size class where the band
+/// starts, often a seed, and seeds never split a band. Returns `composite` with `winner`'s
+/// rep_aligned_from where the two forms are otherwise the same, the composite has no split of
+/// its own and the winner's split lies inside the composite's first band (rep_threshold <
+/// split < rep_stop); `composite` unchanged otherwise. Why: the rep stage chose the split on rows
+/// with dst 1, 4, 15 and 33 bytes off up to 8 MiB, while the floor times a misaligned dst at
+/// 32-256 KiB and 64 MiB only, so it cannot judge dropping it (Zen 5, docs/performance.md, ninth
+/// round: a split at 1 MiB went, and rep movsb then ran a misaligned dst at 1-2 MiB, which the
+/// rep stage had timed at 0.89-0.95x the loop).
+CopyParams keep_rep_split(CopyParams composite, const CopyParams& winner);
 
 /// The wisdom entry of a tune result: its operation, `workload` (the workload's name), the
 /// winner's plan, the hash of its code and the final measurement.

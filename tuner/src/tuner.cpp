@@ -376,9 +376,10 @@ class Search {
         std::to_string(ps.size()) + " peers (from 64 KiB on: warm, the copy read back)");
     const std::size_t groups = std::size(kFloorClassHi);
     // The workload's points, plus 32, 64 and 128 KiB (dst aligned and 1 byte off) and 1, 4 and
-    // 16 MiB when it reaches 1 MiB or more: a point workload's large lengths are few (the seeds
-    // have 256 KiB and 64 MiB only), and a rep band or a non-temporal threshold between them
-    // would otherwise go unjudged, or be moved by the composite to the next point it has.
+    // 16 MiB (1 and 4 MiB also 1 byte off) when it reaches 1 MiB or more: a point workload's
+    // large lengths are few (the seeds have 256 KiB and 64 MiB only), and a rep band or a
+    // non-temporal threshold between them would otherwise go unjudged, or be moved by the
+    // composite to the next point it has.
     std::vector<Point> pts = w_.points;
     // --quick: lengths of 16 MiB and more at src and dst offset 0 only. Each of them costs
     // about 0.6 s with every configuration and peer timed (4 warm calls per batch, 3 rounds), on
@@ -400,6 +401,12 @@ class Search {
       }
       for (std::uint64_t n : {1ull << 20, 4ull << 20, 16ull << 20})
         if (!opt_.quick || n < (16u << 20)) add_point({n, 0, 0});
+      // 1 and 4 MiB with dst 1 byte off as well (not in --quick): where a rep band meets a
+      // misaligned dst (rep_aligned_from, rep_aligned_only). Without them a composite that
+      // brought rep movsb for any dst to 1-8 MiB was judged on aligned points only (Zen 5, ninth
+      // round: the rep stage had timed rep there at 0.89-0.95x the loop with dst off).
+      if (!opt_.quick)
+        for (std::uint64_t n : {1ull << 20, 4ull << 20}) add_point({n, 0, 1});
     }
     std::vector<std::size_t> group;
     for (const Point& p : pts) group.push_back(floor_class(p.size));

@@ -53,8 +53,8 @@
 //   Then a second pass over 1-3 with the thresholds in place, when the budget allows, and,
 //   whatever the budget, 7. floor: the winner, the winner without each threshold, the seeds
 //   and every peer (peers.hpp) at every workload point plus 32, 64 and 128 KiB (dst aligned and
-//   1 byte off) and 1, 4 and 16 MiB, in the same rounds (from 64 KiB on warm, the copy read
-//   back); a per-class composite (a rep band from the shortest point of the first class that
+//   1 byte off) and 1, 4 and 16 MiB (1 and 4 MiB also 1 byte off), in the same rounds (from
+//   64 KiB on warm, the copy read back); a per-class composite (a rep band from the shortest point of the first class that
 //   picks rep, and again from the first class after it that picks rep again, keeping the
 //   winner's split by dst alignment where the form is the same: keep_rep_split; the last
 //   class's non-temporal threshold) is timed with them unless it runs the winner's code at every
@@ -138,9 +138,11 @@ Result<TuneResult> tune(const Workload& w, const TuneOptions& opt);
 /// rep_aligned_from where the two forms are otherwise the same, the composite has no split of
 /// its own and the winner's split lies inside the composite's first band (rep_threshold <
 /// split < rep_stop); `composite` unchanged otherwise. Why: the rep stage chose the split on rows
-/// with dst 1, 4, 15 and 33 bytes off up to 8 MiB, while the floor times a misaligned dst at
-/// 32-256 KiB and 64 MiB only, so it cannot judge dropping it (Zen 5, docs/performance.md, ninth
-/// round: a split at 1 MiB went, and rep movsb then ran a misaligned dst at 1-2 MiB, which the
+/// with dst 1, 4, 15 and 33 bytes off at every ladder size up to 8 MiB and three use patterns;
+/// the floor has two misaligned points there (1 and 4 MiB, dst 1 byte off, copy then read), and
+/// a composite whose band came from a class further down would otherwise be judged mostly on
+/// that class's points (Zen 5, docs/performance.md, ninth round: a split at 1 MiB went on a
+/// judgement of two 32 KiB points, and rep movsb then ran a misaligned dst at 1-2 MiB, which the
 /// rep stage had timed at 0.89-0.95x the loop).
 CopyParams keep_rep_split(CopyParams composite, const CopyParams& winner);
 

@@ -115,7 +115,8 @@ class Search {
     if (mix_buf_)
       say("the kernel, small-length and dispatch stages also replay the production mix (the eight "
           "MemcpyGoogle distributions, " + std::to_string(mix_calls_.size()) +
-          " calls): half of their score, all of the dispatch stage's");
+          " calls): half of the kernel stage's score, two thirds of the small-length and hand-over "
+          "stages', all of the dispatch stage's");
     if (w_.is_distribution())
       say("workload " + w_.name + ": " + std::to_string(calls_.size()) + " calls replayed per round, mean " +
           fmt("%.1f", w_.distribution->mean_size()) + " bytes, largest " +
@@ -720,7 +721,15 @@ class Search {
           c.params.head_tail_width = h;
           cands.push_back(c);
         }
-    WithMix m(*this, Mix::kHalf);
+    // The mix counts two thirds here. Where a class edge falls (mask_max 64 or 128, head_tail_max)
+    // decides how often neighbouring lengths of a real mix take different branches, which a point
+    // (one length in a loop) never shows: on a Zen 5 host two masked moves for 0..128 replayed
+    // the production mix 1.16-1.26x faster than one masked move and the head/tail ladder from
+    // 65 bytes, and ran the points of 1-128 bytes 0.68-0.88x as fast; blended half and half the
+    // two came within 3 %, and the runs that took 64 replayed the eight distributions at
+    // 0.84-0.88x the best of glibc and AOCL-LibMem where those that took 128 reached 1.02-1.08x
+    // (docs/performance.md, eighth and ninth rounds).
+    WithMix m(*this, Mix::kTwoThirds);
     Candidate out = stage("small", best, cands, below_1m_, /*halving=*/true);
     if (!time_left()) return out;
     // Where the head/tail classes hand over to the loop.
@@ -991,8 +1000,8 @@ class Search {
     for (auto* r : rs) fns.push_back(r->entry());
     // A distribution workload: its replay alone (replay_speedups).
     if (w_.is_distribution()) return replay_speedups(fns, calls_, *replay_buf_, t);
-    // Blended stages: the geometric mean of the points' score and the production mix's
-    // speedup (replay_speedups), so each counts half.
+    // Blended stages: the weighted geometric mean of the points' score and the production
+    // mix's speedup (replay_speedups): each counts half, or the mix two thirds.
     const bool blend = mix_ != Mix::kNone && mix_buf_;
     const std::vector<double> mix = blend ? replay_speedups(fns, mix_calls_, *mix_buf_, t) : std::vector<double>{};
     if (blend && mix_ == Mix::kAll) return mix;
@@ -1000,7 +1009,7 @@ class Search {
     std::vector<double> s(rs.size());
     for (std::size_t i = 0; i < rs.size(); ++i) {
       s[i] = decide::score(table.cost[i + 1], table.cost[0]);
-      if (blend) s[i] = std::sqrt(s[i] * mix[i]);
+      if (blend) s[i] = mix_ == Mix::kTwoThirds ? std::cbrt(s[i] * mix[i] * mix[i]) : std::sqrt(s[i] * mix[i]);
     }
     return s;
   }
@@ -1058,9 +1067,9 @@ class Search {
   }
 
   /// How much of score() the production mix is, on a point workload with the mix installed (set
-  /// per stage: the kernel, the small lengths and the hand-over take half, the dispatch tree all
-  /// of it; the other stages none).
-  enum class Mix { kNone, kHalf, kAll };
+  /// per stage: the kernel takes half, the small lengths and the hand-over two thirds, the
+  /// dispatch tree all of it; the other stages none).
+  enum class Mix { kNone, kHalf, kTwoThirds, kAll };
   Mix mix_ = Mix::kNone;
   /// Sets mix_ for one stage's scope.
   struct WithMix {

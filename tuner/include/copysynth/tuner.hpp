@@ -10,7 +10,8 @@
 // another. A point workload's lengths repeat in a loop that branch predictors learn, so the
 // stages that decide what small calls cost (seeds, kernel, small, hand-over, dispatch) blend in
 // a replay of the production mix (workload.hpp, production_mix()), its throughput and its
-// copy-then-read latency: their score is the geometric mean of the points' score and the mix's.
+// copy-then-read latency: their score is the geometric mean of the points' score and the mix's
+// (the mix weighted two thirds in small and hand-over, which place the class edges).
 // From 64 KiB on, every batch starts from a set cache state (timing.hpp, CacheState::kWarm) with
 // at least 4 calls, so no candidate is timed in the state its neighbour left.
 // The search is coordinate descent in stages, each over the parameters of one part of the ladder:

@@ -267,16 +267,41 @@ TEST_CASE("keep_rep_split: the floor's composite keeps the winner's split where 
     change(c);
     CHECK(keep_rep_split(c, winner).rep_aligned_from.value == kNever);
   }
-  // ... a split of its own, a band that ends at or before the split or starts at or after it ...
+  // ... a split of its own, a band that ends at or before the split ...
   CopyParams own = comp;
   own.rep_aligned_from = 2u << 20;
   CHECK(keep_rep_split(own, winner).rep_aligned_from.value == (2u << 20));
   CopyParams shorter = comp;
   shorter.rep_stop = 1u << 20;
   CHECK(keep_rep_split(shorter, winner).rep_aligned_from.value == kNever);
+  // ... or one that reaches past the winner's second band (rep again from 16 MiB, any dst) ...
+  CopyParams two = winner;
+  two.rep_resume = 16u << 20;
+  CopyParams endless = comp;
+  endless.rep_stop = kNever;
+  CHECK(keep_rep_split(endless, two).rep_aligned_from.value == kNever);
+  CHECK_FALSE(large_lengths_differ(endless, two, 32u << 20, 0, 1));  // rep for any dst in both
+  CopyParams forced = endless;
+  forced.rep_aligned_from = 1u << 20;
+  CHECK(large_lengths_differ(forced, two, 32u << 20, 0, 1));  // what keeping it would do
+  endless.rep_stop = 32u << 20;
+  CHECK(keep_rep_split(endless, two).rep_aligned_from.value == kNever);
+  endless.rep_stop = 8u << 20;  // ends below the second band: kept
+  CHECK(keep_rep_split(endless, two).rep_aligned_from.value == (1u << 20));
+  // Without a second band, a band to the end keeps the split: the winner runs the loop for a
+  // misaligned dst from its rep_stop on, the composite from the split on.
+  CopyParams to_end = comp;
+  to_end.rep_stop = kNever;
+  CHECK(keep_rep_split(to_end, winner).rep_aligned_from.value == (1u << 20));
+  // A band starting at or above the split keeps it: rep only for an aligned dst there, as the
+  // winner runs it (the loop for a misaligned dst at 2-4 MiB).
   CopyParams later = comp;
-  later.rep_threshold = 1u << 20;
-  CHECK(keep_rep_split(later, winner).rep_aligned_from.value == kNever);
+  later.rep_threshold = 2u << 20;
+  REQUIRE(large_lengths_differ(later, winner, 2u << 20, 0, 1));
+  const CopyParams later_kept = keep_rep_split(later, winner);
+  CHECK(later_kept.rep_aligned_from.value == (1u << 20));
+  CHECK(validate_domains(later_kept).ok());
+  CHECK_FALSE(large_lengths_differ(later_kept, winner, 2u << 20, 0, 1));
   // ... and a winner without a split (or one for an aligned dst only throughout).
   CopyParams plain = winner;
   plain.rep_aligned_from = kNever;

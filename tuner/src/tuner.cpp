@@ -113,10 +113,10 @@ class Search {
     // thresholds only matter for lengths it never has (they are measured on a ladder from 1 KiB).
     const bool thresholds = !w_.is_distribution() || w_.distribution->max_size() >= 16384;
     if (mix_buf_)
-      say("the kernel, small-length and dispatch stages also replay the production mix (the eight "
-          "MemcpyGoogle distributions, " + std::to_string(mix_calls_.size()) +
-          " calls): half of the kernel stage's score, two thirds of the small-length and hand-over "
-          "stages', all of the dispatch stage's");
+      say("the seeds, kernel, small-length and dispatch stages also replay the production mix (the "
+          "eight MemcpyGoogle distributions, " + std::to_string(mix_calls_.size()) +
+          " calls): half of the seeds' and kernel stage's score, two thirds of the small-length and "
+          "hand-over stages', all of the dispatch stage's");
     if (w_.is_distribution())
       say("workload " + w_.name + ": " + std::to_string(calls_.size()) + " calls replayed per round, mean " +
           fmt("%.1f", w_.distribution->mean_size()) + " bytes, largest " +
@@ -1067,8 +1067,8 @@ class Search {
   }
 
   /// How much of score() the production mix is, on a point workload with the mix installed (set
-  /// per stage: the kernel takes half, the small lengths and the hand-over two thirds, the
-  /// dispatch tree all of it; the other stages none).
+  /// per stage: the seeds and the kernel take half, the small lengths and the hand-over two
+  /// thirds, the dispatch tree all of it; the other stages none).
   enum class Mix { kNone, kHalf, kTwoThirds, kAll };
   Mix mix_ = Mix::kNone;
   /// Sets mix_ for one stage's scope.
@@ -1711,7 +1711,11 @@ CopyParams keep_rep_split(CopyParams composite, const CopyParams& winner) {
   if (c.rep_unit.value != winner.rep_unit.value || c.rep_align_dst.value != winner.rep_align_dst.value ||
       c.rep_alias_window.value != winner.rep_alias_window.value)
     return composite;
-  if (x <= c.rep_threshold.value || x >= c.rep_stop.value) return composite;
+  // Not when the composite's first band reaches into the winner's second one (rep_resume, which
+  // takes any dst): the split would send a misaligned dst to the loop there. A band starting at
+  // or above the split keeps it too: rep then only for an aligned dst, as the winner runs it.
+  if (x >= c.rep_stop.value) return composite;
+  if (winner.rep_resume.value != kNever && c.rep_stop.value > winner.rep_resume.value) return composite;
   c.rep_aligned_from = x;
   return composite;
 }

@@ -55,10 +55,10 @@
 //   whatever the budget, 7. floor: the winner, the winner without each threshold, the seeds
 //   and every peer (peers.hpp) at every workload point plus 32, 64 and 128 KiB (dst aligned and
 //   1 byte off) and 1, 4 and 16 MiB (1 and 4 MiB also 1 byte off), in the same rounds (from
-//   64 KiB on warm, the copy read back); a per-class composite (a rep band from the shortest point of the first class that
-//   picks rep, and again from the first class after it that picks rep again, keeping the
-//   winner's split by dst alignment where the form is the same: keep_rep_split; the last
-//   class's non-temporal threshold) is timed with them unless it runs the winner's code at every
+//   64 KiB on warm, the copy read back); a per-class composite (a rep band from the shortest
+//   point of the first class that picks rep, and again from the first class after it that
+//   picks rep again, keeping the winner's split by dst alignment where the form is the same:
+//   keep_rep_split; the last class's non-temporal threshold) is timed with them unless it runs the winner's code at every
 //   point; where a peer wins a size class beyond the noise, a seed with another kernel that
 //   scores best against the best peer at each point replaces the winner when it beats it by 1%
 //   (with the winner's thresholds unless its own win where they differ), else a row that
@@ -137,10 +137,12 @@ Result<TuneResult> tune(const Workload& w, const TuneOptions& opt);
 /// rep_aligned_only, rep_alias_window, rep_aligned_from) from the size class where the band
 /// starts, often a seed, and seeds never split a band. Returns `composite` with `winner`'s
 /// rep_aligned_from where the two forms are otherwise the same, the composite has no split of
-/// its own and the winner's split lies inside the composite's first band (rep_threshold <
-/// split < rep_stop); `composite` unchanged otherwise. Why: the rep stage chose the split on rows
-/// with dst 1, 4, 15 and 33 bytes off at every ladder size up to 8 MiB and three use patterns;
-/// the floor has two misaligned points there (1 and 4 MiB, dst 1 byte off, copy then read), and
+/// its own, the split lies below the composite's rep_stop (a band starting at or above it then
+/// takes rep only for an aligned dst, as the winner does there), and the composite's first band
+/// does not reach past the winner's rep_resume (where the winner's second band takes any dst);
+/// `composite` unchanged otherwise. Why: the rep stage chose the split on rows with dst 1, 4,
+/// 15 and 33 bytes off at every ladder size up to 8 MiB and three use patterns; from 512 KiB up
+/// the floor has two misaligned points (1 and 4 MiB, dst 1 byte off, copy then read), and
 /// a composite whose band came from a class further down would otherwise be judged mostly on
 /// that class's points (Zen 5, docs/performance.md, ninth round: a split at 1 MiB went on a
 /// judgement of two 32 KiB points, and rep movsb then ran a misaligned dst at 1-2 MiB, which the

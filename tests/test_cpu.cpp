@@ -39,6 +39,13 @@ TEST_CASE("CpuInfo::host describes a usable x86-64 CPU") {
   CHECK(contains(desc, sig));
   CHECK(contains(desc, f.to_string()));
   MESSAGE("host: " << sig);
+  // Cache sizes: read from sysfs at the first caches() call (not by host()), the same every call.
+  const CacheSizes& caches = h.caches();
+  CHECK(&caches == &h.caches());
+  const CacheSizes sysfs = read_cache_sizes();
+  CHECK(caches.l1d == sysfs.l1d);
+  CHECK(caches.l2 == sysfs.l2);
+  CHECK(caches.l3 == sysfs.l3);
 }
 
 TEST_CASE("CpuInfo::capped removes vector features and changes the signature") {
@@ -54,6 +61,8 @@ TEST_CASE("CpuInfo::capped removes vector features and changes the signature") {
   CHECK(c.model() == h.model());
   CHECK(c.stepping() == h.stepping());
   CHECK(c.brand() == h.brand());
+  CHECK(c.caches().l2 == h.caches().l2);  // the same host's caches
+  CHECK(c.caches().l3 == h.caches().l3);
   CHECK(c.features().max_vector_bytes() == 16);
   if (h.features().has(Feature::kAVX2)) {
     CHECK(c.signature() != h.signature());

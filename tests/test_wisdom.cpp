@@ -176,6 +176,58 @@ TEST_CASE("wisdom: save and load round trip") {
   CHECK(r3->entries[0].points == o.points);
 }
 
+TEST_CASE("wisdom: WisdomPoints::kSkip reads everything but the measured points") {
+  TempDir dir;
+  const Wisdom w = sample_wisdom();
+  REQUIRE_FALSE(w.entries[0].points.empty());
+  const std::string path = dir.path + "/best.json";
+  REQUIRE(save_wisdom(w, path).ok());
+  auto keep = load_wisdom(path);
+  auto skip = load_wisdom(path, WisdomPoints::kSkip);
+  REQUIRE(keep.ok());
+  REQUIRE_MESSAGE(skip.ok(), (skip.ok() ? std::string() : skip.error().message));
+  CHECK(keep->entries[0].points == w.entries[0].points);
+  CHECK(skip->entries[0].points.empty());
+  CHECK(skip->cpu_signature == w.cpu_signature);
+  REQUIRE(skip->entries.size() == 1);
+  CHECK(skip->entries[0].plan == w.entries[0].plan);
+  CHECK(skip->entries[0].code_hash == w.entries[0].code_hash);
+  CHECK(skip->entries[0].workload == w.entries[0].workload);
+  // load_fleet and load_wisdom_for take it too.
+  auto fleet = load_fleet(path, WisdomPoints::kSkip);
+  REQUIRE(fleet.ok());
+  CHECK(fleet->hosts.at(0).entries.at(0).points.empty());
+  auto mine = load_wisdom_for(path, CpuInfo::host(), WisdomPoints::kSkip);
+  REQUIRE(mine.ok());
+  CHECK(mine->entries.at(0).points.empty());
+  CHECK(mine->entries.at(0).plan == w.entries[0].plan);
+
+  // Points that are not an array: refused when kept, not looked at when skipped.
+  json j = to_json(w);
+  j["entries"][0]["points"] = "not an array";
+  const std::string odd = dir.path + "/odd-points.json";
+  write_file(odd, j.dump(2));
+  auto bad = load_wisdom(odd);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(contains(bad.error().message, "entries[0].points"));
+  CHECK(load_wisdom(odd, WisdomPoints::kSkip).ok());
+  // Everything else is checked as before: a bad parameter, and text that is not JSON.
+  j = to_json(w);
+  j["entries"][0]["params"]["unroll"] = 3;
+  const std::string bad_params = dir.path + "/bad-params.json";
+  write_file(bad_params, j.dump(2));
+  auto bp = load_wisdom(bad_params, WisdomPoints::kSkip);
+  REQUIRE_FALSE(bp.ok());
+  CHECK(contains(bp.error().message, "unroll"));
+  const std::string cut = dir.path + "/cut.json";
+  const std::string text = to_json(w).dump(2);
+  write_file(cut, text.substr(0, text.size() / 2));
+  auto c = load_wisdom(cut, WisdomPoints::kSkip);
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.error().code == ErrorCode::kWisdomMalformed);
+  CHECK(contains(c.error().message, "not valid JSON"));
+}
+
 namespace {
 /// The names in directory `dir`, sorted.
 std::vector<std::string> names_in(const std::string& dir) {

@@ -26,7 +26,8 @@ Result<Routine> make_routine(const Wisdom& w, const WisdomEntry& e, const BuildO
 
 Result<WisdomInstall> install_wisdom(const std::string& path, const WisdomOptions& opt) {
   const auto t0 = std::chrono::steady_clock::now();
-  auto w = load_wisdom_for(path, opt.cpu);
+  // Only the routines are installed: the measured points are not read (WisdomPoints).
+  auto w = load_wisdom_for(path, opt.cpu, WisdomPoints::kSkip);
   if (!w) return w.error();
   WisdomInstall out;
   out.path = path;

@@ -123,8 +123,14 @@ CpuInfo CpuInfo::detect() {
     info.brand_ = trim(brand);
   }
   info.features_ = f;
-  info.caches_ = read_cache_sizes();
+  info.host_caches_ = true;
   return info;
+}
+
+const CacheSizes& CpuInfo::caches() const {
+  if (!host_caches_) return caches_;
+  static const CacheSizes host = read_cache_sizes();
+  return host;
 }
 
 const CpuInfo& CpuInfo::host() {
@@ -223,8 +229,8 @@ std::string CpuInfo::describe() const {
     << " model " << model_ << " stepping " << stepping_ << (hypervisor_ ? ", under a hypervisor" : "")
     << ")\n"
     << "features: " << features_.to_string() << "\n"
-    << "caches (sysfs): L1d " << kib(caches_.l1d) << ", L2 " << kib(caches_.l2) << ", L3 "
-    << kib(caches_.l3) << "\n"
+    << "caches (sysfs): L1d " << kib(caches().l1d) << ", L2 " << kib(caches().l2) << ", L3 "
+    << kib(caches().l3) << "\n"
     << "signature: " << signature() << "\n";
   return o.str();
 }

@@ -404,14 +404,19 @@ namespace {
 /// The JSON document in `path`; kWisdomIo (cannot be read, not a regular file, larger than
 /// kMaxWisdomBytes: nothing is read then), kInvalidArgument (an empty path) or kWisdomMalformed
 /// (not JSON, or a profile: "FILE is a profile, not a wisdom file"), naming the path.
-Result<json> read_json(const std::string& path) {
+Result<json> read_json(const std::string& path, WisdomPoints points) {
   if (path.empty())
     return make_error(ErrorCode::kInvalidArgument,
                       "the wisdom path is empty; pass the name of a wisdom file (written by `autotune --emit FILE`)");
   auto text = read_regular_file(path, "wisdom file", kMaxWisdomBytes, ErrorCode::kWisdomIo,
                                 "run `autotune --emit " + path + "` to create it");
   if (!text) return text.error();
-  json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  // kSkip: the parser drops every "points" member (only entries have one) before it is built;
+  // the text is still lexed whole, so a file that is not JSON is refused as before.
+  json::parser_callback_t skip_points = [](int, json::parse_event_t event, json& parsed) {
+    return !(event == json::parse_event_t::key && parsed == "points");
+  };
+  json j = json::parse(*text, points == WisdomPoints::kSkip ? skip_points : nullptr, /*allow_exceptions=*/false);
   // The other file autotune reads (COPYSYNTH_PROFILE writes it): JSON Lines, so "not valid JSON"
   // for two records or more, and "schema: missing" for one.
   if (j.is_discarded() ? starts_with_profile_record(*text) : j.is_object() && j.contains("copysynth_profile"))
@@ -473,8 +478,8 @@ Status write_json(const json& j, const std::string& path) {
 
 }  // namespace
 
-Result<Wisdom> load_wisdom(const std::string& path) {
-  auto j = read_json(path);
+Result<Wisdom> load_wisdom(const std::string& path, WisdomPoints points) {
+  auto j = read_json(path, points);
   if (!j) return j.error();
   auto w = wisdom_from_json(*j);
   if (!w) return make_error(w.error().code, path + ": " + w.error().message);
@@ -538,8 +543,8 @@ Result<Fleet> fleet_from_json(const json& j) {
   return f;
 }
 
-Result<Fleet> load_fleet(const std::string& path) {
-  auto j = read_json(path);
+Result<Fleet> load_fleet(const std::string& path, WisdomPoints points) {
+  auto j = read_json(path, points);
   if (!j) return j.error();
   auto f = fleet_from_json(*j);
   if (!f) return make_error(f.error().code, path + ": " + f.error().message);
@@ -582,8 +587,8 @@ Result<Wisdom> select_host(const Fleet& f, const std::string& signature) {
 
 Result<Wisdom> select_host(const Fleet& f, const CpuInfo& cpu) { return select_host(f, cpu.signature()); }
 
-Result<Wisdom> load_wisdom_for(const std::string& path, const CpuInfo& cpu) {
-  auto f = load_fleet(path);
+Result<Wisdom> load_wisdom_for(const std::string& path, const CpuInfo& cpu, WisdomPoints points) {
+  auto f = load_fleet(path, points);
   if (!f) return f.error();
   auto w = select_host(*f, cpu);
   if (!w) return make_error(w.error().code, path + ": " + w.error().message);

@@ -43,7 +43,12 @@ class CpuInfo {
   unsigned model() const { return model_; }              ///< display model (with extended model)
   unsigned stepping() const { return stepping_; }
   const IsaFeatures& features() const { return features_; }
-  const CacheSizes& caches() const { return caches_; }
+  /// Cache sizes from sysfs (read_cache_sizes). For the host (and copies of it: capped()) they
+  /// are read at the first call of any CpuInfo's caches(), once per process, not by host(): a
+  /// program that only installs wisdom never needs them, and reading the sysfs files costs
+  /// about 0.3 ms of its start-up on a 2-core VM (docs/performance.md, "Real programs under the
+  /// shim and the library"). synthetic() CPUs: all 0.
+  const CacheSizes& caches() const;
   bool hypervisor() const { return hypervisor_; }        ///< CPUID.1:ECX[31]
 
   /// Identifies the configuration a wisdom entry was tuned for:
@@ -60,7 +65,8 @@ class CpuInfo {
   std::string vendor_, brand_;
   unsigned family_ = 0, model_ = 0, stepping_ = 0;
   IsaFeatures features_;
-  CacheSizes caches_;
+  CacheSizes caches_;          // synthetic CPUs' (all 0)
+  bool host_caches_ = false;   // caches() reads the host's
   bool hypervisor_ = false;
 
   static CpuInfo detect();

@@ -137,13 +137,23 @@ Result<Wisdom> wisdom_from_json(const nlohmann::json& j);
 /// The largest wisdom file read (wisdom files are a few KB; a fleet of many CPUs tens of KB).
 inline constexpr std::uint64_t kMaxWisdomBytes = std::uint64_t{64} << 20;
 
+/// Whether a read keeps each entry's measured points (WisdomEntry::points: the table autotune
+/// measured, which `--from`, `--show` and the report use). kSkip drops them while parsing, for a
+/// program that only installs the routines (install_wisdom, the LD_PRELOAD shim): of a 62 KB
+/// three-entry file, the points are all but 4 KB, and building and checking them cost about
+/// 0.7 ms of a 2.1 ms read on a 2-core AMD EPYC (family 26) VM (docs/performance.md, "Real
+/// programs under the shim and the library"). The rest of the file is checked as with kKeep, and
+/// the text is still parsed whole: a file that is not JSON is refused either way.
+enum class WisdomPoints : bool { kKeep, kSkip };
+
 /// Reads and parses `path`. kWisdomIo when it cannot be read, and, without reading it, when it is
 /// not a regular file (a directory, a FIFO, a device: the message says which) or is larger than
 /// kMaxWisdomBytes (read_regular_file, file_io.hpp); kInvalidArgument for an empty path;
 /// kWisdomMalformed for a file that is not JSON, or a profile (COPYSYNTH_PROFILE's JSON Lines,
 /// starts_with_profile_record: "FILE is a profile, not a wisdom file; use --workload
-/// profile:FILE ..."); otherwise wisdom_from_json's errors prefixed with the path.
-Result<Wisdom> load_wisdom(const std::string& path);
+/// profile:FILE ..."); otherwise wisdom_from_json's errors prefixed with the path. `points`:
+/// WisdomPoints (kSkip: entries without their measured points).
+Result<Wisdom> load_wisdom(const std::string& path, WisdomPoints points = WisdomPoints::kKeep);
 
 /// Writes `w` to `path` atomically, pretty-printed: into a new temporary file "PATH.XXXXXX" in the
 /// same directory (mkstemp: a unique name, so no other file is touched), flushed with fsync, then
@@ -181,8 +191,8 @@ nlohmann::json to_json(const Fleet& f);
 Result<Fleet> fleet_from_json(const nlohmann::json& j);
 
 /// Reads and parses `path` as fleet_from_json does; errors as load_wisdom's (the same checks
-/// before reading: a regular file of at most kMaxWisdomBytes).
-Result<Fleet> load_fleet(const std::string& path);
+/// before reading: a regular file of at most kMaxWisdomBytes). `points`: as load_wisdom's.
+Result<Fleet> load_fleet(const std::string& path, WisdomPoints points = WisdomPoints::kKeep);
 
 /// Writes `f` to `path` atomically as a schema-2 file, as save_wisdom does. kWisdomIo on failure.
 Status save_fleet(const Fleet& f, const std::string& path);
@@ -199,8 +209,9 @@ Result<Wisdom> select_host(const Fleet& f, const std::string& signature);
 Result<Wisdom> select_host(const Fleet& f, const CpuInfo& cpu);
 
 /// load_fleet(path) then select_host(cpu): the wisdom a program on `cpu` should use, from a
-/// single-host or a fleet file. Errors are prefixed with the path.
-Result<Wisdom> load_wisdom_for(const std::string& path, const CpuInfo& cpu = CpuInfo::host());
+/// single-host or a fleet file. Errors are prefixed with the path. `points`: as load_wisdom's.
+Result<Wisdom> load_wisdom_for(const std::string& path, const CpuInfo& cpu = CpuInfo::host(),
+                               WisdomPoints points = WisdomPoints::kKeep);
 
 /// Combines fleets (or single-host documents read with load_fleet) keyed by CPU signature, in
 /// order: a signature seen again adds its entries, and an entry for an operation already present

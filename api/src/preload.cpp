@@ -55,9 +55,11 @@
 // loads the slot once. Fork: slots and code are inherited (the code pages stay mapped in both
 // processes; the child builds no code). Exit: routines are never unmapped, so destructors and
 // atexit handlers that copy after this library's destructor still run correct code.
-// Start-up cost: reading and checking the JSON, building and quick-checking memcpy, memmove and
-// fill tuned on this CPU: about 3.5 ms on a 2-core VM (docs/performance.md, "Real programs under
-// the shim and the library"); with the start-up check 8-13 ms.
+// Start-up cost: reading and checking the JSON (without the entries' measured points,
+// WisdomPoints::kSkip), building and quick-checking memcpy, memmove and fill tuned on this CPU:
+// about 2.3 ms on a 2-core VM, plus about 1.2 ms to load this library, whose libstdc++ is linked
+// in (api/CMakeLists.txt) (docs/performance.md, "Real programs under the shim and the library");
+// with the start-up check 8-13 ms.
 //
 // The copysynth libraries linked in here have no namespace-scope dynamic initialisers (process-wide
 // state is constant-initialised or a function-local static), so it does not matter that this

@@ -2,7 +2,9 @@
 // from another host, or truncate it), so arbitrary bytes must either be rejected with an error or
 // give a Wisdom that keeps every property the rest of copysynth relies on.
 //
-// Per input: parse the bytes as load_wisdom() does (nlohmann, no exceptions), run
+// Per input: parse the bytes as load_wisdom() does (parse_wisdom_text; and as install_wisdom()
+// does, without the points: the same verdict on whether it is JSON, the same document less its
+// "points" members, and a fleet accepted with points accepted without, same plans), run
 // wisdom_from_json (single-host documents, schema 1) and fleet_from_json (schema 1 or a schema-2
 // fleet of several hosts), and
 //   - on rejection: the error has one of the documented codes and a non-empty message;
@@ -160,13 +162,56 @@ void check_fleet(const json& input, const Result<Wisdom>& single, const Fleet& f
     if (to_json(twice.hosts[i]) != to_json(f.hosts[i])) fail("merging a fleet with itself changed hosts[" + std::to_string(i) + "]");
 }
 
+/// `j` with every object member named "points" removed, at any depth.
+json without_points(const json& j) {
+  if (j.is_array()) {
+    json out = json::array();
+    for (const auto& v : j) out.push_back(without_points(v));
+    return out;
+  }
+  if (!j.is_object()) return j;
+  json out = json::object();
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (it.key() != "points") out[it.key()] = without_points(it.value());
+  return out;
+}
+
+/// What the shim loads (`js`, read with kSkip) against the full read `j`: a fleet the full read
+/// accepts is accepted without its points too, with the same hosts and entries, none with points.
+void check_skipped(const json& j, const json& js) {
+  auto full = fleet_from_json(j);
+  auto skipped = fleet_from_json(js);
+  if (!skipped) check_rejection(skipped.error());
+  if (!full) return;
+  if (!skipped) fail("a fleet accepted with its points is refused without them", skipped.error().message);
+  if (skipped->hosts.size() != full->hosts.size()) fail("kSkip read another number of hosts");
+  for (std::size_t h = 0; h < full->hosts.size(); ++h) {
+    const Wisdom& a = full->hosts[h];
+    const Wisdom& b = skipped->hosts[h];
+    if (a.cpu_signature != b.cpu_signature || a.entries.size() != b.entries.size())
+      fail("kSkip read another host or number of entries");
+    for (std::size_t i = 0; i < a.entries.size(); ++i) {
+      if (!b.entries[i].points.empty()) fail("an entry read with kSkip has points");
+      if (!(a.entries[i].plan == b.entries[i].plan) || a.entries[i].code_hash != b.entries[i].code_hash)
+        fail("an entry read with kSkip has another plan or code hash");
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {
     // As load_wisdom(): the whole file through nlohmann's parser without exceptions.
-    const json j = json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
+    const std::string_view text(reinterpret_cast<const char*>(data), size);
+    const json j = parse_wisdom_text(text, WisdomPoints::kKeep);
+    // As install_wisdom() and the shim read it (WisdomPoints::kSkip): refused exactly when the
+    // full parse is, else that document without its "points" members.
+    const json js = parse_wisdom_text(text, WisdomPoints::kSkip);
+    if (j.is_discarded() != js.is_discarded()) fail("kSkip and kKeep disagree on whether the text is JSON");
     if (j.is_discarded()) return 0;
+    if (js != without_points(j)) fail("the kSkip document is not the kKeep document without its points", js.dump());
+    check_skipped(j, js);
     auto w = wisdom_from_json(j);
     if (w) check_accepted(*w);
     else check_rejection(w.error());

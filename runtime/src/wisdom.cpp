@@ -399,6 +399,15 @@ Result<Wisdom> wisdom_from_json(const json& j) {
   return w;
 }
 
+nlohmann::json parse_wisdom_text(std::string_view text, WisdomPoints points) {
+  // kSkip: the parser drops every "points" member (only entries have one) before it is built;
+  // the text is still lexed whole, so text that is not JSON is refused as before.
+  json::parser_callback_t skip_points = [](int, json::parse_event_t event, json& parsed) {
+    return !(event == json::parse_event_t::key && parsed == "points");
+  };
+  return json::parse(text, points == WisdomPoints::kSkip ? skip_points : nullptr, /*allow_exceptions=*/false);
+}
+
 namespace {
 
 /// The JSON document in `path`; kWisdomIo (cannot be read, not a regular file, larger than
@@ -411,12 +420,7 @@ Result<json> read_json(const std::string& path, WisdomPoints points) {
   auto text = read_regular_file(path, "wisdom file", kMaxWisdomBytes, ErrorCode::kWisdomIo,
                                 "run `autotune --emit " + path + "` to create it");
   if (!text) return text.error();
-  // kSkip: the parser drops every "points" member (only entries have one) before it is built;
-  // the text is still lexed whole, so a file that is not JSON is refused as before.
-  json::parser_callback_t skip_points = [](int, json::parse_event_t event, json& parsed) {
-    return !(event == json::parse_event_t::key && parsed == "points");
-  };
-  json j = json::parse(*text, points == WisdomPoints::kSkip ? skip_points : nullptr, /*allow_exceptions=*/false);
+  json j = parse_wisdom_text(*text, points);
   // The other file autotune reads (COPYSYNTH_PROFILE writes it): JSON Lines, so "not valid JSON"
   // for two records or more, and "schema: missing" for one.
   if (j.is_discarded() ? starts_with_profile_record(*text) : j.is_object() && j.contains("copysynth_profile"))

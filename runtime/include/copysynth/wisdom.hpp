@@ -48,6 +48,7 @@
 #include <functional>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "copysynth/cpu.hpp"
@@ -145,6 +146,12 @@ inline constexpr std::uint64_t kMaxWisdomBytes = std::uint64_t{64} << 20;
 /// programs under the shim and the library"). The rest of the file is checked as with kKeep, and
 /// the text is still parsed whole: a file that is not JSON is refused either way.
 enum class WisdomPoints : bool { kKeep, kSkip };
+
+/// The text of a wisdom or fleet file as load_wisdom and load_fleet parse it (nlohmann, no
+/// exceptions): a discarded value (is_discarded()) when it is not JSON. With kSkip every object
+/// member named "points", at any depth, is left out as it is met (wisdom files have them in
+/// entries only); the result is then the kKeep document without them.
+nlohmann::json parse_wisdom_text(std::string_view text, WisdomPoints points);
 
 /// Reads and parses `path`. kWisdomIo when it cannot be read, and, without reading it, when it is
 /// not a regular file (a directory, a FIFO, a device: the message says which) or is larger than

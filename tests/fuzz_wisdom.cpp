@@ -3,8 +3,9 @@
 // give a Wisdom that keeps every property the rest of copysynth relies on.
 //
 // Per input: parse the bytes as load_wisdom() does (parse_wisdom_text; and as install_wisdom()
-// does, without the points: the same verdict on whether it is JSON, the same document less its
-// "points" members, and a fleet accepted with points accepted without, same plans), run
+// does, without the entries' points: the same verdict on whether it is JSON, the same document
+// less those members, a fleet accepted with points accepted without with the same plans, and one
+// accepted only without them refused for its points), run
 // wisdom_from_json (single-host documents, schema 1) and fleet_from_json (schema 1 or a schema-2
 // fleet of several hosts), and
 //   - on rejection: the error has one of the documented codes and a non-empty message;
@@ -162,8 +163,10 @@ void check_fleet(const json& input, const Result<Wisdom>& single, const Fleet& f
     if (to_json(twice.hosts[i]) != to_json(f.hosts[i])) fail("merging a fleet with itself changed hosts[" + std::to_string(i) + "]");
 }
 
-/// `j` with every object member named "points" removed, at any depth.
-json without_points(const json& j) {
+/// `j` without the "points" member of each object that is an element of an array named "entries"
+/// (`in_entries`: j is such an array's element), at any depth: what parse_wisdom_text(kSkip) leaves
+/// out, written out recursively here.
+json without_points(const json& j, bool in_entries = false) {
   if (j.is_array()) {
     json out = json::array();
     for (const auto& v : j) out.push_back(without_points(v));
@@ -171,8 +174,17 @@ json without_points(const json& j) {
   }
   if (!j.is_object()) return j;
   json out = json::object();
-  for (auto it = j.begin(); it != j.end(); ++it)
-    if (it.key() != "points") out[it.key()] = without_points(it.value());
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (in_entries && it.key() == "points") continue;
+    const json& v = it.value();
+    if (it.key() == "entries" && v.is_array()) {
+      json arr = json::array();
+      for (const auto& e : v) arr.push_back(without_points(e, true));
+      out[it.key()] = arr;
+    } else {
+      out[it.key()] = without_points(v);
+    }
+  }
   return out;
 }
 
@@ -182,6 +194,9 @@ void check_skipped(const json& j, const json& js) {
   auto full = fleet_from_json(j);
   auto skipped = fleet_from_json(js);
   if (!skipped) check_rejection(skipped.error());
+  // Refused with its points and accepted without: only for what the points themselves hold.
+  if (!full && skipped && full.error().message.find("points") == std::string::npos)
+    fail("kSkip accepts a fleet kKeep refuses for another reason than its points", full.error().message);
   if (!full) return;
   if (!skipped) fail("a fleet accepted with its points is refused without them", skipped.error().message);
   if (skipped->hosts.size() != full->hosts.size()) fail("kSkip read another number of hosts");

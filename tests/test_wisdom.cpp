@@ -211,6 +211,46 @@ TEST_CASE("wisdom: WisdomPoints::kSkip reads everything but the measured points"
   REQUIRE_FALSE(bad.ok());
   CHECK(contains(bad.error().message, "entries[0].points"));
   CHECK(load_wisdom(odd, WisdomPoints::kSkip).ok());
+  // Only entries' points are left out: a "points" field in params is refused either way.
+  j = to_json(w);
+  j["entries"][0]["params"]["points"] = 3;
+  const std::string params_points = dir.path + "/params-points.json";
+  write_file(params_points, j.dump(2));
+  for (WisdomPoints how : {WisdomPoints::kKeep, WisdomPoints::kSkip}) {
+    auto pp = load_wisdom(params_points, how);
+    REQUIRE_FALSE(pp.ok());
+    CHECK(contains(pp.error().message, "entries[0].params"));
+  }
+  // A fleet's hosts' entries lose theirs too.
+  Fleet f;
+  f.hosts.push_back(w);
+  Wisdom other = w;
+  other.cpu_signature = "GenuineIntel-6-143:sse2";
+  f.hosts.push_back(other);
+  const std::string fleet_path = dir.path + "/fleet.json";
+  REQUIRE(save_fleet(f, fleet_path).ok());
+  auto fk = load_fleet(fleet_path);
+  auto fs = load_fleet(fleet_path, WisdomPoints::kSkip);
+  REQUIRE(fk.ok());
+  REQUIRE_MESSAGE(fs.ok(), (fs.ok() ? std::string() : fs.error().message));
+  REQUIRE(fs->hosts.size() == 2);
+  for (std::size_t h = 0; h < 2; ++h) {
+    CHECK(fk->hosts[h].entries.at(0).points == w.entries[0].points);
+    CHECK(fs->hosts[h].entries.at(0).points.empty());
+    CHECK(fs->hosts[h].entries.at(0).plan == w.entries[0].plan);
+  }
+  // The parse itself: the kSkip document is the kKeep one less entries' points, nothing else.
+  const json doc = {{"entries", json::array({{{"points", 1}, {"x", {{"points", 2}}}}})},
+                    {"app_verdicts", json::array({{{"points", 3}}})},
+                    {"hosts", json::array({{{"entries", json::array({{{"points", 4}, {"y", 5}}})}}})}};
+  const json skipped = parse_wisdom_text(doc.dump(), WisdomPoints::kSkip);
+  const json expected = {{"entries", json::array({{{"x", {{"points", 2}}}}})},
+                         {"app_verdicts", json::array({{{"points", 3}}})},
+                         {"hosts", json::array({{{"entries", json::array({{{"y", 5}}})}}})}};
+  CHECK(skipped == expected);
+  CHECK(parse_wisdom_text(doc.dump(), WisdomPoints::kKeep) == doc);
+  CHECK(parse_wisdom_text("{\"entries\": [", WisdomPoints::kSkip).is_discarded());
+
   // Everything else is checked as before: a bad parameter, and text that is not JSON.
   j = to_json(w);
   j["entries"][0]["params"]["unroll"] = 3;

@@ -57,13 +57,19 @@
 // atexit handlers that copy after this library's destructor still run correct code.
 // Start-up cost: reading and checking the JSON (without the entries' measured points,
 // WisdomPoints::kSkip), building and quick-checking memcpy, memmove and fill tuned on this CPU:
-// about 2.3 ms on a 2-core VM, plus about 1.2 ms to load this library, whose libstdc++ is linked
+// about 2.3 ms on a 2-core VM, plus about 1 ms to load this library, whose libstdc++ is linked
 // in (api/CMakeLists.txt) (docs/performance.md, "Real programs under the shim and the library");
 // with the start-up check 8-13 ms.
 //
 // The copysynth libraries linked in here have no namespace-scope dynamic initialisers (process-wide
 // state is constant-initialised or a function-local static), so it does not matter that this
-// constructor runs before the other .init_array entries of the library.
+// constructor runs before the other .init_array entries of the library. Those include the
+// initialisers of the libstdc++ linked in (api/CMakeLists.txt; GCC 12: the exception emergency
+// pool of eh_alloc.cc, locale facet guards, atexit registrations), which therefore run after it:
+// nothing here needs them first. An exception allocates with malloc and falls back to the
+// emergency pool only when malloc fails, so until that pool is set up an exception thrown under
+// exhausted memory ends the program instead (this code reports errors by value, not by throwing,
+// and the pool is set up before main). No file of the shim includes <iostream>.
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>

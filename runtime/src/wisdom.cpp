@@ -400,12 +400,44 @@ Result<Wisdom> wisdom_from_json(const json& j) {
 }
 
 nlohmann::json parse_wisdom_text(std::string_view text, WisdomPoints points) {
-  // kSkip: the parser drops every "points" member (only entries have one) before it is built;
-  // the text is still lexed whole, so text that is not JSON is refused as before.
-  json::parser_callback_t skip_points = [](int, json::parse_event_t event, json& parsed) {
-    return !(event == json::parse_event_t::key && parsed == "points");
+  if (points == WisdomPoints::kKeep) return json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // kSkip: the parser drops the "points" member of every object that is an element of an array
+  // named "entries" (a single-host document's entries, a fleet's hosts' entries) as it meets it,
+  // so it is never built; a "points" anywhere else is kept, and refused where the schema has no
+  // such field, as kKeep does. The text is still lexed whole: text that is not JSON is refused
+  // as before. Per depth of the parse (nlohmann's callback depth: an object or array opened at
+  // depth d has its members at d + 1): the key that named the container opened there ("" for an
+  // array element or the root) and whether it is an array.
+  struct Open {
+    std::string key;
+    bool array = false;
   };
-  return json::parse(text, points == WisdomPoints::kSkip ? skip_points : nullptr, /*allow_exceptions=*/false);
+  std::vector<Open> open;
+  int key_depth = -1;  // depth of the key event just before, else -1
+  json::parser_callback_t skip_points = [&](int depth, json::parse_event_t event, json& parsed) {
+    const auto d = static_cast<std::size_t>(depth);
+    switch (event) {
+      case json::parse_event_t::key: {
+        if (d >= 2 && d - 2 < open.size() && open[d - 2].array && open[d - 2].key == "entries" && parsed == "points")
+          return false;
+        if (open.size() <= d) open.resize(d + 1);
+        open[d].key = parsed.get<std::string>();
+        key_depth = depth;
+        return true;
+      }
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        if (open.size() <= d) open.resize(d + 1);
+        if (key_depth != depth) open[d].key.clear();
+        open[d].array = event == json::parse_event_t::array_start;
+        key_depth = -1;
+        return true;
+      default:
+        key_depth = -1;
+        return true;
+    }
+  };
+  return json::parse(text, skip_points, /*allow_exceptions=*/false);
 }
 
 namespace {

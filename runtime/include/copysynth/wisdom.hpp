@@ -144,13 +144,16 @@ inline constexpr std::uint64_t kMaxWisdomBytes = std::uint64_t{64} << 20;
 /// three-entry file, the points are all but 4 KB, and building and checking them cost about
 /// 0.7 ms of a 2.1 ms read on a 2-core AMD EPYC (family 26) VM (docs/performance.md, "Real
 /// programs under the shim and the library"). The rest of the file is checked as with kKeep, and
-/// the text is still parsed whole: a file that is not JSON is refused either way.
+/// the text is still parsed whole: a file that is not JSON is refused either way
+/// (parse_wisdom_text says which members are left out).
 enum class WisdomPoints : bool { kKeep, kSkip };
 
 /// The text of a wisdom or fleet file as load_wisdom and load_fleet parse it (nlohmann, no
-/// exceptions): a discarded value (is_discarded()) when it is not JSON. With kSkip every object
-/// member named "points", at any depth, is left out as it is met (wisdom files have them in
-/// entries only); the result is then the kKeep document without them.
+/// exceptions): a discarded value (is_discarded()) when it is not JSON. With kSkip the member
+/// "points" of every object that is an element of an array named "entries" (a document's
+/// entries, a fleet's hosts' entries) is left out as it is met; the result is then the kKeep
+/// document without those members. A "points" anywhere else is kept (and refused where the
+/// schema has no such field, e.g. in params).
 nlohmann::json parse_wisdom_text(std::string_view text, WisdomPoints points);
 
 /// Reads and parses `path`. kWisdomIo when it cannot be read, and, without reading it, when it is

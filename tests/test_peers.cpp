@@ -18,9 +18,11 @@
 #include "copysynth/peers.hpp"
 #include "copysynth/verify.hpp"
 #include "support/skip.hpp"
+#include "support/text.hpp"
 #include "support/verify_options.hpp"
 
 using namespace copysynth;
+using test::contains;
 
 // vzeroupper_thunk(dst, src, n): calls t_thunk_target with the same arguments, then vzeroupper;
 // returns its rax. Only handed out on AVX hosts (the aocl peer needs AVX2 or AVX-512).
@@ -182,6 +184,7 @@ TEST_CASE("aocl peer: never handed out without its instructions, nor at all when
     CHECK(aocl_peer_build().empty());
     CHECK_FALSE(aocl_peer_thresholds().has_value());
     CHECK_FALSE(aocl_peer_runs_on(IsaFeatures::for_level(IsaLevel::kAVX512)));
+    CHECK(aocl_peer_caveat().empty());
   }
 }
 
@@ -204,6 +207,17 @@ TEST_CASE("aocl peer: handed out only to hosts with its variant's instructions" 
   const auto t = aocl_peer_thresholds();
   REQUIRE(t.has_value());  // AOCL-LibMem 5.3 has them; its constructor ran when it was linked in
   CHECK(t->nt_start > 0);
+  // A peer that read no cache sizes (a VM without CPUID leaf 0x8000001D, built without
+  // --cache-sizes) is said to be one wherever its figures are shown, and only then.
+  const std::string caveat = aocl_peer_caveat();
+  INFO("non-temporal threshold " << t->nt_start << " B; build: " << aocl_peer_build());
+  CHECK(caveat.empty() == (t->nt_start > 1));
+  if (!caveat.empty()) {
+    CHECK(contains(caveat, "--cache-sizes"));
+    for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill})
+      for (const auto& p : peers(op, avx512))
+        if (p.name == "aocl") CHECK(contains(p.description, caveat));
+  }
 }
 
 TEST_CASE("every peer keeps the ABI and leaves the upper YMM state clean") {

@@ -1181,10 +1181,12 @@ TEST_CASE("run_report prints each section as it is measured, then the targets; a
   CHECK_FALSE(res->uses.has_value());
   CHECK_FALSE(res->distributions.has_value());
   CHECK(res->read_gbps == 0);  // no 64 MiB row
-  REQUIRE(printed.size() == 2);  // the table, then the targets
-  CHECK(printed[0].rfind("seeds matrix, GB/s (higher is better):\n", 0) == 0);
-  CHECK(printed[0] == "seeds matrix, GB/s (higher is better):\n" + res->points->format());
-  CHECK(contains(printed[1], "performance targets"));
+  REQUIRE(printed.size() == 3);  // the peers, the table, then the targets
+  CHECK(printed[0].rfind("peers (each timed in the same rounds as the tuned routine):\n", 0) == 0);
+  for (const Peer& peer : peers(Operation::kClearPage)) CHECK(contains(printed[0], "  " + peer.name + ": " + peer.description + "\n"));
+  CHECK(printed[1] == "seeds matrix, GB/s (higher is better):\n" + res->points->format());
+  CHECK(contains(printed[2], "performance targets"));
+  CHECK(contains(printed[2], "note: AOCL-LibMem read no cache sizes") == !aocl_peer_caveat().empty());
 
   TempDir dir;
   ro.svg_path = dir.path + "/page.svg";

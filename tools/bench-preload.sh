@@ -120,6 +120,11 @@ if [ -n "$aocl" ]; then
   configs+=(aocl)
   pre[aocl]="LD_PRELOAD=$aocl"
   echo "aocl: $aocl"
+  # tools/build-aocl-peer.sh writes a README beside the library; on a CPU whose CPUID leaf
+  # 0x8000001D is empty that build streams from 2 KiB on (README.md, "The AOCL-LibMem peer").
+  if grep -qs 'reports no caches' "$(dirname "$aocl")/README"; then
+    echo "aocl: warning: built without --cache-sizes on a CPU whose CPUID leaf 0x8000001D is empty ($(dirname "$aocl")/README): a weaker AOCL-LibMem than on hardware" >&2
+  fi
 else
   echo "aocl: no AOCL-LibMem shared library given (-a FILE, COPYSYNTH_AOCL_SO) or at build-aocl/libaocl-libmem.so; left out"
 fi

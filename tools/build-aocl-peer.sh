@@ -16,6 +16,11 @@
 #                 CPUID leaf 0x8000001D. For hosts that do not provide that leaf (TOPOEXT clear,
 #                 as in some VMs), where AOCL reads every cache as 1 byte and uses non-temporal
 #                 stores from 2 KiB on; patches AOCL-LibMem 5.3's src/cache_info.c in the copy
+#                 Without it, the script reads that leaf here first, as AOCL's constructor
+#                 will: where it reports no caches, the peer is still built (the tests need only
+#                 its correctness) but the script warns, suggests sizes from CPUID's legacy
+#                 leaves 0x80000005/6, and the README and build line say so (autotune --report
+#                 and copysynth_bench repeat it beside every AOCL-LibMem figure)
 #   OUT_DIR       where the results go (default: build-aocl, which cmake picks up by itself)
 #
 # Writes:
@@ -41,7 +46,7 @@ set -euo pipefail
 
 me=build-aocl-peer
 die() { echo "$me: $*" >&2; exit 1; }
-usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit "$1"; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit "$1"; }
 
 from='' zen='' out='' caches=''
 while [ $# -gt 0 ]; do
@@ -123,6 +128,42 @@ fi
 # shellcheck disable=SC2016  # ${...} here is CMake's, not the shell's
 sed -i 's|^add_subdirectory(${CMAKE_CURRENT_SOURCE_DIR}/tools)|# (tools/ left out by build-aocl-peer.sh)|' "$src/CMakeLists.txt"
 
+# --- the cache sizes AOCL's constructor will read here ---------------------------------------
+# Its get_cache_info() (src/cache_info.c) multiplies out CPUID leaf 0x8000001D, subleaves 0 (L1d),
+# 2 (L2) and 3 (L3): ways x partitions x line size x sets (AMD64 APM vol. 3, CPUID Fn8000_001D).
+# A guest whose hypervisor clears TOPOEXT gets zeros there, so every cache is 1 byte. The legacy
+# leaves Fn8000_0005 ECX (L1d KiB) and Fn8000_0006 ECX/EDX (L2 KiB, L3 in 512 KiB units) are
+# only suggestions: a VM can report the L3 there as the whole host's.
+cpuid_note=''
+if [ -z "$caches" ]; then
+  cat >"$work/caches.c" <<'EOF'
+#include <cpuid.h>
+#include <stdio.h>
+static unsigned long size(unsigned sub) {
+  unsigned a, b, c, d;
+  __cpuid_count(0x8000001D, sub, a, b, c, d);
+  return (unsigned long)(((b >> 22) & 0x3ff) + 1) * (((b >> 12) & 0x3ff) + 1) * ((b & 0xfff) + 1) * (c + 1UL);
+}
+int main(void) {
+  unsigned a, b, c, d, l1 = 0, l2 = 0, l3 = 0;
+  __cpuid(0x80000000, a, b, c, d);
+  const unsigned max = a;
+  if (max >= 0x80000005) { __cpuid(0x80000005, a, b, c, d); l1 = c >> 24; }
+  if (max >= 0x80000006) { __cpuid(0x80000006, a, b, c, d); l2 = c >> 16; l3 = (d >> 18) * 512; }
+  if (max >= 0x8000001D) printf("%lu %lu %lu", size(0), size(2), size(3));
+  else printf("1 1 1");
+  printf(" %uK %uK %uK\n", l1, l2, l3);
+  return 0;
+}
+EOF
+  if gcc -O1 -o "$work/caches" "$work/caches.c" 2>/dev/null && read -r s1 s2 s3 g1 g2 g3 < <("$work/caches"); then
+    if [ "$s1" -le 1 ] || [ "$s2" -le 1 ] || [ "$s3" -le 1 ]; then
+      cpuid_note="CPUID leaf 0x8000001D reports no caches on the build host (TOPOEXT clear, as in some VMs): AOCL-LibMem reads every cache as 1 byte there and uses non-temporal stores from 2 KiB on, a weaker peer than on hardware; rebuild with --cache-sizes L1D,L2,L3"
+      echo "$me: warning: $cpuid_note (CPUID's legacy leaves say L1d $g1, L2 $g2, L3 $g3 here; check the L3 against the CPU's specification, e.g. 32M per CCX on Zen 3-5)" >&2
+    fi
+  fi
+fi
+
 # --- configure and build with AOCL's own CMake ---------------------------------------------
 args=(-D CMAKE_C_COMPILER=gcc -D CMAKE_BUILD_TYPE=Release -G "Unix Makefiles")
 [ -n "$zen" ] && args+=(-D "ALMEM_ARCH=$zen")
@@ -173,7 +214,7 @@ for o in "$work/o"/*.o; do
   while read -r s; do weak+=(-L "$s"); done < <(nm "$o" | awk '$2 == "W" {print $3}')
   objcopy "${weak[@]}" "${renames[@]}" "$o"
 done
-build_line="AOCL-LibMem ${version:-?} $zen variant (__memcpy_$zen, __memmove_$zen, __memset_$zen, picked by $picked_by), gcc $(gcc -dumpfullversion) -O3 $flags, no LTO${caches:+, cache sizes $caches (--cache-sizes) instead of those CPUID gives}"
+build_line="AOCL-LibMem ${version:-?} $zen variant (__memcpy_$zen, __memmove_$zen, __memset_$zen, picked by $picked_by), gcc $(gcc -dumpfullversion) -O3 $flags, no LTO${caches:+, cache sizes $caches (--cache-sizes) instead of those CPUID gives}${cpuid_note:+; $cpuid_note}"
 # What copysynth reads about the build (tuner/src/peers.cpp, by weak references): the Zen
 # generation, the line above, and the thresholds AOCL's constructor computed on this CPU (the
 # globals of its src/threshold.c; a stub returning 0 where a version has other names).

@@ -279,12 +279,21 @@ std::string aocl_description() {
   std::string d = "AMD " + std::string(aocl_peer_build());
   if (const auto t = aocl_peer_thresholds()) {
     d += "; non-temporal stores from " + std::to_string(t->nt_start) + " B in this process";
-    if (t->nt_start <= 1) d += " (AOCL read no cache sizes: CPUID leaf 0x8000001D is empty here)";
   }
+  if (const std::string c = aocl_peer_caveat(); !c.empty()) d += " (" + c + ")";
   return d;
 }
 
 }  // namespace
+
+std::string aocl_peer_caveat() {
+  const auto t = aocl_peer_thresholds();
+  if (!t || t->nt_start > 1) return {};
+  return "AOCL-LibMem read no cache sizes in this process (CPUID leaf 0x8000001D is empty here: TOPOEXT "
+         "clear, as in some VMs), so it uses non-temporal stores from 2 KiB on, a weaker peer than the "
+         "library a user of this CPU runs; rebuild it with tools/build-aocl-peer.sh --cache-sizes L1D,L2,L3 "
+         "(tools/perf-report.sh and tools/run-tests.sh pass COPYSYNTH_AOCL_CACHE_SIZES)";
+}
 
 std::vector<Peer> peers(Operation op, const IsaFeatures& host) {
   const bool avx2 = host.has(Feature::kAVX2);

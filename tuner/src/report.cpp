@@ -600,6 +600,13 @@ Result<ReportResult> run_report(const Routine& tuned, const Workload& w, const R
     if (print) print(text);
   };
   ReportResult res;
+  {
+    // What each column is, so that a report read later says which builds it compared.
+    std::string text = "peers (each timed in the same rounds as the tuned routine):\n";
+    for (const Peer& p : peers(op)) text += "  " + p.name + ": " + p.description + "\n";
+    for (const OtherRoutine& o : opt.others) text += "  " + o.name + ": " + o.routine->name() + "\n";
+    out(text + "\n");
+  }
   if (sections.points) {
     ReportTable& t = res.points.emplace(report_points(tuned, w, opt));
     t.aligned_ratio = w.name == "misaligned";
@@ -642,8 +649,10 @@ Result<ReportResult> run_report(const Routine& tuned, const Workload& w, const R
   const ReportTable* misaligned = res.misaligned                            ? &*res.misaligned
                                   : res.points && w.name == "misaligned" ? &*res.points
                                                                          : nullptr;
-  out("\n" + format_targets(seeds, misaligned, res.distributions ? &*res.distributions : nullptr, res.read_gbps,
-                            res.uses ? &*res.uses : nullptr));
+  std::string targets = format_targets(seeds, misaligned, res.distributions ? &*res.distributions : nullptr,
+                                       res.read_gbps, res.uses ? &*res.uses : nullptr);
+  if (const std::string c = aocl_peer_caveat(); !c.empty()) targets += "  note: " + c + "\n";
+  out("\n" + targets);
   return res;
 }
 

@@ -89,6 +89,15 @@ struct AoclThresholds {
 /// no such globals in the AOCL-LibMem version it built.
 std::optional<AoclThresholds> aocl_peer_thresholds() noexcept;
 
+/// Empty unless the aocl peer is linked and read no cache sizes in this process (its
+/// non-temporal threshold, aocl_peer_thresholds(), is 1 byte or less): then one sentence saying
+/// so, that it streams with non-temporal stores from 2 KiB on and so is a weaker peer than the
+/// library a user of this CPU runs, and how to rebuild it with the sizes
+/// (tools/build-aocl-peer.sh --cache-sizes). AOCL-LibMem 5.3 reads the sizes from CPUID leaf
+/// 0x8000001D (its src/cache_info.c), which a hypervisor that clears TOPOEXT leaves empty.
+/// autotune --report prints it under its targets and in the aocl peer's description.
+std::string aocl_peer_caveat();
+
 /// Length from which avx2_nt_loop uses non-temporal stores (bytes).
 inline constexpr std::size_t kPeerNtThreshold = std::size_t{1} << 20;
 

@@ -313,13 +313,15 @@ class RoutineEmitter {
     if (right_first) a_.jb(other);
     else a_.jae(other);
     COPYSYNTH_TRY(node(classes, t, right_first ? nd.right : nd.left));
-    bind(other, "len_" + lengths_text(lengths(classes, t, jumped), "_"));
+    bind(other, notes_ ? "len_" + lengths_text(lengths(classes, t, jumped), "_") : std::string());
     return node(classes, t, jumped);
   }
 
   Status leaf(const SizeClass& c) {
     begin_body();
-    comment("n = " + lengths_text({c.lo, c.hi}, " .. ") + ": " + describe_class(plan_, c));
+    // The class's description takes an ostringstream (and on the first call the C++ locale's
+    // set-up): half the instructions of a whole build. Only a listing or the .S writer reads it.
+    if (notes_) comment("n = " + lengths_text({c.lo, c.hi}, " .. ") + ": " + describe_class(plan_, c));
     switch (c.strategy) {
       case Strategy::kNone: ret(); break;
       case Strategy::kBlock: block(c.block); break;

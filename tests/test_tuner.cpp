@@ -240,6 +240,20 @@ TEST_CASE("timing helpers") {
   CHECK_THROWS_AS(compare({system_memcpy()}, buf, 1 << 20, 0, 0, t), std::invalid_argument);
 }
 
+TEST_CASE("timed_length: a threshold's ladder size is timed inside its band, past any rep head") {
+  // Below 64 KiB: the size itself (the loop's and the small classes' lengths).
+  for (std::uint64_t n : {0ull, 1ull, 513ull, 4096ull, 32768ull, 65535ull}) CHECK(timed_length(n) == n);
+  // From 64 KiB on, a length whose rep count, after a head of up to 64 bytes copied with vector
+  // moves (rep_align_dst at any dst offset), is still at least the ladder size, and which stays
+  // below the next ladder size: the band [size, 2 x size) the size stands for.
+  for (std::uint64_t size = 64ull << 10; size <= (1ull << 40); size *= 2) {
+    CAPTURE(size);
+    CHECK(timed_length(size) >= size + 64);
+    CHECK(timed_length(size) < 2 * size);
+    CHECK(timed_length(size) % 4096 == 0);  // the same page-relative tail as the size itself
+  }
+}
+
 TEST_CASE("keep_rep_split: the floor's composite keeps the winner's split where its band has the winner's form") {
   CopyParams winner;
   winner.operation = Operation::kMemcpy;

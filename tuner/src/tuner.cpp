@@ -400,14 +400,15 @@ class Search {
         add_point({n, 0, 0});
         add_point({n, 0, 1});
       }
+      // Each one page inside the band its power of two begins (timed_length(), tuner.hpp).
       for (std::uint64_t n : {1ull << 20, 4ull << 20, 16ull << 20})
-        if (!opt_.quick || n < (16u << 20)) add_point({n, 0, 0});
+        if (!opt_.quick || n < (16u << 20)) add_point({timed_length(n), 0, 0});
       // 1 and 4 MiB with dst 1 byte off as well (not in --quick): where a rep band meets a
       // misaligned dst (rep_aligned_from, rep_aligned_only). Without them a composite that
       // brought rep movsb for any dst to 1-8 MiB was judged on aligned points only (Zen 5, ninth
       // round: the rep stage had timed rep there at 0.89-0.95x the loop with dst off).
       if (!opt_.quick)
-        for (std::uint64_t n : {1ull << 20, 4ull << 20}) add_point({n, 0, 1});
+        for (std::uint64_t n : {1ull << 20, 4ull << 20}) add_point({timed_length(n), 0, 1});
     }
     std::vector<std::size_t> group;
     for (const Point& p : pts) group.push_back(floor_class(p.size));
@@ -1220,7 +1221,7 @@ class Search {
         tp.use = l.rows[p].use;
         tp.state = l.rows[p].state;
         const std::uint32_t d = l.rows[p].dst;
-        const auto m = compare(op_, fns, buf, sizes[si], 0, d, tp);
+        const auto m = compare(op_, fns, buf, timed_length(sizes[si]), 0, d, tp);
         // On a shared machine a single batch's luck must neither veto a variant nor win it a
         // threshold: each gain is shrunk by the two medians' relative spread.
         for (std::size_t i = 0; i < who.size(); ++i) {
@@ -1291,7 +1292,7 @@ class Search {
         for (int run = 0; run < 3; ++run) {
           const bool swap = run == 1;
           const auto m = compare(op_, {swap ? chosen.entry() : base.entry(), swap ? base.entry() : chosen.entry()},
-                                 bench_buffers(), sz, 0, 0, tc);
+                                 bench_buffers(), timed_length(sz), 0, 0, tc);
           r.push_back(swap ? m[1].ticks_per_call / m[0].ticks_per_call : m[0].ticks_per_call / m[1].ticks_per_call);
         }
         runs.push_back(r);
@@ -1364,7 +1365,7 @@ class Search {
     const std::vector<std::uint32_t> dst_aligns{0, 1, 4, 15, 33};
     say(name + ": comparing the loop with rep string instructions at " + std::to_string(sizes.size()) + " sizes x " +
         std::to_string(dst_aligns.size()) + " dst offsets, warm, " + std::to_string(uses().size()) +
-        " use patterns, and cold as a check");
+        " use patterns, and cold as a check (sizes from 64 KiB on timed one page past the size)");
     const Ladder l = time_ladder(name, rs, sizes, dst_aligns, std::vector<std::uint64_t>(live.size(), 0));
     if (l.sizes.empty()) return base;
     Candidate out = base;
@@ -1682,10 +1683,11 @@ class Search {
   std::unique_ptr<ReplayBuffers> replay_buf_;
   std::vector<Call> mix_calls_;              // point workloads: the production mix (blended stages)
   std::unique_ptr<ReplayBuffers> mix_buf_;
-  /// Buffers for point timing, large enough for the workload and the 64 MiB threshold ladder.
+  /// Buffers for point timing, large enough for the workload and the 64 MiB threshold ladder
+  /// (timed one page past its sizes: timed_length()).
   BenchBuffers& bench_buffers() {
     if (!buffers_)
-      buffers_ = std::make_unique<BenchBuffers>(std::max<std::uint64_t>(max_size(w_.points), 64ull << 20) + 4096);
+      buffers_ = std::make_unique<BenchBuffers>(timed_length(std::max<std::uint64_t>(max_size(w_.points), 64ull << 20)) + 4096);
     return *buffers_;
   }
   unsigned vmax_ = 16;

@@ -118,6 +118,20 @@ struct TuneResult {
 };
 
 
+/// The length (bytes) at which the search times a threshold's ladder size `size` (the rep
+/// stage, the stage beyond the caches, their solo confirmations, and the floor's added 1, 4
+/// and 16 MiB points): from 64 KiB on, one page (4096 bytes) past it, inside the band
+/// [size, next size) it stands for; below 64 KiB, `size` itself. A rep form that copies a head
+/// of up to 64 bytes with vector moves first (rep_align_dst) then runs `rep movs`/`rep stos`
+/// with a count of at least `size`, as every length of the band does. Timed at `size` itself
+/// it ran a count 64 bytes short: on the Zen 5 host of docs/performance.md (tenth round),
+/// whose rep movsb and rep stosb switch to a slower streaming protocol at a count of exactly
+/// 4 MiB (rep stosb 117 -> 40 GB/s, rep movsb 58 -> 36), a fill's rep band up to 8 MiB looked
+/// 1.26-1.54x faster than the loop at "4 MiB" and ran 0.44x the loop from 4 MiB + 1 byte on.
+constexpr std::uint64_t timed_length(std::uint64_t size) noexcept {
+  return size >= (std::uint64_t{64} << 10) ? size + 4096 : size;
+}
+
 /// The search budgets tune() accepts, in seconds (as `autotune --budget`).
 inline constexpr double kMinBudgetSeconds = 1;
 inline constexpr double kMaxBudgetSeconds = 86400;

@@ -915,9 +915,12 @@ TEST_CASE("report tables: other routines are columns but not peers; vs aligned; 
   u.rows.push_back({"1M copy+read warm", {1 << 20, 0, 0}, {10, 99, 12, 11}, Use::kThenRead, CacheState::kWarm});
   u.rows.push_back({"1M copy warm", {1 << 20, 0, 0}, {10, 99, 9, 10}, Use::kCopy, CacheState::kWarm});
   u.rows.push_back({"1M copy cold", {1 << 20, 0, 0}, {10, 1, 9, 20}, Use::kCopy, CacheState::kCold});
+  // report_uses() times 16 MiB one page past it (timed_length): still a target row; 64 MiB + 4 KiB is not.
+  u.rows.push_back({"16M+4K copy warm", {timed_length(16 << 20), 0, 0}, {10, 99, 10, 11}, Use::kCopy, CacheState::kWarm});
+  u.rows.push_back({"64M+4K copy warm", {timed_length(64 << 20), 0, 0}, {10, 99, 10, 1}, Use::kCopy, CacheState::kWarm});
   const std::string t3 = format_targets(nullptr, nullptr, nullptr, 0, &u);
   CHECK(t3.find("MISSED  256 KiB-16 MiB, the copy alone, read and overwritten (warm): >= 1.0x the best of glibc and aocl: "
-                "1 of 2 below: 1M copy+read warm 0.92x (aocl)") != std::string::npos);
+                "1 of 3 below: 1M copy+read warm 0.92x (aocl)") != std::string::npos);
   CHECK(t3.find("check   256 KiB-16 MiB, cold (not a target): lowest 2.00x over 1 cases") != std::string::npos);
   CHECK(u.format().find("1M copy+read warm") != std::string::npos);
   // A null table skips its targets.

@@ -88,11 +88,13 @@ ReportTable report_distributions(const Routine& tuned, const std::vector<std::st
 /// The lengths of the use table (bytes): 64 KiB, 256 KiB, 1 MiB, 4 MiB, 16 MiB, 64 MiB.
 const std::vector<std::uint64_t>& use_sizes();
 
-/// The copy being used: `tuned` and every peer at each of use_sizes() (src and dst 64-aligned),
+/// The copy being used: `tuned` and every peer at each of use_sizes() plus one page
+/// (timed_length(), tuner.hpp: inside the band each size begins, as the search times its
+/// thresholds; src and dst 64-aligned),
 /// for each use (timing.hpp, Use: the copy alone, then read, then its source overwritten; fill:
 /// alone and read) and each cache state (warm, cold), every routine interleaved with a reset of
 /// the cache state before each batch of at least 4 calls; GB/s of copied bytes (the use's time
-/// included), medians over opt.passes. Rows are labelled "1M copy+read warm".
+/// included), medians over opt.passes. Rows are labelled "1M+4K copy+read warm".
 ReportTable report_uses(const Routine& tuned, const ReportOptions& opt);
 
 /// The performance targets checked against measured tables, one line each ("met" / "MISSED"

@@ -251,7 +251,11 @@ TEST_CASE("timed_length: a threshold's ladder size is timed inside its band, pas
     CHECK(timed_length(size) >= size + 64);
     CHECK(timed_length(size) < 2 * size);
     CHECK(timed_length(size) % 4096 == 0);  // the same page-relative tail as the size itself
+    CHECK(band_start(timed_length(size)) == size);  // the floor's thresholds stay at the ladder sizes
   }
+  // Lengths that are not one page past a ladder size start their own band.
+  for (std::uint64_t n : {0ull, 4096ull, 65536ull, 69632ull + 1, 262144ull, 3ull << 20, (3ull << 20) + 4096})
+    CHECK(band_start(n) == n);
 }
 
 TEST_CASE("keep_rep_split: the floor's composite keeps the winner's split where its band has the winner's form") {

@@ -476,17 +476,19 @@ class Search {
         if (group[j] >= 5) at.emplace_back(pts[j].size, group[j]);
       std::sort(at.begin(), at.end());
       at.erase(std::unique(at.begin(), at.end()), at.end());
+      // A band starts at the ladder size a point was timed for (band_start: the added points
+      // are one page past theirs, timed_length), not at the point itself.
       for (const auto& [n, g] : at) {
         const bool wants_rep = strategy_at(live[want[g]], n) == Strategy::kRepString;
         if (wants_rep && rep_lo == kNever) {
-          rep_lo = n;
+          rep_lo = band_start(n);
           rep_src = &live[want[g]];
         } else if (!wants_rep && rep_lo != kNever && rep_hi == kNever) {
-          rep_hi = n;
+          rep_hi = band_start(n);
         } else if (wants_rep && rep_hi != kNever && rep_again == kNever) {
           // rep again beyond the caches (rep_resume): on a Zen 5 host the loop wins 2-16 MiB
           // and rep movsb 64 MiB by 1.3x (the fourth round's report, 64M rows).
-          rep_again = n;
+          rep_again = band_start(n);
         }
       }
       if (rep_src) {

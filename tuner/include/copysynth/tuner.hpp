@@ -132,6 +132,15 @@ constexpr std::uint64_t timed_length(std::uint64_t size) noexcept {
   return size >= (std::uint64_t{64} << 10) ? size + 4096 : size;
 }
 
+/// Where the band a timed length stands for begins (bytes): timed_length()'s inverse for a
+/// power of two from 64 KiB on (4 MiB + 4096 -> 4 MiB), any other length itself. A threshold
+/// the floor takes from a point it timed goes there, so that the band's edge stays at the
+/// ladder size, not one page past it.
+constexpr std::uint64_t band_start(std::uint64_t timed) noexcept {
+  const std::uint64_t n = timed - 4096;
+  return timed >= (std::uint64_t{64} << 10) + 4096 && (n & (n - 1)) == 0 ? n : timed;
+}
+
 /// The search budgets tune() accepts, in seconds (as `autotune --budget`).
 inline constexpr double kMinBudgetSeconds = 1;
 inline constexpr double kMaxBudgetSeconds = 86400;

@@ -231,9 +231,10 @@ ReportTable report_uses(const Routine& tuned, const ReportOptions& opt) {
     r.point = {cases[i].size, 0, 0};
     r.use = cases[i].opt.use;
     r.state = cases[i].opt.state;
-    const std::uint64_t past = cases[i].size - use_sizes()[i / (uses.size() * 2)];
-    r.label = size_label(cases[i].size - past) + (past ? "+" + size_label(past / 1024) + "K" : std::string()) + " " +
-              std::string(use_name(r.use)) + " " + std::string(cache_state_name(r.state));
+    const std::uint64_t n = band_start(cases[i].size);  // the use size the row was timed for
+    r.label = size_label(n);
+    if (cases[i].size != n) r.label.append("+").append(std::to_string((cases[i].size - n) / 1024)).append("K");
+    r.label.append(" ").append(use_name(r.use)).append(" ").append(cache_state_name(r.state));
     for (const Measurement& e : m[i]) r.value.push_back(e.gbps);
     t.rows.push_back(r);
   }

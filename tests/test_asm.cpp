@@ -311,6 +311,27 @@ TEST_CASE("rep_aligned_from (a rep band split by dst alignment) assembles to exa
   CHECK(checked == 6);
 }
 
+TEST_CASE("rep_chunk (rep in pieces) assembles to exactly the JIT bytes") {
+  // Not in asm_grid(): the golden hashes are keyed on the grid's plans.
+  require_tools();
+  TempDir dir;
+  int checked = 0;
+  for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill})
+    for (unsigned unit : {1u, 8u}) {
+      CopyParams p;
+      p.operation = op;
+      p.vector_width = 32;
+      p.rep_threshold = 16384;
+      p.rep_unit = unit;
+      p.rep_align_dst = unit == 1;
+      p.rep_chunk = unit == 1 ? 65536 : std::uint64_t{1} << 30;  // the largest chunk: an imm32 count
+      p.loop_align = unit == 1 ? 64 : 1;
+      check_round_trip(dir, p, "rch_" + std::to_string(checked));
+      ++checked;
+    }
+  CHECK(checked == 6);
+}
+
 TEST_CASE("mask_shift (the masked class's page-crossing path moved back) assembles to exactly the JIT bytes") {
   // Not in asm_grid(): the golden hashes are keyed on the grid's plans.
   require_tools();

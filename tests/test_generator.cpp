@@ -89,7 +89,7 @@ const SizeClass* class_of(const CopyPlan& plan, std::uint64_t n) {
 TEST_CASE("param_field_names lists every CopyParams field in declaration order") {
   const std::vector<std::string> expected{"operation",     "vector_width",  "unroll",
                                           "prefetch_distance", "prefetch_hint", "prefetch_min", "nt_threshold",
-                                          "rep_threshold", "rep_stop", "rep_resume", "rep_unit", "rep_align_dst", "rep_aligned_only", "rep_aligned_from", "alias_window", "rep_alias_window", "nt_pages", "nt_width", "loop_pipeline", "shift_realign", "loop_align",
+                                          "rep_threshold", "rep_stop", "rep_resume", "rep_chunk", "rep_unit", "rep_align_dst", "rep_aligned_only", "rep_aligned_from", "alias_window", "rep_alias_window", "nt_pages", "nt_width", "loop_pipeline", "shift_realign", "loop_align",
                                           "nop_form", "register_bank", "head_tail_width", "head_tail_max", "mask_max", "mask_shift"};
   CHECK(param_field_names() == expected);
 }
@@ -114,9 +114,10 @@ TEST_CASE("CopyParams JSON round trip") {
     const CopyParams p;
     const json j = to_json(p);
     REQUIRE(j.is_object());
-    // prefetch_min, rep_resume, rep_aligned_from, nt_width and mask_shift are left out at their
-    // defaults: readers older than the fields refuse unknown keys.
-    CHECK(j.size() == param_field_names().size() - 5);
+    // prefetch_min, rep_resume, rep_aligned_from, nt_width, mask_shift and rep_chunk are left
+    // out at their defaults: readers older than the fields refuse unknown keys.
+    CHECK(j.size() == param_field_names().size() - 6);
+    CHECK_FALSE(j.contains("rep_chunk"));
     CHECK_FALSE(j.contains("rep_aligned_from"));
     CHECK_FALSE(j.contains("prefetch_min"));
     CHECK_FALSE(j.contains("rep_resume"));
@@ -137,6 +138,9 @@ TEST_CASE("CopyParams JSON round trip") {
     r.mask_max = 64;
     r.mask_shift = true;
     CHECK(to_json(r)["mask_shift"] == true);
+    CHECK(*params_from_json(to_json(r)) == r);
+    r.rep_chunk = 2 << 20;
+    CHECK(to_json(r)["rep_chunk"] == 2 << 20);
     CHECK(*params_from_json(to_json(r)) == r);
     CHECK(*params_from_json(j) == p);
     CHECK(j["operation"] == "memcpy");
@@ -460,6 +464,45 @@ TEST_CASE("validate: loop_pipeline needs a copy, vector registers and unroll <= 
   CHECK(contains(to_string(piped), "software-pipelined"));
   p.loop_pipeline = false;
   CHECK(*assemble(piped) != *assemble(plan_for(p)));
+}
+
+TEST_CASE("rep_chunk: a multiple of 4096 up to 2^30, not for clear_page; the plan and its edges say where pieces begin") {
+  const IsaFeatures all = IsaFeatures::for_level(IsaLevel::kAVX512);
+  CopyParams p;
+  p.rep_threshold = 4096;
+  p.rep_stop = 1 << 20;
+  p.rep_chunk = 65536;
+  CHECK(validate(p, all).ok());
+  for (std::uint64_t bad : {std::uint64_t{0}, std::uint64_t{4095}, std::uint64_t{65536 + 64},
+                            (std::uint64_t{1} << 30) + 4096}) {
+    CopyParams q = p;
+    q.rep_chunk = bad;
+    const Status st = validate(q, all);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().code == ErrorCode::kInvalidParams);
+    CHECK(contains(st.error().message, "rep_chunk"));
+  }
+  CopyParams page = p;
+  page.operation = Operation::kClearPage;
+  page.prefetch_distance = 0;
+  page.rep_stop = kNever;
+  const Status st = validate(page, all);
+  REQUIRE_FALSE(st.ok());
+  CHECK(contains(st.error().message, "rep_chunk = 65536 does not apply to clear_page"));
+  // The rep class [4096, 1 MiB) holds one and two pieces: both are edges; the text says so.
+  const CopyPlan plan = plan_for(p);
+  const auto edges = plan_edges(plan);
+  CHECK(std::count(edges.begin(), edges.end(), 65536u) == 1);
+  CHECK(std::count(edges.begin(), edges.end(), 131072u) == 1);
+  CHECK(contains(to_string(plan), "in pieces of at most 65536 bytes"));
+  // A chunk above the class's lengths changes nothing: same bytes as without it.
+  CopyParams wide = p;
+  wide.rep_chunk = 1 << 20;
+  CopyParams none = p;
+  none.rep_chunk = kNever;
+  CHECK(*assemble(plan_for(wide)) == *assemble(plan_for(none)));
+  CHECK_FALSE(contains(to_string(plan_for(wide)), "in pieces"));
+  CHECK(*assemble(plan) != *assemble(plan_for(none)));
 }
 
 TEST_CASE("validate: nt_width 32 needs vector_width 64; other widths are out of its domain") {

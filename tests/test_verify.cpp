@@ -72,6 +72,8 @@ TEST_CASE("every operation x width x unroll x threshold x NOP form passes the su
           if (w >= 16 && t % 4 == 2) p.nt_pages = t % 8 == 2 ? 4 : 2;
           if (w >= 16 && t % 5 == 2) p.head_tail_max = 2 * w;
           if (copy_op(op) && w >= 16 && u <= 4 && t % 3 != 1) p.loop_pipeline = true;
+          // One and two pieces lie inside the grid's lengths (the rep class reaches 64 MiB).
+          if (op != Operation::kClearPage && t % 3 != 2) p.rep_chunk = 4096u << (t % 4);
           const IsaFeatures& isa = host();
           const bool evex = isa.has(Feature::kAVX512F) && isa.has(Feature::kAVX512VL);
           if (evex && w >= 16 && op != Operation::kClearPage) {

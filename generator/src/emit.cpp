@@ -1034,27 +1034,54 @@ class RoutineEmitter {
       if (q) {
         a_.mov(x86::ptr(x86::rdi, x86::rdx, 0, -8), x86::r8);  // the last 8 bytes
         a_.mov(x86::rax, x86::r8);
-        a_.mov(x86::rcx, x86::rdx);
-        a_.shr(x86::rcx, 3);
-        a_.rep().stosq();
       } else {
         a_.mov(x86::eax, x86::r8d);
-        a_.mov(x86::rcx, x86::rdx);
-        a_.rep().stosb();
       }
+      rep_pieces(c, q);
       a_.mov(x86::rax, x86::r10);
     } else if (q) {
       a_.mov(x86::r9, x86::ptr(x86::rsi, x86::rdx, 0, -8));  // the last 8 bytes of src
       a_.lea(x86::r10, x86::ptr(x86::rdi, x86::rdx, 0, -8));
-      a_.mov(x86::rcx, x86::rdx);
-      a_.shr(x86::rcx, 3);
-      a_.rep().movsq();
+      rep_pieces(c, q);
       a_.mov(x86::ptr(x86::r10), x86::r9);
     } else {
-      a_.mov(x86::rcx, x86::rdx);
-      a_.rep().movsb();
+      rep_pieces(c, q);
     }
     ret();
+  }
+
+  /// The rep string instruction over rdx bytes at rdi (and rsi): one instruction, or with
+  /// rep_chunk (when class `c` reaches past it) one per piece of rep_chunk bytes while more than
+  /// that is left, then one for the rest (1..rep_chunk bytes). Each instruction advances rdi and
+  /// rsi past its piece, so the pieces follow one another in ascending order as one rep would.
+  /// `q`: rep_unit 8 (movsq / stosq; the caller writes the last 8 bytes, so the rest's count is
+  /// rdx / 8 rounded down). Writes rcx and rdx.
+  void rep_pieces(const SizeClass& c, bool q) {
+    const auto rep = [&] {
+      if (fill()) q ? a_.rep().stosq() : a_.rep().stosb();
+      else q ? a_.rep().movsq() : a_.rep().movsb();
+    };
+    const std::uint64_t chunk = p_.rep_chunk.value;
+    if (chunk != kNever && c.hi > chunk) {
+      // validate(): a multiple of 4096 up to 2^30, so an imm32 and a whole number of qwords.
+      const int32_t bytes = static_cast<int32_t>(chunk);
+      Label piece = a_.newLabel(), rest = a_.newLabel();
+      comment("rep_chunk: more than " + std::to_string(chunk) + " B left: one rep per " +
+              std::to_string(chunk) + "-byte piece");
+      a_.cmp(x86::rdx, bytes);
+      a_.jbe(rest);
+      pad_loop_head();  // every backward-branch target is a loop head
+      bind(piece, "rep_piece");
+      a_.mov(x86::ecx, q ? bytes / 8 : bytes);
+      a_.sub(x86::rdx, bytes);
+      rep();
+      a_.cmp(x86::rdx, bytes);
+      a_.ja(piece);
+      bind(rest, "rep_rest");
+    }
+    a_.mov(x86::rcx, x86::rdx);
+    if (q) a_.shr(x86::rcx, 3);
+    rep();
   }
 
   const CopyPlan& plan_;

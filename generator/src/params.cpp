@@ -185,6 +185,10 @@ Status validate(const CopyParams& p, const IsaFeatures& target) {
     return make_error(ErrorCode::kInvalidParams,
                       "rep_aligned_from = " + std::to_string(p.rep_aligned_from.value) +
                           " does not apply to clear_page (one page-aligned length): use \"never\"");
+  if (p.rep_chunk.value != kNever && p.operation.value == Operation::kClearPage)
+    return make_error(ErrorCode::kInvalidParams,
+                      "rep_chunk = " + std::to_string(p.rep_chunk.value) +
+                          " does not apply to clear_page (one 4096-byte length): use \"never\"");
   if (p.nt_pages.value > 1 && p.vector_width.value < 16)
     return make_error(ErrorCode::kInvalidParams,
                       "nt_pages = " + std::to_string(p.nt_pages.value) +

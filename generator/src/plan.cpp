@@ -149,6 +149,11 @@ std::vector<std::uint64_t> plan_edges(const CopyPlan& plan) {
     // Inside a rep class, a dst not 64-byte aligned takes the loop from rep_aligned_from on.
     if (const std::uint64_t from = rep_aligned_from_in(p, c); from != kNever && from > c.lo && from <= c.hi)
       e.push_back(from);
+    // rep_chunk: one and two whole pieces (rep_align_dst's head moves them up by 1..64 bytes,
+    // within the edge radius), where the piece loop first runs and first runs again.
+    if (c.strategy == Strategy::kRepString && p.rep_chunk.value != kNever)
+      for (std::uint64_t k = 1; k <= 2; ++k)
+        if (const std::uint64_t n = k * p.rep_chunk.value; n > c.lo && n <= c.hi) e.push_back(n);
   }
   return e;
 }
@@ -223,6 +228,9 @@ std::string describe_class(const CopyPlan& plan, const SizeClass& c) {
                  : (p.rep_unit.value == 8 ? "rep movsq" : "rep movsb"))
         << (p.rep_unit.value == 8 ? " + overlapping 8-byte tail" : "")
         << (p.rep_align_dst && p.operation.value != Operation::kClearPage ? " after aligning dst to 64" : "");
+      // rep_chunk: one instruction per piece (emit.cpp, rep_pieces).
+      if (p.rep_chunk.value != kNever && c.hi > p.rep_chunk.value)
+        o << ", in pieces of at most " << p.rep_chunk.value << " bytes";
       // rep_aligned_only, or rep_aligned_from at or inside this class (emit.cpp, rep_string).
       if (const std::uint64_t from = rep_aligned_from_in(p, c); from != kNever) {
         if (from <= c.lo) o << "; the loop when dst is not 64-byte aligned";

@@ -74,6 +74,8 @@ std::string short_name(const CopyParams& p) {
   if (p.rep_threshold.value != kNever && !p.rep_aligned_only && p.rep_aligned_from.value != kNever &&
       p.operation.value != Operation::kClearPage)
     s += "/repaligned", s += std::to_string(p.rep_aligned_from.value);
+  if (p.rep_threshold.value != kNever && p.rep_chunk.value != kNever)  // rep in pieces: /repchunk2097152
+    s += "/repchunk", s += std::to_string(p.rep_chunk.value);
   return s;
 }
 

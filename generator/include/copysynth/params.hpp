@@ -178,6 +178,25 @@ struct RepResume {
   /// object with a key they do not know, and they build the same code when it is absent.
   static constexpr bool written_at_default = false;
 };
+struct RepChunk {
+  using type = std::uint64_t;
+  static constexpr std::string_view unit = "bytes";
+  static constexpr std::string_view doc =
+      "the rep class moves lengths above this many bytes with one rep string instruction per piece "
+      "of at most this many bytes (the last piece takes the rest), so no one instruction's count "
+      "reaches a count at which the CPU switches rep to a streaming protocol that leaves the data "
+      "outside the caches (AMD family 26 guest, from a count of exactly 4 MiB, part of the time: "
+      "rep stosb 117 -> 38 GB/s, rep movsb 56 -> 34; in 2 MiB pieces 117 and 55-59 while the "
+      "switch was on; docs/performance.md, eleventh round). Multiples of 4096 keep a 64-byte "
+      "aligned dst aligned. \"never\" = one instruction. No effect without a rep class; not for "
+      "clear_page";
+  static constexpr type def = kNever;
+  static constexpr type lo = 4096, hi = std::uint64_t{1} << 30, step = 4096;
+  static constexpr bool allows_never = true;
+  /// Left out of to_json() at its default (as rep_resume): builds before this field refuse an
+  /// unknown key and build the same code when it is absent.
+  static constexpr bool written_at_default = false;
+};
 struct RegisterBank {
   using type = copysynth::RegisterBank;
   static constexpr std::string_view unit = "";
@@ -384,6 +403,7 @@ struct CopyParams {
                            (Param<spec::RepThreshold>, rep_threshold),
                            (Param<spec::RepStop>, rep_stop),
                            (Param<spec::RepResume>, rep_resume),
+                           (Param<spec::RepChunk>, rep_chunk),
                            (Param<spec::RepUnit>, rep_unit),
                            (Param<spec::RepAlignDst>, rep_align_dst),
                            (Param<spec::RepAlignedOnly>, rep_aligned_only),

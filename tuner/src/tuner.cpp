@@ -61,6 +61,15 @@ const char* dispatch_name(Dispatch d) {
 /// is decided, with the data used afterwards (timing.hpp: CacheState, Use).
 constexpr std::uint64_t kLargeCopy = 64 * 1024;
 
+/// The rep stage's rep variants move lengths above this in pieces of this many bytes
+/// (rep_chunk, params.hpp): on an AMD family 26 guest rep movsb / rep stosb switched to a
+/// streaming protocol at a count of exactly 4 MiB for minutes at a time (rep stosb 117 -> 38
+/// GB/s, a fill read back 54 -> 19), and 2 MiB pieces kept the cached speed while it was on
+/// (docs/performance.md, eleventh round). Half the switch's count, so a CPU switching at
+/// 2-4 MiB is covered too; a piece costs one more rep start-up per 2 MiB. One variant of each
+/// byte form stays one instruction, for a CPU whose streaming rep wins.
+constexpr std::uint64_t kRepChunk = 2ull << 20;
+
 /// Calls replayed per round for a distribution workload: long enough that branch predictors
 /// cannot learn the sequence by heart (a 4096-call sequence replayed in a loop partly is).
 constexpr std::size_t kReplayCalls = 32768;
@@ -304,6 +313,7 @@ class Search {
     c.params.rep_aligned_only = f.rep_aligned_only;
     c.params.rep_aligned_from = f.rep_aligned_from;
     c.params.rep_alias_window = f.rep_alias_window;
+    c.params.rep_chunk = f.rep_chunk;
     c.params.nt_threshold = f.nt_threshold;
     c.params.nt_pages = f.nt_pages;
     c.params.nt_width = c.params.vector_width.value == 64 ? f.nt_width.value : 0u;
@@ -504,6 +514,7 @@ class Search {
         comp.params.rep_aligned_only = rep_src->params.rep_aligned_only;
         comp.params.rep_aligned_from = rep_src->params.rep_aligned_from;
         comp.params.rep_alias_window = rep_src->params.rep_alias_window;
+        comp.params.rep_chunk = rep_src->params.rep_chunk;
         comp.params = keep_rep_split(comp.params, winner.params);
       }
       const Candidate& last = live[want[groups - 1]];
@@ -1336,6 +1347,7 @@ class Search {
     for (std::uint64_t s = 1024; s <= (8ull << 20); s *= opt_.quick ? 4 : 2)
       if (s > loop_lo) sizes.push_back(s);
     std::vector<Candidate> variants;
+    const std::uint64_t chunk = op_ == Operation::kClearPage ? kNever : kRepChunk;
     for (unsigned unit : {1u, 8u})
       for (int mode = 0; mode < 3; ++mode) {  // dst as given, aligned first, aligned only
         if (opt_.quick && (unit == 8 || mode == 2)) continue;
@@ -1348,7 +1360,15 @@ class Search {
         c.params.rep_aligned_only = mode == 2;
         c.params.rep_aligned_from = kNever;
         c.params.rep_alias_window = 0;
+        c.params.rep_chunk = chunk;
         variants.push_back(c);
+        // The same as one instruction whatever the length (the ladder's 4 and 8 MiB tell them
+        // apart), for a CPU whose rep wins there only as one instruction.
+        if (chunk != kNever && unit == 1 && mode < 2 && !opt_.quick) {
+          Candidate whole = c;
+          whole.params.rep_chunk = kNever;
+          variants.push_back(whole);
+        }
         // The same, handing copies that would 4K-alias to the loop (the dst offsets below
         // alias: src is page-aligned).
         if (op_ != Operation::kFill && !opt_.quick) {
@@ -1375,8 +1395,12 @@ class Search {
     for (std::size_t v = 0; v < live.size(); ++v) {
       const CopyParams& p = live[v].params;
       // Handing aliasing copies to the loop is one more branch on every rep call: it must win
-      // by 2% more in total than the plain variant, or the simpler routine is kept.
-      const double extra = p.rep_alias_window.value ? std::log(1.02) : 0;
+      // by 2% more in total than the plain variant, or the simpler routine is kept. One rep
+      // instruction for every length must win by 2% more than rep in pieces: where the
+      // streaming switch (kRepChunk) is off while this runs, the two tie, and in the other
+      // state only the pieces keep their speed.
+      const double extra = (p.rep_alias_window.value ? std::log(1.02) : 0) +
+                           (chunk != kNever && p.rep_chunk.value == kNever ? std::log(1.02) : 0);
       const decide::ThresholdChoice c =
           decide::choose_threshold(l.objective(v), l.check(v), std::log(1.03), std::log(1.03) + extra, true);
       const std::uint64_t stop = c.index != decide::kNoThreshold && c.end < l.sizes.size() ? l.sizes[c.end] : kNever;
@@ -1384,7 +1408,9 @@ class Search {
           (p.rep_aligned_only ? ", only when dst is 64-aligned"
            : p.rep_align_dst  ? ", dst aligned to 64 first"
                               : ", dst as given") +
-          (p.rep_alias_window.value ? ", 4K-aliasing copies to the loop)" : ")") +
+          (p.rep_alias_window.value ? ", 4K-aliasing copies to the loop" : "") +
+          (p.rep_chunk.value != kNever ? ", " + size_label(p.rep_chunk.value) + " pieces)"
+                                       : chunk != kNever ? ", one instruction)" : ")") +
           ", loop time / variant time:" + ladder_lines(l, v) + "\n    -> " +
           (c.index == decide::kNoThreshold ? c.why
                                            : "from " + size_label(l.sizes[c.index]) +
@@ -1398,6 +1424,7 @@ class Search {
         out.params.rep_align_dst = p.rep_align_dst;
         out.params.rep_aligned_only = p.rep_aligned_only;
         out.params.rep_alias_window = p.rep_alias_window;
+        out.params.rep_chunk = p.rep_chunk;
       }
     }
     // Both forms per length: rep with dst aligned first below a length X, rep only for a
@@ -1413,7 +1440,7 @@ class Search {
         const CopyParams& a = live[v1].params;
         const CopyParams& b = live[v2].params;
         if (!a.rep_align_dst || a.rep_aligned_only || !b.rep_aligned_only || a.rep_unit != b.rep_unit ||
-            a.rep_alias_window != b.rep_alias_window || op_ == Operation::kClearPage)
+            a.rep_alias_window != b.rep_alias_window || a.rep_chunk != b.rep_chunk || op_ == Operation::kClearPage)
           continue;
         const double extra = (a.rep_alias_window.value ? std::log(1.02) : 0) + std::log(1.01);
         // From the split on the composite runs b's code (the loop) only where dst is misaligned;
@@ -1446,6 +1473,7 @@ class Search {
           out.params.rep_aligned_only = false;
           out.params.rep_aligned_from = l.sizes[best_x];
           out.params.rep_alias_window = a.rep_alias_window;
+          out.params.rep_chunk = a.rep_chunk;
         }
       }
     const bool found = out.params.rep_threshold.value != kNever;
@@ -1713,7 +1741,7 @@ CopyParams keep_rep_split(CopyParams composite, const CopyParams& winner) {
   if (x == kNever || c.rep_aligned_from.value != kNever || c.rep_aligned_only.value || winner.rep_aligned_only.value)
     return composite;
   if (c.rep_unit.value != winner.rep_unit.value || c.rep_align_dst.value != winner.rep_align_dst.value ||
-      c.rep_alias_window.value != winner.rep_alias_window.value)
+      c.rep_alias_window.value != winner.rep_alias_window.value || c.rep_chunk.value != winner.rep_chunk.value)
     return composite;
   // Not when the composite's first band reaches into the winner's second one (rep_resume, which
   // takes any dst): the split would send a misaligned dst to the loop there. A band starting at

@@ -38,6 +38,9 @@
 //                 to 8 MiB, byte and 8-byte elements, dst as given / aligned to 64 first / rep
 //                 only when aligned, each also with 4K-aliasing copies handed to the loop, and
 //                 the last two split at a ladder size (rep_aligned_from; decide::choose_split);
+//                 every variant moves lengths above 2 MiB in 2 MiB pieces (rep_chunk), and the
+//                 byte forms dst as given / aligned first also as one instruction, which must
+//                 win by 2 % more (not in --quick);
 //   6. beyond the caches: non-temporal stores (one stream, or 2 or 4 page streams; in a 64-byte
 //                 routine also the 32-byte loop, nt_width, one stream or 4) and, where
 //                 the rep band ends in the loop below 64 MiB, rep string instructions again
@@ -159,7 +162,8 @@ Result<TuneResult> tune(const Workload& w, const TuneOptions& opt);
 /// The floor's per-class composite takes its rep band's form (rep_unit, rep_align_dst,
 /// rep_aligned_only, rep_alias_window, rep_aligned_from) from the size class where the band
 /// starts, often a seed, and seeds never split a band. Returns `composite` with `winner`'s
-/// rep_aligned_from where the two forms are otherwise the same, the composite has no split of
+/// rep_aligned_from where the two forms (rep_unit, rep_align_dst, rep_alias_window, rep_chunk)
+/// are otherwise the same, the composite has no split of
 /// its own, the split lies below the composite's rep_stop (a band starting at or above it then
 /// takes rep only for an aligned dst, as the winner does there), and the composite's first band
 /// does not reach past the winner's rep_resume (where the winner's second band takes any dst);

@@ -278,9 +278,11 @@ TEST_CASE("keep_rep_split: the floor's composite keeps the winner's split where 
   CHECK_FALSE(large_lengths_differ(kept, winner, (4u << 20) - 1, 0, 33));
   CHECK(large_lengths_differ(kept, winner, 32768, 0, 0));  // the composite's own start stays
   CHECK(kept.rep_threshold.value == 32768);
-  // Unchanged: another form (element size, dst not aligned first, 4K-aliasing to the loop) ...
+  // Unchanged: another form (element size, dst not aligned first, 4K-aliasing to the loop, rep
+  // in pieces) ...
   for (auto change : {+[](CopyParams& p) { p.rep_unit = 8; }, +[](CopyParams& p) { p.rep_align_dst = false; },
-                      +[](CopyParams& p) { p.rep_alias_window = 64; }, +[](CopyParams& p) { p.rep_aligned_only = true; }}) {
+                      +[](CopyParams& p) { p.rep_alias_window = 64; }, +[](CopyParams& p) { p.rep_aligned_only = true; },
+                      +[](CopyParams& p) { p.rep_chunk = 2u << 20; }}) {
     CopyParams c = comp;
     change(c);
     CHECK(keep_rep_split(c, winner).rep_aligned_from.value == kNever);

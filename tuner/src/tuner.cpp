@@ -514,7 +514,10 @@ class Search {
         comp.params.rep_aligned_only = rep_src->params.rep_aligned_only;
         comp.params.rep_aligned_from = rep_src->params.rep_aligned_from;
         comp.params.rep_alias_window = rep_src->params.rep_alias_window;
-        comp.params.rep_chunk = rep_src->params.rep_chunk;
+        // Pieces or one instruction is the rep stage's call (it timed both at 4 and 8 MiB);
+        // a seed's band (the peers' one instruction) takes the winner's pieces.
+        comp.params.rep_chunk =
+            winner.params.rep_chunk.value != kNever ? winner.params.rep_chunk.value : rep_src->params.rep_chunk.value;
         comp.params = keep_rep_split(comp.params, winner.params);
       }
       const Candidate& last = live[want[groups - 1]];

@@ -17,11 +17,11 @@
 #   -a AOCL_SO AOCL-LibMem as a shared library replacing memcpy, memmove and memset (default:
 #              $COPYSYNTH_AOCL_SO, else build-aocl/libaocl-libmem.so when it exists)
 #   -P W=FILE  the "prof" configuration of workload W: the library of wisdom FILE (repeatable)
-#   -x LIST    the workloads to run, comma-separated (default sqlite,xz,zstd,gzip,true)
+#   -x LIST    the workloads to run, comma-separated (default sqlite,xz,zstd,gzip,perl,true)
 #   -n RUNS    rounds (default 11); each round runs every configuration once, in a rotating order
 #
 # Workloads (tools/real-programs.sh says what each runs; each is also run once per configuration
-# before timing, as a warm-up): sqlite, xz, zstd, gzip, true.
+# before timing, as a warm-up): sqlite, xz, zstd, gzip, perl, true.
 # Prints per workload the median wall time of each configuration (ms) and, for each other
 # configuration, the median over the rounds of its time / glibc's time in the same round (and
 # lib / aocl); < 1 is faster. Needs zstd, xz-utils, sqlite3, gzip (tools/install-deps.sh --test)
@@ -33,7 +33,7 @@ cd "$(dirname "$0")/.."
 runs=11
 wisdom=
 aocl=${COPYSYNTH_AOCL_SO:-}
-workloads=sqlite,xz,zstd,gzip,true
+workloads=sqlite,xz,zstd,gzip,perl,true
 declare -A prof_wisdom=()
 while getopts "n:w:a:P:x:h" opt; do
   case $opt in
@@ -42,8 +42,8 @@ while getopts "n:w:a:P:x:h" opt; do
     a) aocl=$OPTARG ;;
     P)
       case $OPTARG in
-        sqlite=?* | xz=?* | zstd=?* | gzip=?* | true=?*) prof_wisdom[${OPTARG%%=*}]=$(realpath "${OPTARG#*=}") ;;
-        *) echo "bench-preload: -P takes WORKLOAD=WISDOM with WORKLOAD one of sqlite, xz, zstd, gzip, true" >&2; exit 2 ;;
+        sqlite=?* | xz=?* | zstd=?* | gzip=?* | perl=?* | true=?*) prof_wisdom[${OPTARG%%=*}]=$(realpath "${OPTARG#*=}") ;;
+        *) echo "bench-preload: -P takes WORKLOAD=WISDOM with WORKLOAD one of sqlite, xz, zstd, gzip, perl, true" >&2; exit 2 ;;
       esac ;;
     x) workloads=$OPTARG ;;
     *) sed -n '2,31p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
@@ -51,8 +51,8 @@ while getopts "n:w:a:P:x:h" opt; do
 done
 for w in ${workloads//,/ }; do
   case $w in
-    sqlite | xz | zstd | gzip | true) ;;
-    *) echo "bench-preload: unknown workload '$w' in -x (sqlite, xz, zstd, gzip, true)" >&2; exit 2 ;;
+    sqlite | xz | zstd | gzip | perl | true) ;;
+    *) echo "bench-preload: unknown workload '$w' in -x (sqlite, xz, zstd, gzip, perl, true)" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))

@@ -7,10 +7,13 @@
 #   zstd     zstd -d: decompressing 10 MB to /dev/null (few, large copies)
 #   gzip     gzip -d: decompressing 33 MB (the same data three times) to /dev/null: inflate copies
 #            most matches through memcpy (~2.5 M calls, 12 bytes on average)
+#   perl     perl copying an 8 MB string 500 times (a copy-on-write copy, then one byte changed):
+#            ~1000 memmove calls of 8 MB, where the rep and non-temporal classes decide
 #   true     /bin/true: start-up cost alone
-# Source it from the repository root; needs sqlite3, xz-utils, zstd, gzip (tools/install-deps.sh --test).
+# Source it from the repository root; needs sqlite3, xz-utils, zstd, gzip (tools/install-deps.sh
+# --test) and perl (perl-base, Essential in Debian).
 
-real_programs=(sqlite xz zstd gzip true)
+real_programs=(sqlite xz zstd gzip perl true)
 
 # make_program_inputs DIR AUTOTUNE: the compressed inputs in DIR (text, then the autotune binary's
 # bytes as machine code).
@@ -29,6 +32,7 @@ program_command() {
     xz) echo "xz -q -d -c $2/input.xz >/dev/null" ;;
     zstd) echo "zstd -q -d -c $2/input.zst >/dev/null" ;;
     gzip) echo "gzip -d -c $2/input.gz >/dev/null" ;;
+    perl) echo "perl -e 'my \$x = \"a\" x 8e6; for (1..500) { my \$y = \$x; substr(\$y, 0, 1, \"b\") }'" ;;
     true) echo "/bin/true" ;;
     *) return 1 ;;
   esac

@@ -186,8 +186,8 @@ struct RepChunk {
       "of at most this many bytes (the last piece takes the rest), so no one instruction's count "
       "reaches a count at which the CPU switches rep to a streaming protocol that leaves the data "
       "outside the caches (AMD family 26 guest, from a count of exactly 4 MiB, part of the time: "
-      "rep stosb 117 -> 38 GB/s, rep movsb 56 -> 34; in 2 MiB pieces 117 and 55-59 while the "
-      "switch was on; docs/performance.md, eleventh round). Multiples of 4096 keep a 64-byte "
+      "rep stosb 117 -> 38 GB/s, rep movsb 56 -> 34; in 2 MiB pieces 108-119 and, at 4-8 MiB, "
+      "54-59 while the switch was on; docs/performance.md, eleventh round). Multiples of 4096 keep a 64-byte "
       "aligned dst aligned. \"never\" = one instruction. No effect without a rep class; not for "
       "clear_page";
   static constexpr type def = kNever;

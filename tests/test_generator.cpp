@@ -503,6 +503,32 @@ TEST_CASE("rep_chunk: a multiple of 4096 up to 2^30, not for clear_page; the pla
   CHECK(*assemble(plan_for(wide)) == *assemble(plan_for(none)));
   CHECK_FALSE(contains(to_string(plan_for(wide)), "in pieces"));
   CHECK(*assemble(plan) != *assemble(plan_for(none)));
+  // A class starting above two pieces: its first two piece boundaries are edges.
+  CopyParams high = p;
+  high.rep_threshold = 3 * 65536 + 4096;
+  const auto high_edges = plan_edges(plan_for(high));
+  CHECK(std::count(high_edges.begin(), high_edges.end(), 4u * 65536) == 1);
+  CHECK(std::count(high_edges.begin(), high_edges.end(), 5u * 65536) == 1);
+  CHECK(std::count(high_edges.begin(), high_edges.end(), 65536u) == 0);
+  // A hand-built plan with a piece outside the domain never reaches the emitter.
+  for (std::uint64_t bad : {std::uint64_t{0}, std::uint64_t{100}, std::uint64_t{1} << 31}) {
+    CopyPlan broken = plan;
+    broken.params.rep_chunk = bad;
+    const Status st = check_plan(broken);
+    REQUIRE_FALSE(st.ok());
+    CHECK(contains(st.error().message, "rep_chunk must be a multiple of 4096"));
+    CHECK_FALSE(assemble(broken).ok());
+  }
+  // Idle pieces (no rep class reaches past one) are dropped; used ones kept.
+  CHECK(without_idle_rep_chunk(wide).rep_chunk.value == kNever);
+  CHECK(without_idle_rep_chunk(p).rep_chunk.value == 65536u);
+  CHECK(without_idle_rep_chunk(none) == none);
+  // The lengths where pieces run other code than one instruction: above one piece only.
+  CHECK_FALSE(large_lengths_differ(p, none, 65536, 0, 0));
+  CHECK(large_lengths_differ(p, none, 65537, 0, 0));
+  CHECK(large_lengths_differ(p, wide, 65537, 0, 0));  // 64 KiB pieces against 1 MiB ones
+  CHECK(first_large_difference(p, none) == 65537u);
+  CHECK(first_large_difference(wide, none) == kNever);  // the class ends below 1 MiB + 1
 }
 
 TEST_CASE("validate: nt_width 32 needs vector_width 64; other widths are out of its domain") {

@@ -7,8 +7,8 @@
 #   shim      LD_PRELOAD=libcopysynth-preload.so with the wisdom
 #   record    the same, recording (COPYSYNTH_PROFILE)
 #   rec-sys   the shim recording without wisdom (glibc's routines serve the calls)
-# Workloads: the programs of tools/real-programs.sh (sqlite3, xz -d, zstd -d, gzip -d, /bin/true:
-# start-up and the record at exit alone), on the same inputs as tools/bench-preload.sh.
+# Workloads: the programs of tools/real-programs.sh (sqlite3, xz -d, zstd -d, gzip -d, perl,
+# /bin/true: start-up and the record at exit alone), on the same inputs as tools/bench-preload.sh.
 #
 # Usage: tools/bench-profile.sh [-n RUNS] -w WISDOM [BUILD_DIR]
 #   BUILD_DIR  a Release build (default build/) with api/libcopysynth-preload.so and tools/autotune

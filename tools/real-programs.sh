@@ -8,7 +8,7 @@
 #   gzip     gzip -d: decompressing 33 MB (the same data three times) to /dev/null: inflate copies
 #            most matches through memcpy (~2.5 M calls, 12 bytes on average)
 #   perl     perl copying an 8 MB string 500 times (a copy-on-write copy, then one byte changed):
-#            ~1000 memmove calls of 8 MB, where the rep and non-temporal classes decide
+#            501 memmove calls of 8 MB (the shim's count), where the rep and non-temporal classes decide
 #   true     /bin/true: start-up cost alone
 # Source it from the repository root; needs sqlite3, xz-utils, zstd, gzip (tools/install-deps.sh
 # --test) and perl (perl-base, Essential in Debian).

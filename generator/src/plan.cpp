@@ -71,6 +71,10 @@ Status check_class(const CopyPlan& plan, const char* which, std::size_t i, const
       break;
     case Strategy::kRepString:
       if (c.lo < 4 * V) return class_error(which, i, c, "the rep class must lie above the loop's start");
+      // rep_pieces() (emit.cpp) takes the piece as an imm32 and a whole number of qwords.
+      if (const std::uint64_t k = plan.params.rep_chunk.value;
+          k != kNever && (k < 4096 || k % 4096 != 0 || k > (std::uint64_t{1} << 30)))
+        return class_error(which, i, c, "rep_chunk must be a multiple of 4096 up to 2^30, or never");
       if (plan.params.rep_align_dst && c.lo < 64)
         return class_error(which, i, c, "rep movsb with dst alignment needs n >= 64");
       break;
@@ -149,10 +153,11 @@ std::vector<std::uint64_t> plan_edges(const CopyPlan& plan) {
     // Inside a rep class, a dst not 64-byte aligned takes the loop from rep_aligned_from on.
     if (const std::uint64_t from = rep_aligned_from_in(p, c); from != kNever && from > c.lo && from <= c.hi)
       e.push_back(from);
-    // rep_chunk: one and two whole pieces (rep_align_dst's head moves them up by 1..64 bytes,
-    // within the edge radius), where the piece loop first runs and first runs again.
+    // rep_chunk: the first two multiples of a piece above the class's start (one and two whole
+    // pieces in a class that starts below one; rep_align_dst's head moves them up by 1..64
+    // bytes, within the edge radius), where the piece loop first runs and first runs again.
     if (c.strategy == Strategy::kRepString && p.rep_chunk.value != kNever)
-      for (std::uint64_t k = 1; k <= 2; ++k)
+      for (std::uint64_t k = c.lo / p.rep_chunk.value + 1, j = 0; j < 2; ++k, ++j)
         if (const std::uint64_t n = k * p.rep_chunk.value; n > c.lo && n <= c.hi) e.push_back(n);
   }
   return e;

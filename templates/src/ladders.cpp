@@ -166,8 +166,14 @@ bool differ_at(const CopyPlan& pa, const CopyPlan& pb, std::uint64_t n, std::uin
   const CopyParams& b = pb.params;
   // Both run rep here: a guard that did not send this copy to the loop (an aligned dst, no
   // 4K aliasing) is a compare, not other code.
-  if (ca.strategy == Strategy::kRepString)
-    return a.rep_unit.value != b.rep_unit.value || a.rep_align_dst.value != b.rep_align_dst.value;
+  if (ca.strategy == Strategy::kRepString) {
+    // rep_chunk: pieces from one piece on (rep_pieces(), emit.cpp), one instruction below.
+    const auto piece = [n](const CopyParams& p) {
+      return p.rep_chunk.value != kNever && n > p.rep_chunk.value ? p.rep_chunk.value : kNever;
+    };
+    return a.rep_unit.value != b.rep_unit.value || a.rep_align_dst.value != b.rep_align_dst.value ||
+           piece(a) != piece(b);
+  }
   if (ca.strategy == Strategy::kNonTemporalLoop)
     return a.nt_pages.value != b.nt_pages.value || a.nt_width.value != b.nt_width.value;
   return false;
@@ -178,6 +184,15 @@ bool differ_at(const CopyPlan& pa, const CopyPlan& pb, std::uint64_t n, std::uin
 bool large_lengths_differ(const CopyParams& a, const CopyParams& b, std::uint64_t n, std::uint32_t src_offset,
                           std::uint32_t dst_offset) {
   return differ_at(vector_ladder(a), vector_ladder(b), n, src_offset, dst_offset);
+}
+
+CopyParams without_idle_rep_chunk(CopyParams p) {
+  const std::uint64_t k = p.rep_chunk.value;
+  if (k == kNever || p.operation.value == Operation::kClearPage) return p;
+  for (const SizeClass& c : vector_ladder(p).classes)
+    if (c.strategy == Strategy::kRepString && c.hi > k) return p;
+  p.rep_chunk = kNever;
+  return p;
 }
 
 std::uint64_t first_large_difference(const CopyParams& a, const CopyParams& b) {
@@ -192,6 +207,9 @@ std::uint64_t first_large_difference(const CopyParams& a, const CopyParams& b) {
   // ... and where a rep class starts to take only an aligned dst.
   for (const CopyParams* p : {&a, &b})
     if (p->rep_aligned_from.value != kNever) starts.push_back(p->rep_aligned_from.value);
+  // ... and where rep starts to run in pieces.
+  for (const CopyParams* p : {&a, &b})
+    if (p->rep_chunk.value != kNever) starts.push_back(p->rep_chunk.value + 1);
   std::sort(starts.begin(), starts.end());
   std::vector<std::array<std::uint32_t, 2>> placements{{0, 0}, {2048, 1}, {4095, 0}, {0, 1}};  // {src, dst} offsets
   for (const CopyParams* p : {&a, &b})

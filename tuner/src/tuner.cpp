@@ -164,6 +164,13 @@ class Search {
     if (!time_left()) say("budget of " + fmt("%.0f", opt_.budget_seconds) + " s reached; keeping the best so far");
     // The floor: before anything is written, the winner against every peer, whatever the budget.
     if (!w_.is_distribution() && op_ != Operation::kClearPage) best = floor_stage(best);
+    // Pieces no rep class reaches change no byte: left out, so the wisdom file stays readable
+    // by builds older than rep_chunk (the routine is verified again, as any new candidate).
+    {
+      Candidate plain = best;
+      plain.params = without_idle_rep_chunk(best.params);
+      if (plain.params != best.params && get(plain)) best = plain;
+    }
 
     // ---- final measurement ------------------------------------------------------------------
     const Routine* winner = get(best);
@@ -247,6 +254,7 @@ class Search {
     plain.params.rep_stop = kNever;
     plain.params.rep_resume = kNever;
     plain.params.rep_aligned_from = kNever;  // the peers' rep takes any dst
+    plain.params.rep_chunk = kNever;         // ... as one instruction
     plain.params.nt_threshold = kNever;
     plain.params.nt_width = 0;  // the seeds' own widths (a 32-byte routine has no narrower loop)
     plain.params.prefetch_distance = 0;
@@ -361,7 +369,8 @@ class Search {
       c.params.rep_threshold = kNever;
       c.params.rep_stop = kNever;
       c.params.rep_resume = kNever;
-      c.params.rep_aligned_from = kNever;  // no rep class: the field would change no code
+      c.params.rep_aligned_from = kNever;  // no rep class: the fields would change no code
+      c.params.rep_chunk = kNever;
       alt.emplace_back("the winner without rep", c);
     }
     if (winner.params.nt_threshold.value != kNever) {
@@ -514,8 +523,8 @@ class Search {
         comp.params.rep_aligned_only = rep_src->params.rep_aligned_only;
         comp.params.rep_aligned_from = rep_src->params.rep_aligned_from;
         comp.params.rep_alias_window = rep_src->params.rep_alias_window;
-        // Pieces or one instruction is the rep stage's call (it timed both at 4 and 8 MiB);
-        // a seed's band (the peers' one instruction) takes the winner's pieces.
+        // Pieces or one instruction is the rep stage's call (it timed both from 2 MiB on); a
+        // seed's band (seeds(): the peers' one instruction) takes the winner's pieces.
         comp.params.rep_chunk =
             winner.params.rep_chunk.value != kNever ? winner.params.rep_chunk.value : rep_src->params.rep_chunk.value;
         comp.params = keep_rep_split(comp.params, winner.params);
@@ -1365,8 +1374,9 @@ class Search {
         c.params.rep_alias_window = 0;
         c.params.rep_chunk = chunk;
         variants.push_back(c);
-        // The same as one instruction whatever the length (the ladder's 4 and 8 MiB tell them
-        // apart), for a CPU whose rep wins there only as one instruction.
+        // The same as one instruction whatever the length (the ladder's sizes from 2 MiB on,
+        // timed one page past, tell them apart), for a CPU whose rep wins there only as one
+        // instruction.
         if (chunk != kNever && unit == 1 && mode < 2 && !opt_.quick) {
           Candidate whole = c;
           whole.params.rep_chunk = kNever;
@@ -1479,6 +1489,7 @@ class Search {
           out.params.rep_chunk = a.rep_chunk;
         }
       }
+    out.params = without_idle_rep_chunk(out.params);  // a band within one piece: no pieces
     const bool found = out.params.rep_threshold.value != kNever;
     const std::string line =
         name + " threshold: " +

@@ -105,9 +105,9 @@ std::uint32_t head_tail_unit(const CopyParams& p, std::uint32_t vec, std::uint32
 std::uint64_t rep_aligned_from_in(const CopyParams& p, const SizeClass& c);
 
 /// Every length where behaviour changes: each class's lo and hi+1 (below 2^64-1), and
-/// rep_aligned_from where it splits a rep class, and in a rep class with rep_chunk one and two
-/// whole pieces (rep_chunk, 2 x rep_chunk) where they lie inside it. Verification tests each
-/// edge ±72.
+/// rep_aligned_from where it splits a rep class, and in a rep class with rep_chunk the first two
+/// multiples of rep_chunk above its start that lie inside it (rep_chunk and 2 x rep_chunk in a
+/// class starting below one piece). Verification tests each edge ±72.
 std::vector<std::uint64_t> plan_edges(const CopyPlan& plan);
 
 /// The ladder on one page: a title line, then one line per class, e.g.

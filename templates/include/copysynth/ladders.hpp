@@ -89,8 +89,9 @@ Result<CopyPlan> make_plan(const CopyParams& p, const IsaFeatures& target,
 /// inside a rep class, the prefetching loop instead where rep_aligned_only (or rep_aligned_from
 /// at or below n in the first rep band: rep_aligned_from_in) meets a dst not 64-byte aligned or rep_alias_window a copy that would 4K-alias
 /// (0 < (dst - src) mod 4096 < window; not for fill); inside a loop class, the loop without
-/// prefetch below prefetch_min; and where both run rep, its form (rep_unit, rep_align_dst: a
-/// guard that let the copy through is one compare, not other code), for the non-temporal loop
+/// prefetch below prefetch_min; and where both run rep, its form (rep_unit, rep_align_dst, and
+/// whether n > rep_chunk runs it in pieces of which size: a guard that let the copy through is
+/// one compare, not other code), for the non-temporal loop
 /// in both, nt_pages and nt_width. The other fields
 /// are not compared: for parameter sets with different kernels the answer says nothing. Not for
 /// clear_page (one length). The floor judges a threshold only where it acts (tuner/src/tuner.cpp).
@@ -101,6 +102,11 @@ bool large_lengths_differ(const CopyParams& a, const CopyParams& b, std::uint64_
 /// placement (dst aligned or not, 4K-aliasing or not); kNever when there is none (the two run
 /// the same code at every length and placement).
 std::uint64_t first_large_difference(const CopyParams& a, const CopyParams& b);
+
+/// `p` with rep_chunk "never" when no rep class of its ladder reaches past one piece: the field
+/// then changes no byte, and a wisdom file without it is read by builds older than the field
+/// (params.hpp, written_at_default). `p` unchanged otherwise.
+CopyParams without_idle_rep_chunk(CopyParams p);
 
 /// Names of the available ladders.
 std::vector<std::string> ladder_names();

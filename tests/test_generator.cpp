@@ -519,6 +519,10 @@ TEST_CASE("rep_chunk: a multiple of 4096 up to 2^30, not for clear_page; the pla
     CHECK(contains(st.error().message, "rep_chunk must be a multiple of 4096"));
     CHECK_FALSE(assemble(broken).ok());
   }
+  // rep_chunk_in: the piece where the rep class reaches past one, never elsewhere.
+  for (const SizeClass& c : plan.classes)
+    CHECK(rep_chunk_in(p, c) == (c.strategy == Strategy::kRepString ? 65536u : kNever));
+  for (const SizeClass& c : plan_for(wide).classes) CHECK(rep_chunk_in(wide, c) == kNever);
   // Idle pieces (no rep class reaches past one) are dropped; used ones kept.
   CHECK(without_idle_rep_chunk(wide).rep_chunk.value == kNever);
   CHECK(without_idle_rep_chunk(p).rep_chunk.value == 65536u);

@@ -1061,9 +1061,8 @@ class RoutineEmitter {
       if (fill()) q ? a_.rep().stosq() : a_.rep().stosb();
       else q ? a_.rep().movsq() : a_.rep().movsb();
     };
-    const std::uint64_t chunk = p_.rep_chunk.value;
-    if (chunk != kNever && c.hi > chunk) {
-      // validate(): a multiple of 4096 up to 2^30, so an imm32 and a whole number of qwords.
+    if (const std::uint64_t chunk = rep_chunk_in(p_, c); chunk != kNever) {
+      // check_plan(): a multiple of 4096 up to 2^30, so an imm32 and a whole number of qwords.
       const int32_t bytes = static_cast<int32_t>(chunk);
       Label piece = a_.newLabel(), rest = a_.newLabel();
       comment("rep_chunk: more than " + std::to_string(chunk) + " B left: one rep per " +

@@ -144,6 +144,11 @@ std::uint64_t rep_aligned_from_in(const CopyParams& p, const SizeClass& c) {
   return c.lo < p.rep_stop.value ? p.rep_aligned_from.value : kNever;
 }
 
+std::uint64_t rep_chunk_in(const CopyParams& p, const SizeClass& c) {
+  const std::uint64_t k = p.rep_chunk.value;
+  return c.strategy == Strategy::kRepString && k != kNever && c.hi > k ? k : kNever;
+}
+
 std::vector<std::uint64_t> plan_edges(const CopyPlan& plan) {
   std::vector<std::uint64_t> e;
   const CopyParams& p = plan.params;
@@ -156,9 +161,9 @@ std::vector<std::uint64_t> plan_edges(const CopyPlan& plan) {
     // rep_chunk: the first two multiples of a piece above the class's start (one and two whole
     // pieces in a class that starts below one; rep_align_dst's head moves them up by 1..64
     // bytes, within the edge radius), where the piece loop first runs and first runs again.
-    if (c.strategy == Strategy::kRepString && p.rep_chunk.value != kNever)
-      for (std::uint64_t k = c.lo / p.rep_chunk.value + 1, j = 0; j < 2; ++k, ++j)
-        if (const std::uint64_t n = k * p.rep_chunk.value; n > c.lo && n <= c.hi) e.push_back(n);
+    if (const std::uint64_t piece = rep_chunk_in(p, c); piece != kNever)
+      for (std::uint64_t k = c.lo / piece + 1, j = 0; j < 2; ++k, ++j)
+        if (const std::uint64_t n = k * piece; n > c.lo && n <= c.hi) e.push_back(n);
   }
   return e;
 }
@@ -234,8 +239,8 @@ std::string describe_class(const CopyPlan& plan, const SizeClass& c) {
         << (p.rep_unit.value == 8 ? " + overlapping 8-byte tail" : "")
         << (p.rep_align_dst && p.operation.value != Operation::kClearPage ? " after aligning dst to 64" : "");
       // rep_chunk: one instruction per piece (emit.cpp, rep_pieces).
-      if (p.rep_chunk.value != kNever && c.hi > p.rep_chunk.value)
-        o << ", in pieces of at most " << p.rep_chunk.value << " bytes";
+      if (const std::uint64_t piece = rep_chunk_in(p, c); piece != kNever)
+        o << ", in pieces of at most " << piece << " bytes";
       // rep_aligned_only, or rep_aligned_from at or inside this class (emit.cpp, rep_string).
       if (const std::uint64_t from = rep_aligned_from_in(p, c); from != kNever) {
         if (from <= c.lo) o << "; the loop when dst is not 64-byte aligned";

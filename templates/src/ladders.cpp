@@ -187,10 +187,9 @@ bool large_lengths_differ(const CopyParams& a, const CopyParams& b, std::uint64_
 }
 
 CopyParams without_idle_rep_chunk(CopyParams p) {
-  const std::uint64_t k = p.rep_chunk.value;
-  if (k == kNever || p.operation.value == Operation::kClearPage) return p;
+  if (p.rep_chunk.value == kNever || p.operation.value == Operation::kClearPage) return p;
   for (const SizeClass& c : vector_ladder(p).classes)
-    if (c.strategy == Strategy::kRepString && c.hi > k) return p;
+    if (rep_chunk_in(p, c) != kNever) return p;
   p.rep_chunk = kNever;
   return p;
 }

@@ -104,6 +104,13 @@ std::uint32_t head_tail_unit(const CopyParams& p, std::uint32_t vec, std::uint32
 /// describe_class() and templates' large_lengths_differ() all ask this.
 std::uint64_t rep_aligned_from_in(const CopyParams& p, const SizeClass& c);
 
+/// The piece (bytes) in which the rep class `c` of a plan with params `p` runs its longer
+/// lengths: rep_chunk when some length of `c` exceeds one piece (c.hi > rep_chunk), kNever
+/// otherwise (one rep instruction for every length) and for a class that is not rep. emit()
+/// (rep_pieces), plan_edges(), describe_class() and templates' without_idle_rep_chunk() all
+/// ask this.
+std::uint64_t rep_chunk_in(const CopyParams& p, const SizeClass& c);
+
 /// Every length where behaviour changes: each class's lo and hi+1 (below 2^64-1), and
 /// rep_aligned_from where it splits a rep class, and in a rep class with rep_chunk the first two
 /// multiples of rep_chunk above its start that lie inside it (rep_chunk and 2 x rep_chunk in a

@@ -332,6 +332,26 @@ TEST_CASE("rep_chunk (rep in pieces) assembles to exactly the JIT bytes") {
   CHECK(checked == 6);
 }
 
+TEST_CASE("rep_aligned_mutual (rep only for mutually aligned buffers) assembles to exactly the JIT bytes") {
+  // Not in asm_grid(): the golden hashes are keyed on the grid's plans.
+  require_tools();
+  TempDir dir;
+  int checked = 0;
+  for (Operation op : {Operation::kMemcpy, Operation::kMemmove})
+    for (bool split : {false, true}) {
+      CopyParams p;
+      p.operation = op;
+      p.vector_width = 32;
+      p.rep_threshold = 16384;
+      p.rep_aligned_only = !split;
+      p.rep_aligned_from = split ? 262144 : kNever;
+      p.rep_aligned_mutual = true;
+      check_round_trip(dir, p, "ram_" + std::to_string(checked));
+      ++checked;
+    }
+  CHECK(checked == 4);
+}
+
 TEST_CASE("mask_shift (the masked class's page-crossing path moved back) assembles to exactly the JIT bytes") {
   // Not in asm_grid(): the golden hashes are keyed on the grid's plans.
   require_tools();

@@ -89,7 +89,7 @@ const SizeClass* class_of(const CopyPlan& plan, std::uint64_t n) {
 TEST_CASE("param_field_names lists every CopyParams field in declaration order") {
   const std::vector<std::string> expected{"operation",     "vector_width",  "unroll",
                                           "prefetch_distance", "prefetch_hint", "prefetch_min", "nt_threshold",
-                                          "rep_threshold", "rep_stop", "rep_resume", "rep_chunk", "rep_unit", "rep_align_dst", "rep_aligned_only", "rep_aligned_from", "alias_window", "rep_alias_window", "nt_pages", "nt_width", "loop_pipeline", "shift_realign", "loop_align",
+                                          "rep_threshold", "rep_stop", "rep_resume", "rep_chunk", "rep_unit", "rep_align_dst", "rep_aligned_only", "rep_aligned_from", "rep_aligned_mutual", "alias_window", "rep_alias_window", "nt_pages", "nt_width", "loop_pipeline", "shift_realign", "loop_align",
                                           "nop_form", "register_bank", "head_tail_width", "head_tail_max", "mask_max", "mask_shift"};
   CHECK(param_field_names() == expected);
 }
@@ -114,10 +114,12 @@ TEST_CASE("CopyParams JSON round trip") {
     const CopyParams p;
     const json j = to_json(p);
     REQUIRE(j.is_object());
-    // prefetch_min, rep_resume, rep_aligned_from, nt_width, mask_shift and rep_chunk are left
-    // out at their defaults: readers older than the fields refuse unknown keys.
-    CHECK(j.size() == param_field_names().size() - 6);
+    // prefetch_min, rep_resume, rep_aligned_from, nt_width, mask_shift, rep_chunk and
+    // rep_aligned_mutual are left out at their defaults: readers older than the fields refuse
+    // unknown keys.
+    CHECK(j.size() == param_field_names().size() - 7);
     CHECK_FALSE(j.contains("rep_chunk"));
+    CHECK_FALSE(j.contains("rep_aligned_mutual"));
     CHECK_FALSE(j.contains("rep_aligned_from"));
     CHECK_FALSE(j.contains("prefetch_min"));
     CHECK_FALSE(j.contains("rep_resume"));
@@ -141,6 +143,9 @@ TEST_CASE("CopyParams JSON round trip") {
     CHECK(*params_from_json(to_json(r)) == r);
     r.rep_chunk = 2 << 20;
     CHECK(to_json(r)["rep_chunk"] == 2 << 20);
+    CHECK(*params_from_json(to_json(r)) == r);
+    r.rep_aligned_mutual = true;
+    CHECK(to_json(r)["rep_aligned_mutual"] == true);
     CHECK(*params_from_json(to_json(r)) == r);
     CHECK(*params_from_json(j) == p);
     CHECK(j["operation"] == "memcpy");
@@ -524,9 +529,9 @@ TEST_CASE("rep_chunk: a multiple of 4096 up to 2^30, not for clear_page; the pla
     CHECK(rep_chunk_in(p, c) == (c.strategy == Strategy::kRepString ? 65536u : kNever));
   for (const SizeClass& c : plan_for(wide).classes) CHECK(rep_chunk_in(wide, c) == kNever);
   // Idle pieces (no rep class reaches past one) are dropped; used ones kept.
-  CHECK(without_idle_rep_chunk(wide).rep_chunk.value == kNever);
-  CHECK(without_idle_rep_chunk(p).rep_chunk.value == 65536u);
-  CHECK(without_idle_rep_chunk(none) == none);
+  CHECK(without_idle_rep_fields(wide).rep_chunk.value == kNever);
+  CHECK(without_idle_rep_fields(p).rep_chunk.value == 65536u);
+  CHECK(without_idle_rep_fields(none) == none);
   // The lengths where pieces run other code than one instruction: above one piece only.
   CHECK_FALSE(large_lengths_differ(p, none, 65536, 0, 0));
   CHECK(large_lengths_differ(p, none, 65537, 0, 0));
@@ -1455,6 +1460,62 @@ TEST_CASE("rep_aligned_from: rep for any dst below it, for a 64-aligned dst only
         described = describe_class(plan, k).find("from 1048576 bytes the loop when dst is not 64-byte aligned") !=
                     std::string::npos;
     CHECK(described);
+  }
+}
+
+TEST_CASE("rep_aligned_mutual: the rep class's alignment test is (dst - src) mod 64, for copies only") {
+  const IsaFeatures all = IsaFeatures::for_level(IsaLevel::kAVX512);
+  for (Operation op : {Operation::kMemcpy, Operation::kMemmove}) {
+    CAPTURE(name_of(op));
+    CopyParams a = params_w(32);
+    a.operation = op;
+    a.rep_threshold = 32768;
+    a.nt_threshold = 16 << 20;
+    a.rep_aligned_only = true;
+    CopyParams m = a;
+    m.rep_aligned_mutual = true;
+    REQUIRE(validate(m, all).ok());
+    // Both 16 bytes off 64 (malloc's buffers): rep under m, the loop under a.
+    CHECK(large_lengths_differ(a, m, 1 << 20, 16, 16));
+    CHECK(large_lengths_differ(a, m, 1 << 20, 4095, 0));     // dst aligned, src not: a rep, m the loop
+    CHECK_FALSE(large_lengths_differ(a, m, 1 << 20, 0, 0));   // both aligned: rep in both
+    CHECK_FALSE(large_lengths_differ(a, m, 1 << 20, 0, 1));   // dst 1 off a page-aligned src: the loop
+    CHECK_FALSE(large_lengths_differ(a, m, 1 << 20, 2048, 33));
+    CHECK(first_large_difference(a, m) == 32768);
+    // Other code, and the plan says which test.
+    CHECK(*assemble(plan_for(a)) != *assemble(plan_for(m)));
+    CHECK(contains(to_string(plan_for(m)), "the loop when dst and src are not mutually 64-byte aligned"));
+    CHECK_FALSE(contains(to_string(plan_for(a)), "mutually"));
+    // With a split (rep_aligned_from) the test applies from the split on.
+    CopyParams split = m;
+    split.rep_aligned_only = false;
+    split.rep_aligned_from = 1 << 20;
+    CHECK_FALSE(large_lengths_differ(split, m, (1 << 20) - 1, 0, 0));
+    CHECK(large_lengths_differ(split, m, (1 << 20) - 1, 0, 1));  // below the split: rep for any dst
+    CHECK_FALSE(large_lengths_differ(split, m, 1 << 20, 0, 1));
+    CHECK_FALSE(large_lengths_differ(split, m, 1 << 20, 16, 16));
+    CHECK(contains(to_string(plan_for(split)), "from 1048576 bytes the loop when dst and src are not mutually"));
+    // Without a test (neither rep_aligned_only nor rep_aligned_from) it changes no byte, and is
+    // dropped from a winner (without_idle_rep_fields); with one it stays.
+    CopyParams idle = m;
+    idle.rep_aligned_only = false;
+    CopyParams plain = a;
+    plain.rep_aligned_only = false;
+    CHECK(*assemble(plan_for(idle)) == *assemble(plan_for(plain)));
+    CHECK(without_idle_rep_fields(idle) == plain);
+    CHECK(without_idle_rep_fields(m) == m);
+    CHECK(without_idle_rep_fields(split) == split);
+  }
+  // Fill and clear_page have no src: refused, with what to do.
+  for (Operation op : {Operation::kFill, Operation::kClearPage}) {
+    CopyParams f;
+    f.operation = op;
+    f.rep_aligned_mutual = true;
+    const Status st = validate(f, all);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().code == ErrorCode::kInvalidParams);
+    CHECK(contains(st.error().message, "rep_aligned_mutual = true does not apply to"));
+    CHECK(contains(st.error().message, "use false"));
   }
 }
 

@@ -278,6 +278,15 @@ TEST_CASE("keep_rep_split: the floor's composite keeps the winner's split where 
   CHECK_FALSE(large_lengths_differ(kept, winner, (4u << 20) - 1, 0, 33));
   CHECK(large_lengths_differ(kept, winner, 32768, 0, 0));  // the composite's own start stays
   CHECK(kept.rep_threshold.value == 32768);
+  CHECK_FALSE(kept.rep_aligned_mutual.value);
+  // The split's test goes with it: a winner testing dst against src (rep_aligned_mutual).
+  CopyParams mutual = winner;
+  mutual.rep_aligned_mutual = true;
+  const CopyParams kept_mutual = keep_rep_split(comp, mutual);
+  CHECK(kept_mutual.rep_aligned_from.value == (1u << 20));
+  CHECK(kept_mutual.rep_aligned_mutual.value);
+  CHECK_FALSE(large_lengths_differ(kept_mutual, mutual, 1u << 20, 16, 16));  // rep, as the winner
+  CHECK(large_lengths_differ(kept, mutual, 1u << 20, 16, 16));
   // Unchanged: another form (element size, dst not aligned first, 4K-aliasing to the loop, rep
   // in pieces) ...
   for (auto change : {+[](CopyParams& p) { p.rep_unit = 8; }, +[](CopyParams& p) { p.rep_align_dst = false; },

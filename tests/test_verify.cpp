@@ -66,6 +66,8 @@ TEST_CASE("every operation x width x unroll x threshold x NOP form passes the su
           // masked class and the high register bank.
           if (w >= 32 && t % 3 == 1) p.head_tail_width = w / 2;
           if (t % 4 == 1) p.rep_aligned_only = true;
+          // The rep class's test against src instead (rep_aligned_mutual), in half of those.
+          if (copy_op(op) && t % 8 == 5) p.rep_aligned_mutual = true;
           if (op == Operation::kMemcpy && w == 8 && t % 2 == 0) p.shift_realign = true;
           if (copy_op(op) && t % 3 == 2) p.alias_window = 64u << (t % 5 ? 2 : 0);
           if (copy_op(op) && t % 4 == 1) p.rep_alias_window = t % 8 == 1 ? 64 : 1024;

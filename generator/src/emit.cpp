@@ -973,7 +973,7 @@ class RoutineEmitter {
   /// and aligning dst up to 64. memmove takes the loop instead when the buffers overlap; with
   /// rep_aligned_only a misaligned dst takes the loop; with rep_aligned_from the same for the
   /// first band's lengths from there on (rep_aligned_from_in(); class `c`: a split inside it
-  /// costs one compare); with
+  /// costs one compare); with rep_aligned_mutual "misaligned" is (dst - src) mod 64 != 0; with
   /// rep_alias_window a copy that would 4K-alias takes the loop class.
   void rep_string(const SizeClass& c) {
     const bool clear = op_ == Operation::kClearPage;
@@ -981,15 +981,24 @@ class RoutineEmitter {
     if (from != kNever && from <= c.hi) {
       Label any = a_.newLabel();
       const bool split = from > c.lo;
+      // rep_aligned_mutual (copies; validate()): src and dst at the same offset from 64.
+      const bool mutual = p_.rep_aligned_mutual && !fill() && !clear;
+      const std::string when = mutual ? "(dst - src) mod 64 == 0" : "dst is 64-byte aligned";
       if (split) {
-        comment("n >= " + std::to_string(from) + ": rep only when dst is 64-byte aligned; else the loop");
+        comment("n >= " + std::to_string(from) + ": rep only when " + when + "; else the loop");
         cmp_n(from);
         a_.jb(any);
       } else {
-        comment("rep only when dst is 64-byte aligned; else the loop");
+        comment("rep only when " + when + "; else the loop");
       }
       need_loop_entry_ = true;
-      a_.test(x86::dil, 63);
+      if (mutual) {
+        a_.mov(x86::ecx, x86::edi);
+        a_.sub(x86::ecx, x86::esi);
+        a_.test(x86::cl, 63);
+      } else {
+        a_.test(x86::dil, 63);
+      }
       a_.jnz(loop_entry_);
       if (split) bind(any, "rep_any_dst");
     }

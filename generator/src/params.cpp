@@ -185,6 +185,10 @@ Status validate(const CopyParams& p, const IsaFeatures& target) {
     return make_error(ErrorCode::kInvalidParams,
                       "rep_aligned_from = " + std::to_string(p.rep_aligned_from.value) +
                           " does not apply to clear_page (one page-aligned length): use \"never\"");
+  if (stores_only && p.rep_aligned_mutual)
+    return make_error(ErrorCode::kInvalidParams,
+                      "rep_aligned_mutual = true does not apply to " + std::string(name_of(p.operation.value)) +
+                          " (it has no src; rep_aligned_only tests dst): use false");
   if (p.rep_chunk.value != kNever && p.operation.value == Operation::kClearPage)
     return make_error(ErrorCode::kInvalidParams,
                       "rep_chunk = " + std::to_string(p.rep_chunk.value) +

@@ -243,8 +243,11 @@ std::string describe_class(const CopyPlan& plan, const SizeClass& c) {
         o << ", in pieces of at most " << piece << " bytes";
       // rep_aligned_only, or rep_aligned_from at or inside this class (emit.cpp, rep_string).
       if (const std::uint64_t from = rep_aligned_from_in(p, c); from != kNever) {
-        if (from <= c.lo) o << "; the loop when dst is not 64-byte aligned";
-        else if (from <= c.hi) o << "; from " << from << " bytes the loop when dst is not 64-byte aligned";
+        // rep_aligned_mutual: the test is (dst - src) mod 64 (copies; emit.cpp, rep_string).
+        const char* when = p.rep_aligned_mutual && !fill ? "dst and src are not mutually 64-byte aligned"
+                                                         : "dst is not 64-byte aligned";
+        if (from <= c.lo) o << "; the loop when " << when;
+        else if (from <= c.hi) o << "; from " << from << " bytes the loop when " << when;
       }
       if (p.operation.value == Operation::kMemmove) o << "; the backward loop when dst - src < n";
       if (p.rep_alias_window.value && !fill) o << "; the loop when 0 < (dst - src) mod 4096 < " << p.rep_alias_window.value;

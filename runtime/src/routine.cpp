@@ -74,6 +74,9 @@ std::string short_name(const CopyParams& p) {
   if (p.rep_threshold.value != kNever && !p.rep_aligned_only && p.rep_aligned_from.value != kNever &&
       p.operation.value != Operation::kClearPage)
     s += "/repaligned", s += std::to_string(p.rep_aligned_from.value);
+  if (p.rep_threshold.value != kNever && p.rep_aligned_mutual &&
+      (p.rep_aligned_only || p.rep_aligned_from.value != kNever))  // the test is (dst - src) mod 64
+    s += "/repmutual";
   if (p.rep_threshold.value != kNever && p.rep_chunk.value != kNever)  // rep in pieces: /repchunk2097152
     s += "/repchunk", s += std::to_string(p.rep_chunk.value);
   return s;

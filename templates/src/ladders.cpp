@@ -147,7 +147,9 @@ CodePath path_for(const CopyPlan& plan, std::uint64_t n, std::uint32_t src_offse
     if (k.strategy == Strategy::kRepString && op != Operation::kClearPage) {
       const std::uint32_t d = (dst_offset - src_offset) % kPageBytes;  // (dst - src) mod 4096
       const bool aligned_only = n >= rep_aligned_from_in(p, k);
-      const bool misaligned = aligned_only && dst_offset % 64 != 0;
+      // rep_aligned_mutual (copies): the test is (dst - src) mod 64 (emit.cpp, rep_string).
+      const std::uint32_t gate = p.rep_aligned_mutual && op != Operation::kFill ? dst_offset - src_offset : dst_offset;
+      const bool misaligned = aligned_only && gate % 64 != 0;
       const bool aliasing = op != Operation::kFill && p.rep_alias_window.value != 0 && d != 0 &&
                             d < p.rep_alias_window.value;
       if (misaligned || aliasing) return {Strategy::kAlignedLoop, pf};
@@ -186,11 +188,17 @@ bool large_lengths_differ(const CopyParams& a, const CopyParams& b, std::uint64_
   return differ_at(vector_ladder(a), vector_ladder(b), n, src_offset, dst_offset);
 }
 
-CopyParams without_idle_rep_chunk(CopyParams p) {
-  if (p.rep_chunk.value == kNever || p.operation.value == Operation::kClearPage) return p;
-  for (const SizeClass& c : vector_ladder(p).classes)
-    if (rep_chunk_in(p, c) != kNever) return p;
-  p.rep_chunk = kNever;
+CopyParams without_idle_rep_fields(CopyParams p) {
+  if (p.operation.value == Operation::kClearPage) return p;
+  bool pieces = false, gate = false;
+  for (const SizeClass& c : vector_ladder(p).classes) {
+    pieces = pieces || rep_chunk_in(p, c) != kNever;
+    // emit.cpp, rep_string: the alignment test is emitted where it splits or covers the class.
+    const std::uint64_t from = rep_aligned_from_in(p, c);
+    gate = gate || (from != kNever && from <= c.hi);
+  }
+  if (!pieces) p.rep_chunk = kNever;
+  if (!gate) p.rep_aligned_mutual = false;
   return p;
 }
 
@@ -198,7 +206,7 @@ std::uint64_t first_large_difference(const CopyParams& a, const CopyParams& b) {
   const CopyPlan pa = vector_ladder(a), pb = vector_ladder(b);
   // Between two consecutive class starts of either ladder (or a rep_aligned_from) neither path
   // changes, so those are the only lengths to look at; at each, one placement of every kind:
-  // dst aligned or not, 4K-aliasing (dst - src = 1 mod 4096) or not (2049), and at a distance
+  // dst aligned or not, mutually aligned with src or not, 4K-aliasing (dst - src = 1 mod 4096) or not (2049), and at a distance
   // of each rep_alias_window (aliasing for a wider window only).
   std::vector<std::uint64_t> starts;
   for (const CopyPlan* p : {&pa, &pb})
@@ -210,7 +218,8 @@ std::uint64_t first_large_difference(const CopyParams& a, const CopyParams& b) {
   for (const CopyParams* p : {&a, &b})
     if (p->rep_chunk.value != kNever) starts.push_back(p->rep_chunk.value + 1);
   std::sort(starts.begin(), starts.end());
-  std::vector<std::array<std::uint32_t, 2>> placements{{0, 0}, {2048, 1}, {4095, 0}, {0, 1}};  // {src, dst} offsets
+  // {16, 16}: dst misaligned, src and dst mutually aligned (rep_aligned_mutual tells them apart).
+  std::vector<std::array<std::uint32_t, 2>> placements{{0, 0}, {2048, 1}, {4095, 0}, {0, 1}, {16, 16}};  // {src, dst}
   for (const CopyParams* p : {&a, &b})
     if (const std::uint32_t w = p->rep_alias_window.value; w != 0 && w < kPageBytes) {
       const auto src = static_cast<std::uint32_t>(kPageBytes - w);

@@ -164,11 +164,12 @@ class Search {
     if (!time_left()) say("budget of " + fmt("%.0f", opt_.budget_seconds) + " s reached; keeping the best so far");
     // The floor: before anything is written, the winner against every peer, whatever the budget.
     if (!w_.is_distribution() && op_ != Operation::kClearPage) best = floor_stage(best);
-    // Pieces no rep class reaches change no byte: left out, so the wisdom file stays readable
-    // by builds older than rep_chunk (the routine is verified again, as any new candidate).
+    // Pieces no rep class reaches, and a mutual-alignment test no rep class makes, change no
+    // byte: left out, so the wisdom file stays readable by builds older than those fields (the
+    // routine is verified again, as any new candidate).
     {
       Candidate plain = best;
-      plain.params = without_idle_rep_chunk(best.params);
+      plain.params = without_idle_rep_fields(best.params);
       if (plain.params != best.params && get(plain)) best = plain;
     }
 
@@ -320,6 +321,7 @@ class Search {
     c.params.rep_align_dst = f.rep_align_dst;
     c.params.rep_aligned_only = f.rep_aligned_only;
     c.params.rep_aligned_from = f.rep_aligned_from;
+    c.params.rep_aligned_mutual = f.rep_aligned_mutual;
     c.params.rep_alias_window = f.rep_alias_window;
     c.params.rep_chunk = f.rep_chunk;
     c.params.nt_threshold = f.nt_threshold;
@@ -522,6 +524,7 @@ class Search {
         comp.params.rep_align_dst = rep_src->params.rep_align_dst;
         comp.params.rep_aligned_only = rep_src->params.rep_aligned_only;
         comp.params.rep_aligned_from = rep_src->params.rep_aligned_from;
+        comp.params.rep_aligned_mutual = rep_src->params.rep_aligned_mutual;
         comp.params.rep_alias_window = rep_src->params.rep_alias_window;
         // Pieces or one instruction is the rep stage's call (it timed both from 2 MiB on); a
         // seed's band (seeds(): the peers' one instruction) takes the winner's pieces.
@@ -1184,17 +1187,25 @@ class Search {
   /// The use patterns a threshold must win (timing.hpp, Use): a copy that the program then
   /// reads, or whose source it refills, pays for where the variant left the data.
   std::vector<Use> uses() const { return uses_of(op_); }
+  /// memcpy or memmove: an operation with a src (rep_aligned_mutual applies).
+  bool copies() const { return op_ == Operation::kMemcpy || op_ == Operation::kMemmove; }
 
   // ----- threshold ladders: timing shared by the rep stage and the beyond-the-caches stage ---
 
-  /// One row of a threshold ladder: a use pattern in a cache state at a dst offset.
+  /// Where a ladder row's buffers start: bytes past the bench buffers' page-aligned src and
+  /// dst (compare()'s src_align, dst_align).
+  struct Offsets {
+    std::uint32_t src = 0;
+    std::uint32_t dst = 0;
+  };
+  /// One row of a threshold ladder: a use pattern in a cache state at src and dst offsets.
   struct LadderRow {
     Use use;
     CacheState state;
-    std::uint32_t dst;
+    Offsets at;
     std::string name;
   };
-  /// A threshold ladder timed: rows (the copy alone at each dst offset, then each other use
+  /// A threshold ladder timed: rows (the copy alone at each placement, then each other use
   /// pattern at offset 0, all warm: the objective; last, the cold copy: a check) x sizes.
   /// gain[v][p][s] = log(t_base / t_variant v) at row p, size s, shrunk toward 0 by the two
   /// medians' relative spread (MAD); exactly 0 where variant v runs the base's own code.
@@ -1208,19 +1219,21 @@ class Search {
 
   /// Times `rs[0]` (the base) and the variants rs[1..] in the same rounds at each of `sizes`,
   /// each batch warm (the caller just wrote the source and read the destination), each call
-  /// followed by each use pattern in turn, and cold (both buffers flushed) as a check. The source
-  /// is at offset 0 (page-aligned) and dst at each of `dst_aligns` for the copy alone, at 0 for
-  /// the other rows. Variant v is timed only from `from[v]` on: below it, it runs the base's
-  /// code (gain 0). Stops early, said, when the budget runs out.
+  /// followed by each use pattern in turn, and cold (both buffers flushed) as a check. The copy
+  /// alone at each of `placements` (src and dst offsets), the other rows with both page-aligned.
+  /// Variant v is timed only from `from[v]` on: below it, it runs the base's code (gain 0).
+  /// Stops early, said, when the budget runs out.
   Ladder time_ladder(const std::string& name, const std::vector<const Routine*>& rs, std::vector<std::uint64_t> sizes,
-                     const std::vector<std::uint32_t>& dst_aligns, const std::vector<std::uint64_t>& from) {
+                     const std::vector<Offsets>& placements, const std::vector<std::uint64_t>& from) {
     Ladder l;
     const std::vector<Use> pats = uses();
-    for (std::uint32_t d : dst_aligns)
-      l.rows.push_back({Use::kCopy, CacheState::kWarm, d, "copy, dst+" + std::to_string(d)});
+    for (const Offsets& o : placements)
+      l.rows.push_back({Use::kCopy, CacheState::kWarm, o,
+                        "copy, " + (o.src ? "src+" + std::to_string(o.src) + " " : std::string()) + "dst+" +
+                            std::to_string(o.dst)});
     for (std::size_t p = 1; p < pats.size(); ++p)
-      l.rows.push_back({pats[p], CacheState::kWarm, 0, std::string(use_name(pats[p]))});
-    l.rows.push_back({Use::kCopy, CacheState::kCold, 0, "copy, cold (check)"});
+      l.rows.push_back({pats[p], CacheState::kWarm, {}, std::string(use_name(pats[p]))});
+    l.rows.push_back({Use::kCopy, CacheState::kCold, {}, "copy, cold (check)"});
     const std::size_t nv = rs.size() - 1, np = l.rows.size();
     l.gain.assign(nv, std::vector<std::vector<double>>(np, std::vector<double>(sizes.size(), 0.0)));
     stats_.timed += static_cast<unsigned>(nv);
@@ -1245,8 +1258,8 @@ class Search {
         TimingOptions tp = t;
         tp.use = l.rows[p].use;
         tp.state = l.rows[p].state;
-        const std::uint32_t d = l.rows[p].dst;
-        const auto m = compare(op_, fns, buf, timed_length(sizes[si]), 0, d, tp);
+        const Offsets o = l.rows[p].at;
+        const auto m = compare(op_, fns, buf, timed_length(sizes[si]), o.src, o.dst, tp);
         // On a shared machine a single batch's luck must neither veto a variant nor win it a
         // threshold: each gain is shrunk by the two medians' relative spread.
         for (std::size_t i = 0; i < who.size(); ++i) {
@@ -1337,9 +1350,11 @@ class Search {
 
   /// Stage 5, rep: where `rep movs`/`rep stos` beats the loop. The incumbent without rep (a
   /// threshold a seed brought along is decided again here, by the same rule) against itself with
-  /// rep from the loop's start, on a ladder from the loop's start to 8 MiB, dst at offsets 0, 1,
-  /// 4, 15 and 33; variants: byte or 8-byte elements, dst as given / aligned to 64 first / rep
-  /// only when dst is 64-aligned, each also with 4K-aliasing copies handed to the loop. Each
+  /// rep from the loop's start, on a ladder from the loop's start to 8 MiB, src page-aligned and
+  /// dst at offsets 0, 1, 4, 15 and 33, and for copies both 16 bytes off (mutually aligned, as
+  /// malloc's buffers are); variants: byte or 8-byte elements, dst as given / aligned to 64 first /
+  /// rep only when dst is 64-aligned (for copies in byte elements also: only when dst and src are
+  /// mutually 64-aligned), each also with 4K-aliasing copies handed to the loop. Each
   /// variant's band comes from decide::choose_threshold (band: rep_threshold .. rep_stop, the
   /// loop again above it: on Zen 5 the loop wins 2-8 MiB), and so does the band of the last two
   /// forms split at a ladder size (rep_aligned_from; from their measured rows, not timed again);
@@ -1351,6 +1366,7 @@ class Search {
     base.params.rep_stop = kNever;
     base.params.rep_resume = kNever;
     base.params.rep_aligned_from = kNever;
+    base.params.rep_aligned_mutual = false;
     if (!get(base)) base = incumbent;
     const std::uint64_t loop_lo = loop_start(base.params);
     // From the loop's own start (so "rep first", as FSRM CPUs favour, can win), then powers of
@@ -1385,7 +1401,16 @@ class Search {
         // The same, handing copies that would 4K-alias to the loop (the dst offsets below
         // alias: src is page-aligned).
         if (op_ != Operation::kFill && !opt_.quick) {
-          c.params.rep_alias_window = 64;
+          Candidate a = c;
+          a.params.rep_alias_window = 64;
+          variants.push_back(a);
+        }
+        // Rep only for mutually aligned buffers ((dst - src) mod 64 == 0): rep movsb is slow
+        // when src and dst are misaligned against each other, and fast with both 16 bytes off
+        // 64, where a test of dst alone sends malloc's buffers to the loop (Zen 5 memcpy
+        // 1M+4K: rep 61.6-62.2 GB/s, the loop 39.0; docs/performance.md, eleventh round).
+        if (mode == 2 && unit == 1 && copies()) {
+          c.params.rep_aligned_mutual = true;
           variants.push_back(c);
         }
       }
@@ -1397,11 +1422,12 @@ class Search {
         live.push_back(v);
       }
     if (rs[0] == nullptr || rs.size() < 2) return base;
-    const std::vector<std::uint32_t> dst_aligns{0, 1, 4, 15, 33};
+    std::vector<Offsets> placements{{0, 0}, {0, 1}, {0, 4}, {0, 15}, {0, 33}};
+    if (copies()) placements.push_back({16, 16});  // malloc's buffers: both 16 bytes off 64
     say(name + ": comparing the loop with rep string instructions at " + std::to_string(sizes.size()) + " sizes x " +
-        std::to_string(dst_aligns.size()) + " dst offsets, warm, " + std::to_string(uses().size()) +
+        std::to_string(placements.size()) + " src/dst offsets, warm, " + std::to_string(uses().size()) +
         " use patterns, and cold as a check (sizes from 64 KiB on timed one page past the size)");
-    const Ladder l = time_ladder(name, rs, sizes, dst_aligns, std::vector<std::uint64_t>(live.size(), 0));
+    const Ladder l = time_ladder(name, rs, sizes, placements, std::vector<std::uint64_t>(live.size(), 0));
     if (l.sizes.empty()) return base;
     Candidate out = base;
     double best_gain = -1;
@@ -1418,9 +1444,10 @@ class Search {
           decide::choose_threshold(l.objective(v), l.check(v), std::log(1.03), std::log(1.03) + extra, true);
       const std::uint64_t stop = c.index != decide::kNoThreshold && c.end < l.sizes.size() ? l.sizes[c.end] : kNever;
       say(name + (p.rep_unit.value == 8 ? " (8-byte elements" : " (byte elements") +
-          (p.rep_aligned_only ? ", only when dst is 64-aligned"
-           : p.rep_align_dst  ? ", dst aligned to 64 first"
-                              : ", dst as given") +
+          (p.rep_aligned_only && p.rep_aligned_mutual ? ", only when dst and src are mutually 64-aligned"
+           : p.rep_aligned_only                        ? ", only when dst is 64-aligned"
+           : p.rep_align_dst                           ? ", dst aligned to 64 first"
+                                                       : ", dst as given") +
           (p.rep_alias_window.value ? ", 4K-aliasing copies to the loop" : "") +
           (p.rep_chunk.value != kNever ? ", " + size_label(p.rep_chunk.value) + " pieces)"
                                        : chunk != kNever ? ", one instruction)" : ")") +
@@ -1436,6 +1463,7 @@ class Search {
         out.params.rep_unit = p.rep_unit;
         out.params.rep_align_dst = p.rep_align_dst;
         out.params.rep_aligned_only = p.rep_aligned_only;
+        out.params.rep_aligned_mutual = p.rep_aligned_mutual;
         out.params.rep_alias_window = p.rep_alias_window;
         out.params.rep_chunk = p.rep_chunk;
       }
@@ -1458,16 +1486,22 @@ class Search {
         const double extra = (a.rep_alias_window.value ? std::log(1.02) : 0) + std::log(1.01);
         // From the split on the composite runs b's code (the loop) only where dst is misaligned;
         // an aligned dst keeps a's prologue and rep.
+        // b's test: dst alone, or with rep_aligned_mutual dst against src.
+        const auto runs_b = [&b](const LadderRow& r) {
+          return (b.rep_aligned_mutual ? r.at.dst - r.at.src : r.at.dst) % 64 != 0;
+        };
         std::vector<bool> b_rows, b_check_rows;
-        for (std::size_t r = 0; r + 1 < l.rows.size(); ++r) b_rows.push_back(l.rows[r].dst % 64 != 0);
-        b_check_rows.push_back(l.rows.back().dst % 64 != 0);
+        for (std::size_t r = 0; r + 1 < l.rows.size(); ++r) b_rows.push_back(runs_b(l.rows[r]));
+        b_check_rows.push_back(runs_b(l.rows.back()));
         const decide::SplitChoice sc =
             decide::choose_split(l.objective(v1), l.check(v1), l.objective(v2), l.check(v2), std::log(1.03),
                                  std::log(1.03) + extra, b_rows, b_check_rows);
         const decide::ThresholdChoice& best = sc.band;
         const std::size_t best_x = sc.split;
         const std::string form = std::string(a.rep_unit.value == 8 ? " (8-byte elements" : " (byte elements") +
-                                 ", dst aligned to 64 first, only when dst is 64-aligned from the split" +
+                                 ", dst aligned to 64 first, only when " +
+                                 (b.rep_aligned_mutual ? "dst and src are mutually" : "dst is") +
+                                 " 64-aligned from the split" +
                                  (a.rep_alias_window.value ? ", 4K-aliasing copies to the loop)" : ")");
         if (sc.split == decide::kNoThreshold) {
           say(name + form + ": no band that runs both forms qualifies");
@@ -1485,11 +1519,12 @@ class Search {
           out.params.rep_align_dst = true;
           out.params.rep_aligned_only = false;
           out.params.rep_aligned_from = l.sizes[best_x];
+          out.params.rep_aligned_mutual = b.rep_aligned_mutual;
           out.params.rep_alias_window = a.rep_alias_window;
           out.params.rep_chunk = a.rep_chunk;
         }
       }
-    out.params = without_idle_rep_chunk(out.params);  // a band within one piece: no pieces
+    out.params = without_idle_rep_fields(out.params);  // a band within one piece: no pieces
     const bool found = out.params.rep_threshold.value != kNever;
     const std::string line =
         name + " threshold: " +
@@ -1499,8 +1534,9 @@ class Search {
                            ? ", the loop again from " + std::to_string(out.params.rep_stop.value) + " bytes"
                            : std::string()) +
                       (out.params.rep_aligned_from.value != kNever
-                           ? ", only for a 64-aligned dst from " + std::to_string(out.params.rep_aligned_from.value) +
-                                 " bytes"
+                           ? std::string(out.params.rep_aligned_mutual ? ", only for mutually 64-aligned dst and src from "
+                                                                       : ", only for a 64-aligned dst from ") +
+                                 std::to_string(out.params.rep_aligned_from.value) + " bytes"
                            : std::string()));
     say(line);
     log_.push_back(line);
@@ -1609,7 +1645,7 @@ class Search {
       }
     const bool has_again = again && !live.empty() && live[0].params.rep_resume.value != kNever;
     if (rs[0] == nullptr || live.size() < (has_again ? 2u : 1u)) return incumbent;
-    const std::vector<std::uint32_t> dst_aligns{0, 4};
+    const std::vector<Offsets> dst_aligns{{0, 0}, {0, 4}};
     say(name + ": comparing the incumbent without them (its loop or rep class at these sizes) with " +
         (has_again ? "rep string instructions again and " : "") +
         "non-temporal stores at " + std::to_string(sizes.size()) + " sizes x " + std::to_string(dst_aligns.size()) +
@@ -1763,6 +1799,7 @@ CopyParams keep_rep_split(CopyParams composite, const CopyParams& winner) {
   if (x >= c.rep_stop.value) return composite;
   if (winner.rep_resume.value != kNever && c.rep_stop.value > winner.rep_resume.value) return composite;
   c.rep_aligned_from = x;
+  c.rep_aligned_mutual = winner.rep_aligned_mutual;  // the split's test, as the winner runs it
   return composite;
 }
 

@@ -303,6 +303,23 @@ struct RepAlignedFrom {
   /// unknown key and build the same code when it is absent.
   static constexpr bool written_at_default = false;
 };
+struct RepAlignedMutual {
+  using type = bool;
+  static constexpr std::string_view unit = "";
+  static constexpr std::string_view doc =
+      "the rep class's alignment test (rep_aligned_only, rep_aligned_from) asks whether dst and src "
+      "are mutually 64-byte aligned ((dst - src) mod 64 == 0) instead of whether dst is 64-byte "
+      "aligned: rep movs is slow when the two are misaligned against each other, not when both "
+      "sit at the same offset, as two malloc'd buffers do (AMD family 26, memcpy with src and dst "
+      "both 16 bytes off 64: rep movsb 1M+4K 61.6-62.2 GB/s, the loop 39.0; docs/performance.md, "
+      "eleventh and twelfth rounds). memcpy and memmove only; no effect without "
+      "rep_aligned_only or rep_aligned_from";
+  static constexpr type def = false;
+  static constexpr std::array choices{false, true};
+  /// Left out of to_json() at its default (as rep_resume): builds before this field refuse an
+  /// unknown key and build the same code when it is absent.
+  static constexpr bool written_at_default = false;
+};
 struct AliasWindow {
   using type = std::uint32_t;
   static constexpr std::string_view unit = "bytes";
@@ -408,6 +425,7 @@ struct CopyParams {
                            (Param<spec::RepAlignDst>, rep_align_dst),
                            (Param<spec::RepAlignedOnly>, rep_aligned_only),
                            (Param<spec::RepAlignedFrom>, rep_aligned_from),
+                           (Param<spec::RepAlignedMutual>, rep_aligned_mutual),
                            (Param<spec::AliasWindow>, alias_window),
                            (Param<spec::RepAliasWindow>, rep_alias_window),
                            (Param<spec::NtPages>, nt_pages),

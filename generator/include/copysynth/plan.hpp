@@ -98,7 +98,8 @@ Status check_plan(const CopyPlan& plan);
 std::uint32_t head_tail_unit(const CopyParams& p, std::uint32_t vec, std::uint32_t block);
 
 /// The length from which the rep class `c` of a plan with params `p` takes rep only for a
-/// 64-byte-aligned dst (a misaligned one takes the loop): 0 with rep_aligned_only;
+/// 64-byte-aligned dst (a misaligned one takes the loop; with rep_aligned_mutual, for a copy,
+/// (dst - src) mod 64 == 0 instead): 0 with rep_aligned_only;
 /// rep_aligned_from in the first rep band (below rep_stop) — the second band beyond the caches
 /// (rep_resume) takes any dst; kNever otherwise and for clear_page. emit(), plan_edges(),
 /// describe_class() and templates' large_lengths_differ() all ask this.
@@ -107,7 +108,7 @@ std::uint64_t rep_aligned_from_in(const CopyParams& p, const SizeClass& c);
 /// The piece (bytes) in which the rep class `c` of a plan with params `p` runs its longer
 /// lengths: rep_chunk when some length of `c` exceeds one piece (c.hi > rep_chunk), kNever
 /// otherwise (one rep instruction for every length) and for a class that is not rep. emit()
-/// (rep_pieces), plan_edges(), describe_class() and templates' without_idle_rep_chunk() all
+/// (rep_pieces), plan_edges(), describe_class() and templates' without_idle_rep_fields() all
 /// ask this.
 std::uint64_t rep_chunk_in(const CopyParams& p, const SizeClass& c);
 

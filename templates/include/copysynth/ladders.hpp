@@ -21,6 +21,7 @@
 //                         S = min(rep_stop, T): the rep band, glibc's rep_movsb_stop_threshold;
 //                         a dst not 64-byte aligned takes the loop with rep_aligned_only, or
 //                         from rep_aligned_from on: one compare inside the class, no new class;
+//                         with rep_aligned_mutual (copies) the test is (dst - src) mod 64;
 //                         the band from Q below takes any dst)
 //   n = S .. Q-1          the aligned loop again (present when rep_stop < T; a jump to the same loop)
 //   n = Q .. T-1          rep movs/stos again (Q = rep_resume when S < rep_resume < T, else T: a
@@ -87,7 +88,8 @@ Result<CopyPlan> make_plan(const CopyParams& p, const IsaFeatures& target,
 /// (only their values mod 4096 matter) and not overlapping. True when the two run different
 /// code there as the emitter (generator/src/emit.cpp) picks it: vector_ladder's strategy for n;
 /// inside a rep class, the prefetching loop instead where rep_aligned_only (or rep_aligned_from
-/// at or below n in the first rep band: rep_aligned_from_in) meets a dst not 64-byte aligned or rep_alias_window a copy that would 4K-alias
+/// at or below n in the first rep band: rep_aligned_from_in) meets a dst not 64-byte aligned
+/// (with rep_aligned_mutual, for a copy: (dst - src) mod 64 != 0) or rep_alias_window a copy that would 4K-alias
 /// (0 < (dst - src) mod 4096 < window; not for fill); inside a loop class, the loop without
 /// prefetch below prefetch_min; and where both run rep, its form (rep_unit, rep_align_dst, and
 /// whether n > rep_chunk runs it in pieces of which size: a guard that let the copy through is
@@ -103,10 +105,12 @@ bool large_lengths_differ(const CopyParams& a, const CopyParams& b, std::uint64_
 /// the same code at every length and placement).
 std::uint64_t first_large_difference(const CopyParams& a, const CopyParams& b);
 
-/// `p` with rep_chunk "never" when no rep class of its ladder reaches past one piece: the field
-/// then changes no byte, and a wisdom file without it is read by builds older than the field
-/// (params.hpp, written_at_default). `p` unchanged otherwise.
-CopyParams without_idle_rep_chunk(CopyParams p);
+/// `p` with rep_chunk "never" when no rep class of its ladder reaches past one piece, and
+/// rep_aligned_mutual false when no rep class tests alignment (rep_aligned_only, or
+/// rep_aligned_from at or below a rep class's end): such a field changes no byte, and a wisdom
+/// file without it is read by builds older than the field (params.hpp, written_at_default).
+/// Unchanged otherwise, and for clear_page.
+CopyParams without_idle_rep_fields(CopyParams p);
 
 /// Names of the available ladders.
 std::vector<std::string> ladder_names();

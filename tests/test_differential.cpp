@@ -62,7 +62,6 @@ CopyParams random_params(std::mt19937_64& rng, Operation op) {
   const unsigned w = p.vector_width;
   p.rep_aligned_only = rng() % 3 == 0;
   if (rng() % 3 == 0) p.rep_aligned_from = threshold();
-  if (op != Operation::kFill && rng() % 2) p.rep_aligned_mutual = true;
   if (op == Operation::kMemcpy && w == 8) p.shift_realign = rng() % 2;
   if (op != Operation::kFill && rng() % 2) p.alias_window = pick(std::vector<std::uint32_t>{64, 256, 1024});
   if (op != Operation::kFill && rng() % 2) p.rep_alias_window = pick(std::vector<std::uint32_t>{64, 256, 1024});
@@ -81,6 +80,7 @@ CopyParams random_params(std::mt19937_64& rng, Operation op) {
   // Drawn last, so the draws above stay those of earlier seeds.
   if (p.mask_max.value && rng() % 2) p.mask_shift = true;
   if (p.prefetch_distance.value && rng() % 2) p.prefetch_min = pick(std::vector<std::uint32_t>{8192, 32768, 131072});
+  if (op != Operation::kFill && rng() % 2) p.rep_aligned_mutual = true;
   return p;
 }
 

@@ -1546,8 +1546,15 @@ TEST_CASE("first_large_difference is the shortest length where large_lengths_dif
     p.rep_alias_window = 256;
     p.rep_unit = 8;
     ps.push_back(p);
+    // The test against src (rep_aligned_mutual), with and without a 4K-aliasing window.
+    p.rep_unit = 1;
+    p.rep_aligned_only = true;
+    p.rep_aligned_mutual = true;
+    ps.push_back(p);
+    p.rep_alias_window = 0;
+    ps.push_back(p);
   }
-  const std::uint32_t placements[][2] = {{0, 0}, {0, 1}, {2048, 1}, {4095, 0}, {0, 64}, {100, 33}};
+  const std::uint32_t placements[][2] = {{0, 0}, {0, 1}, {2048, 1}, {4095, 0}, {0, 64}, {100, 33}, {16, 16}, {4, 0}};
   for (const auto& a : ps)
     for (const auto& b : ps) {
       if (a.vector_width.value != b.vector_width.value) continue;

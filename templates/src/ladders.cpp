@@ -131,7 +131,8 @@ namespace {
 /// The code that runs n bytes under `plan`: the class's strategy, with what the emitter
 /// (generator/src/emit.cpp) does inside it at these addresses — a rep class handing the copy
 /// to the prefetching loop (rep_aligned_only, or rep_aligned_from at or below n in the first
-/// band: rep_aligned_from_in, and a misaligned dst; rep_alias_window and a copy that would 4K-alias), a loop class below
+/// band: rep_aligned_from_in, and a misaligned dst, or with rep_aligned_mutual a copy whose dst
+/// and src are mutually misaligned; rep_alias_window and a copy that would 4K-alias), a loop class below
 /// prefetch_min running the loop without prefetch.
 struct CodePath {
   Strategy strategy = Strategy::kNone;
@@ -218,8 +219,10 @@ std::uint64_t first_large_difference(const CopyParams& a, const CopyParams& b) {
   for (const CopyParams* p : {&a, &b})
     if (p->rep_chunk.value != kNever) starts.push_back(p->rep_chunk.value + 1);
   std::sort(starts.begin(), starts.end());
-  // {16, 16}: dst misaligned, src and dst mutually aligned (rep_aligned_mutual tells them apart).
-  std::vector<std::array<std::uint32_t, 2>> placements{{0, 0}, {2048, 1}, {4095, 0}, {0, 1}, {16, 16}};  // {src, dst}
+  // {16, 16}: dst misaligned, src and dst mutually aligned (rep_aligned_mutual tells them apart);
+  // {0, 64}: mutually aligned and 4K-aliasing for a window above 64 (rep_alias_window then
+  // tells two mutual tests apart).
+  std::vector<std::array<std::uint32_t, 2>> placements{{0, 0}, {2048, 1}, {4095, 0}, {0, 1}, {16, 16}, {0, 64}};  // {src, dst}
   for (const CopyParams* p : {&a, &b})
     if (const std::uint32_t w = p->rep_alias_window.value; w != 0 && w < kPageBytes) {
       const auto src = static_cast<std::uint32_t>(kPageBytes - w);

@@ -255,6 +255,8 @@ class Search {
     plain.params.rep_stop = kNever;
     plain.params.rep_resume = kNever;
     plain.params.rep_aligned_from = kNever;  // the peers' rep takes any dst
+    plain.params.rep_aligned_only = false;
+    plain.params.rep_aligned_mutual = false;
     plain.params.rep_chunk = kNever;         // ... as one instruction
     plain.params.nt_threshold = kNever;
     plain.params.nt_width = 0;  // the seeds' own widths (a 32-byte routine has no narrower loop)
@@ -1387,6 +1389,7 @@ class Search {
         c.params.rep_align_dst = mode == 1;
         c.params.rep_aligned_only = mode == 2;
         c.params.rep_aligned_from = kNever;
+        c.params.rep_aligned_mutual = false;  // dst alone (base may be an incumbent with it)
         c.params.rep_alias_window = 0;
         c.params.rep_chunk = chunk;
         variants.push_back(c);
@@ -1423,7 +1426,9 @@ class Search {
       }
     if (rs[0] == nullptr || rs.size() < 2) return base;
     std::vector<Offsets> placements{{0, 0}, {0, 1}, {0, 4}, {0, 15}, {0, 33}};
-    if (copies()) placements.push_back({16, 16});  // malloc's buffers: both 16 bytes off 64
+    // For copies the two placements where testing dst alone and testing dst against src
+    // disagree: malloc's buffers (both 16 bytes off 64) and dst aligned with src 4 bytes off.
+    if (copies()) placements.insert(placements.end(), {{16, 16}, {4, 0}});
     say(name + ": comparing the loop with rep string instructions at " + std::to_string(sizes.size()) + " sizes x " +
         std::to_string(placements.size()) + " src/dst offsets, warm, " + std::to_string(uses().size()) +
         " use patterns, and cold as a check (sizes from 64 KiB on timed one page past the size)");
@@ -1469,9 +1474,10 @@ class Search {
       }
     }
     // Both forms per length: rep with dst aligned first below a length X, rep only for a
-    // 64-aligned dst from X on (rep_aligned_from). Its rows are the two measured forms' rows,
-    // each where the composite runs that form's code (same ladder, same rounds: from X on the
-    // aligned-only form's at a misaligned dst, where it runs the loop); the split is one compare
+    // 64-aligned dst (or dst and src mutually aligned) from X on (rep_aligned_from). Its rows are
+    // the two measured forms' rows, each where the composite runs that form's code (same ladder,
+    // same rounds: from X on the aligned-only form's where its test fails, where it runs the
+    // loop); the split is one compare
     // more and is chosen over X, so it must beat the best single form by 1 % more.
     // On a Zen 5 host dst aligned first won up to 512 KiB and lost 5 % at 1 MiB with dst
     // misaligned, where rep for an aligned dst still won 1.12-1.35x (docs/performance.md,
@@ -1484,9 +1490,9 @@ class Search {
             a.rep_alias_window != b.rep_alias_window || a.rep_chunk != b.rep_chunk || op_ == Operation::kClearPage)
           continue;
         const double extra = (a.rep_alias_window.value ? std::log(1.02) : 0) + std::log(1.01);
-        // From the split on the composite runs b's code (the loop) only where dst is misaligned;
-        // an aligned dst keeps a's prologue and rep.
-        // b's test: dst alone, or with rep_aligned_mutual dst against src.
+        // From the split on the composite runs b's code (the loop) only where b's test fails
+        // (dst alone, or with rep_aligned_mutual dst against src); elsewhere it keeps a's
+        // prologue and rep.
         const auto runs_b = [&b](const LadderRow& r) {
           return (b.rep_aligned_mutual ? r.at.dst - r.at.src : r.at.dst) % 64 != 0;
         };

@@ -100,11 +100,13 @@ ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
                                  double min_gain, bool band = false);
 
 /// One rep band that runs variant a below a split length and variant b from it on (rep with
-/// dst aligned first, then rep only for a 64-aligned dst: `rep_aligned_from`), scored from the
+/// dst aligned first, then rep only for a 64-aligned dst, or for dst and src mutually aligned:
+/// `rep_aligned_from`, `rep_aligned_mutual`), scored from the
 /// two variants' rows of one ladder (same rows, same rounds, as for choose_threshold): for each
 /// split index x in 1..n-1 the composite's rows are a's at sizes < x and, from x on, b's on the
 /// rows where the composite runs b's code (b_rows[r] / b_check_rows[r] true; an empty mask: every
-/// row) and a's on the others (an aligned dst: the composite keeps a's dst-aligning prologue);
+/// row) and a's on the others (where b's alignment test passes: the composite keeps a's
+/// dst-aligning prologue);
 /// its band comes from choose_threshold(rows, check rows, tolerance, min_gain, band = true).
 /// Only a band that runs both (it starts below x and ends after x) is a composite — others are
 /// one of the two variants. The band ends inside the ladder (end <= n - 1: the rows are scored

@@ -36,7 +36,9 @@
 //   4. padding    loop alignment x NOP form, on the loop points up to 16 KiB;
 //   5. rep        where `rep movs`/`rep stos` beats the loop: a size ladder from the loop's start
 //                 to 8 MiB, byte and 8-byte elements, dst as given / aligned to 64 first / rep
-//                 only when aligned, each also with 4K-aliasing copies handed to the loop, and
+//                 only when aligned (for copies in byte elements also: only when dst and src
+//                 are mutually aligned, rep_aligned_mutual, timed with both 16 bytes off and
+//                 with dst aligned and src 4 off), each also with 4K-aliasing copies handed to the loop, and
 //                 the last two split at a ladder size (rep_aligned_from; decide::choose_split);
 //                 every variant moves lengths above 2 MiB in 2 MiB pieces (rep_chunk), and the
 //                 byte forms dst as given / aligned first also as one instruction, which must
@@ -160,7 +162,7 @@ Result<TuneResult> tune(const Workload& w, const TuneOptions& opt);
 
 
 /// The floor's per-class composite takes its rep band's form (rep_unit, rep_align_dst,
-/// rep_aligned_only, rep_alias_window, rep_aligned_from) from the size class where the band
+/// rep_aligned_only, rep_alias_window, rep_aligned_from, rep_aligned_mutual) from the size class where the band
 /// starts, often a seed, and seeds never split a band. Returns `composite` with `winner`'s
 /// rep_aligned_from (and its test, rep_aligned_mutual) where the two forms (rep_unit,
 /// rep_align_dst, rep_alias_window, rep_chunk) are otherwise the same, the composite has no split of

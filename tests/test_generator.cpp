@@ -1475,6 +1475,13 @@ TEST_CASE("rep_aligned_mutual: the rep class's alignment test is (dst - src) mod
     CopyParams m = a;
     m.rep_aligned_mutual = true;
     REQUIRE(validate(m, all).ok());
+    // The test itself: dst alone, or dst against src.
+    CHECK(rep_alignment_passes(a, 4, 64));
+    CHECK_FALSE(rep_alignment_passes(a, 16, 16));
+    CHECK(rep_alignment_passes(m, 16, 16));
+    CHECK(rep_alignment_passes(m, 4095, 4095 + 128));
+    CHECK_FALSE(rep_alignment_passes(m, 4, 64));
+    CHECK_FALSE(rep_alignment_passes(m, 64, 0 + 4));
     // Both 16 bytes off 64 (malloc's buffers): rep under m, the loop under a.
     CHECK(large_lengths_differ(a, m, 1 << 20, 16, 16));
     CHECK(large_lengths_differ(a, m, 1 << 20, 4095, 0));     // dst aligned, src not: a rep, m the loop
@@ -1506,11 +1513,14 @@ TEST_CASE("rep_aligned_mutual: the rep class's alignment test is (dst - src) mod
     CHECK(without_idle_rep_fields(m) == m);
     CHECK(without_idle_rep_fields(split) == split);
   }
-  // Fill and clear_page have no src: refused, with what to do.
+  // Fill and clear_page have no src: refused, with what to do; the test is dst's alone.
   for (Operation op : {Operation::kFill, Operation::kClearPage}) {
     CopyParams f;
     f.operation = op;
     f.rep_aligned_mutual = true;
+    CHECK_FALSE(rep_test_mutual(f));
+    CHECK(rep_alignment_passes(f, 16, 64));
+    CHECK_FALSE(rep_alignment_passes(f, 16, 16));
     const Status st = validate(f, all);
     REQUIRE_FALSE(st.ok());
     CHECK(st.error().code == ErrorCode::kInvalidParams);

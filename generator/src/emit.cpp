@@ -981,8 +981,7 @@ class RoutineEmitter {
     if (from != kNever && from <= c.hi) {
       Label any = a_.newLabel();
       const bool split = from > c.lo;
-      // rep_aligned_mutual (copies; validate()): src and dst at the same offset from 64.
-      const bool mutual = p_.rep_aligned_mutual && !fill() && !clear;
+      const bool mutual = rep_test_mutual(p_);  // rep_alignment_passes() (plan.hpp), as code
       const std::string when = mutual ? "(dst - src) mod 64 == 0" : "dst is 64-byte aligned";
       if (split) {
         comment("n >= " + std::to_string(from) + ": rep only when " + when + "; else the loop");

@@ -144,6 +144,15 @@ std::uint64_t rep_aligned_from_in(const CopyParams& p, const SizeClass& c) {
   return c.lo < p.rep_stop.value ? p.rep_aligned_from.value : kNever;
 }
 
+bool rep_test_mutual(const CopyParams& p) {
+  const Operation op = p.operation.value;
+  return p.rep_aligned_mutual && (op == Operation::kMemcpy || op == Operation::kMemmove);
+}
+
+bool rep_alignment_passes(const CopyParams& p, std::uint64_t src, std::uint64_t dst) {
+  return (rep_test_mutual(p) ? dst - src : dst) % 64 == 0;
+}
+
 std::uint64_t rep_chunk_in(const CopyParams& p, const SizeClass& c) {
   const std::uint64_t k = p.rep_chunk.value;
   return c.strategy == Strategy::kRepString && k != kNever && c.hi > k ? k : kNever;
@@ -243,9 +252,8 @@ std::string describe_class(const CopyPlan& plan, const SizeClass& c) {
         o << ", in pieces of at most " << piece << " bytes";
       // rep_aligned_only, or rep_aligned_from at or inside this class (emit.cpp, rep_string).
       if (const std::uint64_t from = rep_aligned_from_in(p, c); from != kNever) {
-        // rep_aligned_mutual: the test is (dst - src) mod 64 (copies; emit.cpp, rep_string).
-        const char* when = p.rep_aligned_mutual && !fill ? "dst and src are not mutually 64-byte aligned"
-                                                         : "dst is not 64-byte aligned";
+        const char* when = rep_test_mutual(p) ? "dst and src are not mutually 64-byte aligned"
+                                              : "dst is not 64-byte aligned";
         if (from <= c.lo) o << "; the loop when " << when;
         else if (from <= c.hi) o << "; from " << from << " bytes the loop when " << when;
       }

@@ -148,9 +148,7 @@ CodePath path_for(const CopyPlan& plan, std::uint64_t n, std::uint32_t src_offse
     if (k.strategy == Strategy::kRepString && op != Operation::kClearPage) {
       const std::uint32_t d = (dst_offset - src_offset) % kPageBytes;  // (dst - src) mod 4096
       const bool aligned_only = n >= rep_aligned_from_in(p, k);
-      // rep_aligned_mutual (copies): the test is (dst - src) mod 64 (emit.cpp, rep_string).
-      const std::uint32_t gate = p.rep_aligned_mutual && op != Operation::kFill ? dst_offset - src_offset : dst_offset;
-      const bool misaligned = aligned_only && gate % 64 != 0;
+      const bool misaligned = aligned_only && !rep_alignment_passes(p, src_offset, dst_offset);
       const bool aliasing = op != Operation::kFill && p.rep_alias_window.value != 0 && d != 0 &&
                             d < p.rep_alias_window.value;
       if (misaligned || aliasing) return {Strategy::kAlignedLoop, pf};

@@ -1493,9 +1493,7 @@ class Search {
         // From the split on the composite runs b's code (the loop) only where b's test fails
         // (dst alone, or with rep_aligned_mutual dst against src); elsewhere it keeps a's
         // prologue and rep.
-        const auto runs_b = [&b](const LadderRow& r) {
-          return (b.rep_aligned_mutual ? r.at.dst - r.at.src : r.at.dst) % 64 != 0;
-        };
+        const auto runs_b = [&b](const LadderRow& r) { return !rep_alignment_passes(b, r.at.src, r.at.dst); };
         std::vector<bool> b_rows, b_check_rows;
         for (std::size_t r = 0; r + 1 < l.rows.size(); ++r) b_rows.push_back(runs_b(l.rows[r]));
         b_check_rows.push_back(runs_b(l.rows.back()));

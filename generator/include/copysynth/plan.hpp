@@ -105,6 +105,17 @@ std::uint32_t head_tail_unit(const CopyParams& p, std::uint32_t vec, std::uint32
 /// describe_class() and templates' large_lengths_differ() all ask this.
 std::uint64_t rep_aligned_from_in(const CopyParams& p, const SizeClass& c);
 
+/// Whether the rep class's alignment test (where rep_aligned_from_in() says it applies) passes
+/// for a copy from src to dst (addresses, or offsets from page-aligned addresses: only their
+/// values mod 64 matter): (dst - src) mod 64 == 0 with rep_aligned_mutual on memcpy or memmove,
+/// dst mod 64 == 0 otherwise (fill, clear_page: dst alone). A copy that fails it takes the loop.
+/// emit() (rep_string) emits this test; describe_class(), templates' large_lengths_differ()
+/// and the tuner's rep stage ask it.
+bool rep_alignment_passes(const CopyParams& p, std::uint64_t src, std::uint64_t dst);
+
+/// Whether rep_alignment_passes() compares dst with src (rep_aligned_mutual on a copy).
+bool rep_test_mutual(const CopyParams& p);
+
 /// The piece (bytes) in which the rep class `c` of a plan with params `p` runs its longer
 /// lengths: rep_chunk when some length of `c` exceeds one piece (c.hi > rep_chunk), kNever
 /// otherwise (one rep instruction for every length) and for a class that is not rep. emit()

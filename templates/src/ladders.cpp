@@ -126,20 +126,7 @@ Result<CopyPlan> make_plan(const CopyParams& p, const IsaFeatures& target, const
   return plan;
 }
 
-namespace {
-
-/// The code that runs n bytes under `plan`: the class's strategy, with what the emitter
-/// (generator/src/emit.cpp) does inside it at these addresses — a rep class handing the copy
-/// to the prefetching loop (rep_aligned_only, or rep_aligned_from at or below n in the first
-/// band: rep_aligned_from_in, and a misaligned dst, or with rep_aligned_mutual a copy whose dst
-/// and src are mutually misaligned; rep_alias_window and a copy that would 4K-alias), a loop class below
-/// prefetch_min running the loop without prefetch.
-struct CodePath {
-  Strategy strategy = Strategy::kNone;
-  bool prefetch = false;  ///< a loop with prefetch instructions
-};
-
-CodePath path_for(const CopyPlan& plan, std::uint64_t n, std::uint32_t src_offset, std::uint32_t dst_offset) {
+CodePath code_path(const CopyPlan& plan, std::uint64_t n, std::uint32_t src_offset, std::uint32_t dst_offset) {
   const CopyParams& p = plan.params;
   const Operation op = p.operation.value;
   const bool pf = p.prefetch_distance.value != 0;
@@ -159,9 +146,11 @@ CodePath path_for(const CopyPlan& plan, std::uint64_t n, std::uint32_t src_offse
   return {};
 }
 
+namespace {
+
 bool differ_at(const CopyPlan& pa, const CopyPlan& pb, std::uint64_t n, std::uint32_t src_offset,
                std::uint32_t dst_offset) {
-  const CodePath ca = path_for(pa, n, src_offset, dst_offset), cb = path_for(pb, n, src_offset, dst_offset);
+  const CodePath ca = code_path(pa, n, src_offset, dst_offset), cb = code_path(pb, n, src_offset, dst_offset);
   if (ca.strategy != cb.strategy || ca.prefetch != cb.prefetch) return true;
   const CopyParams& a = pa.params;
   const CopyParams& b = pb.params;

@@ -81,6 +81,27 @@ std::vector<SizeClass> small_ladder(std::uint32_t bytes);
 Result<CopyPlan> make_plan(const CopyParams& p, const IsaFeatures& target,
                            const std::string& ladder = "vector");
 
+/// Which code runs a call, as code_path() models the emitter (generator/src/emit.cpp).
+struct CodePath {
+  Strategy strategy = Strategy::kNone;  ///< kNone: no class of the plan holds the length
+  bool prefetch = false;                ///< a loop with prefetch instructions
+};
+
+/// The code that runs n bytes (a copy, or a fill of n bytes at dst) under `plan`, with src and dst
+/// at `src_offset` and `dst_offset` bytes from page-aligned addresses (only their values mod
+/// 4096 matter) and not overlapping: the strategy of the class that holds n, except that a rep
+/// class hands the call to the prefetching loop where its alignment test fails
+/// (rep_aligned_only, or rep_aligned_from at or below n in the first rep band: rep_aligned_from_in;
+/// dst not 64-byte aligned, or with rep_aligned_mutual (dst - src) mod 64 != 0:
+/// rep_alignment_passes) or where the copy would 4K-alias (rep_alias_window: 0 < (dst - src) mod
+/// 4096 < window; not for fill), and a loop class wholly below prefetch_min runs the loop without
+/// prefetch. `prefetch` is true only for the loop; the non-temporal loop reports false. For the
+/// small classes (up to the loop's start) it is the class's strategy, not which of the masked and
+/// page-crossing forms runs. The model that large_lengths_differ() compares and that the tuner
+/// trusts to skip timing the same code twice; tests/test_paths.cpp checks it against the code
+/// that a routine executes.
+CodePath code_path(const CopyPlan& plan, std::uint64_t n, std::uint32_t src_offset, std::uint32_t dst_offset);
+
 /// Whether a copy of n bytes runs different code under `a` and `b`, two parameter sets that
 /// share their kernel (every field but the large-length choices: rep_threshold, rep_stop,
 /// rep_resume, the rep form and nt_threshold, nt_pages, nt_width; the tuner's floor builds them

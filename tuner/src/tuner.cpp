@@ -1352,9 +1352,9 @@ class Search {
 
   /// Stage 5, rep: where `rep movs`/`rep stos` beats the loop. The incumbent without rep (a
   /// threshold a seed brought along is decided again here, by the same rule) against itself with
-  /// rep from the loop's start, on a ladder from the loop's start to 8 MiB, src page-aligned and
-  /// dst at offsets 0, 1, 4, 15 and 33, and for copies both 16 bytes off (mutually aligned, as
-  /// malloc's buffers are); variants: byte or 8-byte elements, dst as given / aligned to 64 first /
+  /// rep from the loop's start, on a ladder from the loop's start to 8 MiB, with src/dst offsets
+  /// 0/0, 0/1 and 0/15 (4K-aliasing), 2048/4 and 2048/33 (misaligned, not aliasing), and for
+  /// copies 16/16 (mutually aligned, as malloc's buffers are) and 4/0; variants: byte or 8-byte elements, dst as given / aligned to 64 first /
   /// rep only when dst is 64-aligned (for copies in byte elements also: only when dst and src are
   /// mutually 64-aligned), each also with 4K-aliasing copies handed to the loop. Each
   /// variant's band comes from decide::choose_threshold (band: rep_threshold .. rep_stop, the
@@ -1401,8 +1401,8 @@ class Search {
           whole.params.rep_chunk = kNever;
           variants.push_back(whole);
         }
-        // The same, handing copies that would 4K-alias to the loop (the dst offsets below
-        // alias: src is page-aligned).
+        // The same, handing copies that would 4K-alias to the loop (the rows with dst 1 and 15
+        // past a page-aligned src alias; those with src 2048 past do not).
         if (op_ != Operation::kFill && !opt_.quick) {
           Candidate a = c;
           a.params.rep_alias_window = 64;
@@ -1427,8 +1427,9 @@ class Search {
     if (rs[0] == nullptr || rs.size() < 2) return base;
     // dst 1 and 15 bytes past a page-aligned src: misaligned and 4K-aliasing (0 < dst - src < 64
     // mod 4096); dst 4 and 33 past with src 2048 past: misaligned, not aliasing, as most pairs of
-    // buffers are (rep movsb is 1.1-1.4x the loop there on Zen 5 from 64 KiB to 8 MB and loses
-    // only where the copy aliases: docs/performance.md, thirteenth round).
+    // buffers are (on Zen 5 rep movsb is 1.1-1.4x the loop there from 64 KiB to 8 MB, with one
+    // exception at 8 MB, and ties or loses where the copy aliases: docs/performance.md,
+    // thirteenth round).
     std::vector<Offsets> placements{{0, 0}, {0, 1}, {2048, 4}, {0, 15}, {2048, 33}};
     // For copies the two placements where testing dst alone and testing dst against src
     // disagree: malloc's buffers (both 16 bytes off 64) and dst aligned with src 4 bytes off.
@@ -1595,8 +1596,8 @@ class Search {
   /// where the rep band hands back to the loop below 64 MiB, rep string instructions again
   /// (rep_resume), in one comparison: the incumbent without either against each, on one ladder
   /// 256 KiB..64 MiB (--quick: 256 KiB..16 MiB, every other size, one stream at the routine's
-  /// width, no rep again; else also, in a 64-byte routine, the 32-byte loop: nt_width), dst
-  /// at offsets 0 and 4. decide::choose_two_thresholds picks rep again from one size, non-temporal
+  /// width, no rep again; else also, in a 64-byte routine, the 32-byte loop: nt_width), src/dst
+  /// at offsets 0/0 and 2048/4 (dst misaligned, not 4K-aliasing). decide::choose_two_thresholds picks rep again from one size, non-temporal
   /// stores from a larger one, either alone, or neither — the faster at each size, since both
   /// were timed in the same rounds (two separate stages each compared its variant with the loop
   /// only: one Zen 5 run took non-temporal stores from 16 MiB where rep again was 1.2x faster
@@ -1653,11 +1654,13 @@ class Search {
       }
     const bool has_again = again && !live.empty() && live[0].params.rep_resume.value != kNever;
     if (rs[0] == nullptr || live.size() < (has_again ? 2u : 1u)) return incumbent;
-    const std::vector<Offsets> dst_aligns{{0, 0}, {0, 4}};
+    // dst 4 past with src 2048 past: misaligned without 4K aliasing (as the rep stage's rows),
+    // so a variant that hands aliasing copies to the loop is timed on a misaligned rep too.
+    const std::vector<Offsets> dst_aligns{{0, 0}, {2048, 4}};
     say(name + ": comparing the incumbent without them (its loop or rep class at these sizes) with " +
         (has_again ? "rep string instructions again and " : "") +
         "non-temporal stores at " + std::to_string(sizes.size()) + " sizes x " + std::to_string(dst_aligns.size()) +
-        " dst offsets, warm, " + std::to_string(uses().size()) + " use patterns, and cold as a check");
+        " src/dst offsets, warm, " + std::to_string(uses().size()) + " use patterns, and cold as a check");
     const Ladder l = time_ladder(name, rs, sizes, dst_aligns, live_from);
     if (l.sizes.empty()) return base;
     const std::size_t first_nt = has_again ? 1 : 0;

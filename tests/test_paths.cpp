@@ -97,6 +97,8 @@ constexpr std::size_t kTraced = 160;  // instructions traced per call; the first
 
 struct Tally {
   std::size_t calls = 0, rep = 0, nt = 0, loop = 0, prefetching = 0;
+  // calls in a rep class that code_path() sends to the loop: for alignment, for 4K aliasing
+  std::size_t rep_class_misaligned = 0, rep_class_aliasing = 0;
   std::size_t latest_marker = 0;  // the latest first rep / non-temporal store / prefetch seen
 };
 
@@ -122,7 +124,8 @@ void check_paths(const CopyParams& p, Region& a, Region& b, Tally& t) {
         const CodePath want = code_path(plan, n, so, dof);
         const CodePath got = observed(e);
         INFO(short_name(p) << ": n = " << n << ", src offset " << so << ", dst offset " << dof
-                           << std::string(swap ? " (dst below src)" : "") << ": code_path() says " << describe(want)
+                           << std::string(dst < src ? " (dst below src)" : " (dst above src)")
+                           << ": code_path() says " << describe(want)
                            << ", the routine ran " << describe(got) << " (" << e.instructions
                            << " instructions traced)");
         REQUIRE(e.instructions > 0);
@@ -137,6 +140,13 @@ void check_paths(const CopyParams& p, Region& a, Region& b, Tally& t) {
           CHECK(dst[n - 1] == src[n - 1]);
         }
         ++t.calls;
+        const auto k = std::find_if(plan.classes.begin(), plan.classes.end(),
+                                    [n](const SizeClass& c) { return c.lo <= n && n <= c.hi; });
+        if (k != plan.classes.end() && k->strategy == Strategy::kRepString && want.strategy == Strategy::kAlignedLoop) {
+          const std::uint32_t d = (dof - so) % kPageBytes;
+          const std::uint32_t w = p.rep_alias_window.value;
+          (op != Operation::kFill && w != 0 && d != 0 && d < w ? t.rep_class_aliasing : t.rep_class_misaligned)++;
+        }
         t.latest_marker = std::max(t.latest_marker, e.first_marker);
         (got.strategy == Strategy::kRepString ? t.rep : got.strategy == Strategy::kNonTemporalLoop ? t.nt : t.loop)++;
         t.prefetching += got.strategy == Strategy::kAlignedLoop && got.prefetch;
@@ -204,7 +214,10 @@ std::vector<CopyParams> rule_cases(Operation op) {
   return out;
 }
 
-/// Random parameter sets (valid for this host) with thresholds this test reaches.
+/// Random parameter sets (valid for this host) with thresholds this test reaches. Not
+/// shift_realign: its memcpy copies most of a mutually misaligned call in the shift loop and
+/// runs no prefetch, where code_path()'s `prefetch` (the loop that holds prefetch instructions)
+/// is true.
 std::vector<CopyParams> random_cases(Operation op, std::mt19937_64& rng, int count) {
   auto pick = [&](auto list) { return list[rng() % list.size()]; };
   const bool copy = op != Operation::kFill;
@@ -256,7 +269,8 @@ TEST_CASE("code_path() names the code each large copy, move and fill executes (s
     for (const CopyParams& p : cases) check_paths(p, a, b, t);
     MESSAGE(name_of(op) << ": " << cases.size() << " plans, " << t.calls << " calls traced: " << t.rep
                                << " ran rep, " << t.nt << " non-temporal stores, " << t.loop << " the loop ("
-                               << t.prefetching << " with prefetch); the first rep, non-temporal store or "
+                               << t.prefetching << " with prefetch; " << t.rep_class_misaligned << " + " << t.rep_class_aliasing
+                               << " in a rep class, by its alignment / alias test); the first rep, non-temporal store or "
                                << "prefetch within " << t.latest_marker << " instructions (" << kTraced << " traced)");
     // A routine whose first such instruction came after the traced ones would read as the plain
     // loop: keep a margin (a longer preamble needs a larger kTraced).
@@ -266,6 +280,10 @@ TEST_CASE("code_path() names the code each large copy, move and fill executes (s
     CHECK(t.nt > 0);
     CHECK(t.loop > t.prefetching);
     if (op != Operation::kFill) CHECK(t.prefetching > 0);
+    // ... and the rep class's tests sent calls both ways (else "the routine took rep where the
+    // model said rep" is all the rep rules were checked on).
+    CHECK(t.rep_class_misaligned > 0);
+    if (op != Operation::kFill) CHECK(t.rep_class_aliasing > 0);
   }
 }
 
@@ -277,6 +295,7 @@ TEST_CASE("the tracer sees what it is shown: rep, non-temporal stores, prefetch"
   // A routine whose rep class starts at 16 KiB: below it the loop, from it rep. The rep test
   // above would pass with a tracer that saw nothing if code_path() said "loop" everywhere.
   Region a(1u << 20), b(1u << 20);
+  for (std::size_t i = 0; i < a.size; ++i) a.base[i] = static_cast<unsigned char>(i * 7 + 1);
   CopyParams p;
   p.operation = Operation::kMemcpy;
   p.rep_threshold = 16384;

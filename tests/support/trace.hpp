@@ -10,14 +10,16 @@
 // after `max_instructions` inside the routine, or when control is back outside the routine after
 // having been inside: the rest of the call then runs at full speed.
 //
-// Not thread-safe (one SIGTRAP handler per process, installed for the call and restored after);
-// meant for single-threaded test code. Include after <doctest/doctest.h>.
+// A caller that never reaches the routine stops being traced after 100000 traps. Not
+// thread-safe (one SIGTRAP handler per process, installed for the call and restored after);
+// meant for single-threaded test code.
 #pragma once
 
 #include <Zydis/Zydis.h>
 #include <signal.h>
 #include <ucontext.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -148,6 +150,7 @@ inline ExecutedCode trace_call(const Routine& r, void* dst, const void* src, int
     trace_detail::call_traced(r.entry(), dst, reinterpret_cast<const void*>(static_cast<std::intptr_t>(c)), n);
   else
     trace_detail::call_traced(r.entry(), dst, src, n);
+  std::atomic_signal_fence(std::memory_order_seq_cst);  // the handler's writes to `s`, seen here
   sigaction(SIGTRAP, &old, nullptr);
   trace_detail::g_state = nullptr;
   s.seen.complete = s.entered && !s.stopped;

@@ -95,7 +95,10 @@ struct CodePath {
 /// dst not 64-byte aligned, or with rep_aligned_mutual (dst - src) mod 64 != 0:
 /// rep_alignment_passes) or where the copy would 4K-alias (rep_alias_window: 0 < (dst - src) mod
 /// 4096 < window; not for fill), and a loop class wholly below prefetch_min runs the loop without
-/// prefetch. `prefetch` is true only for the loop; the non-temporal loop reports false. For the
+/// prefetch. `prefetch` is true only for the loop; the non-temporal loop reports false. It says
+/// which loop runs, not that prefetches execute: a length too short for one full iteration, or a
+/// shift_realign memcpy of mutually misaligned buffers (the shift loop copies most of it), runs
+/// none in the prefetching loop. For the
 /// small classes (up to the loop's start) it is the class's strategy, not which of the masked and
 /// page-crossing forms runs. The model that large_lengths_differ() compares and that the tuner
 /// trusts to skip timing the same code twice; tests/test_paths.cpp checks it against the code

@@ -103,7 +103,7 @@ struct Tally {
 };
 
 /// Traces every length x placement of `p`'s plan; memmove with src and dst at equal offsets
-/// also with the buffers' order swapped (dst below src, then above).
+/// also with the two buffers' roles swapped (dst below src in one order, above in the other).
 void check_paths(const CopyParams& p, Region& a, Region& b, Tally& t) {
   const CopyPlan plan = test::plan_for(p);
   const Routine r = test::build(p);

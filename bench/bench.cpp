@@ -124,8 +124,8 @@ inline void call(Operation op, const void* entry, std::uint8_t* dst, const std::
 
 void register_points(Operation op, const std::vector<Contender>& who, const std::shared_ptr<BenchBuffers>& buf) {
   const std::string opname(name_of(op));
-  // The seeds' matrix, then the misaligned-destination matrix (4 KiB..512 KiB at dst offsets 0,
-  // 1, 4, 15, 33) where it adds points.
+  // The seeds' matrix, then the misaligned-destination matrix (4 KiB..512 KiB at src/dst 0/0,
+  // 0/1, 0/4, 0/15, 0/33, 2048/4, 2048/33; workload.hpp) where it adds points.
   std::vector<Point> points = seeds_workload(op).points;
   for (const Point& p : misaligned_workload(op).points)
     if (std::find(points.begin(), points.end(), p) == points.end()) points.push_back(p);

@@ -419,12 +419,31 @@ TEST_CASE("the production mix is the mean of the eight distributions") {
   CHECK(mix->mean_size() == doctest::Approx(mean));
 }
 
-TEST_CASE("the misaligned workload: 4 KiB..512 KiB at dst offsets 0, 1, 4, 15, 33") {
+TEST_CASE("the misaligned workload: 4 KiB..512 KiB, dst 0, 1, 4, 15, 33 past src 0; 4, 33 past src 2048") {
   const Workload w = misaligned_workload();
   CHECK(w.name == "misaligned");
-  CHECK(w.points.size() == 8 * 5);
+  CHECK(w.points.size() == 8 * 7);
   CHECK(w.points.front() == Point{4096, 0, 0});
-  CHECK(w.points.back() == Point{512 * 1024, 0, 33});
+  CHECK(w.points.back() == Point{512 * 1024, 2048, 33});
+  // Per length: the aligned reference, four 4K-aliasing placements (0 < (dst - src) mod 4096 <
+  // 64) and two misaligned ones that do not alias.
+  for (std::uint64_t n = 4096; n <= 512 * 1024; n *= 2) {
+    int ref = 0, aliasing = 0, apart = 0;
+    for (const Point& p : w.points) {
+      if (p.size != n) continue;
+      const std::uint32_t d = (p.dst_align - p.src_align) % 4096;
+      if (p.dst_align == 0 && p.src_align == 0) ++ref;
+      else if (d != 0 && d < 64) ++aliasing;
+      else if (p.dst_align % 64 != 0) ++apart;
+    }
+    CHECK(ref == 1);
+    CHECK(aliasing == 4);
+    CHECK(apart == 2);
+  }
+  // A fill has no src: the src-2048 rows would time the same as src 0.
+  const Workload f = misaligned_workload(Operation::kFill);
+  CHECK(f.points.size() == 8 * 5);
+  CHECK(std::all_of(f.points.begin(), f.points.end(), [](const Point& p) { return p.src_align == 0; }));
   auto mw = make_workload("misaligned", Operation::kMemcpy);
   REQUIRE(mw.ok());
   CHECK(mw->points == w.points);
@@ -899,11 +918,28 @@ TEST_CASE("report tables: other routines are columns but not peers; vs aligned; 
   CHECK(targets.find("MISSED  64 MiB 0/0 >= 1.0x the best peer (0.98x) and >= 90% of the read bandwidth (78%)") !=
         std::string::npos);
   CHECK(targets.find("reads stream at 12.50 GB/s") != std::string::npos);
-  // Misaligned: 0/33 loses to glibc (0.80x) and to its aligned copy (0.60x); 0/1 is fine.
-  CHECK(targets.find("MISSED  4 KiB-512 KiB, dst offset 1/4/15/33: >= 1.0x the best peer: 1 points below: 4096 0/33 0.80x") !=
+  // Misaligned: 0/33 loses to glibc (0.80x) and to its aligned copy (0.60x); 0/1 is fine. The
+  // table has no src offset (as a fill's): one peer line.
+  CHECK(targets.find("MISSED  4 KiB-512 KiB, dst misaligned: >= 1.0x the best peer: 1 of 2 points below: 4096 0/33 0.80x") !=
         std::string::npos);
-  CHECK(targets.find("MISSED  4 KiB-512 KiB, dst offset 1/4/15/33: >= 0.85x the tuned routine's aligned copy: 1 points below: "
+  CHECK(targets.find("aliasing") == std::string::npos);
+  CHECK(targets.find("MISSED  4 KiB-512 KiB, dst misaligned: >= 0.85x the tuned routine's aligned copy: 1 points below: "
                      "4096 0/33 0.60x") != std::string::npos);
+  {
+    // With src offsets the peer target is judged apart for 4K-aliasing rows and the others, and a
+    // 2048/4 row's aligned reference is 0/0 (there is no 2048/0 row).
+    ReportTable m2 = m;
+    m2.rows.push_back({"4096 2048/4", {4096, 2048, 4}, {100, 190}});   // 1.90x glibc, 0.95x aligned
+    m2.rows.push_back({"4096 2048/33", {4096, 2048, 33}, {250, 150}}); // 0.60x glibc
+    CHECK(m2.vs_aligned(m2.rows[3]) == doctest::Approx(0.95));
+    const std::string t2 = format_targets(nullptr, &m2, nullptr, 0);
+    CHECK(t2.find("MISSED  4 KiB-512 KiB, dst misaligned, 4K-aliasing (dst 1-63 bytes past src mod 4096): >= 1.0x the "
+                  "best peer: 1 of 2 points below: 4096 0/33 0.80x") != std::string::npos);
+    CHECK(t2.find("MISSED  4 KiB-512 KiB, dst misaligned, not aliasing: >= 1.0x the best peer: 1 of 2 points below: "
+                  "4096 2048/33 0.60x") != std::string::npos);
+    CHECK(t2.find("aligned copy: 2 points below: 4096 0/33 0.60x (best peer glibc), 4096 2048/33 0.75x") !=
+          std::string::npos);
+  }
   // Distributions: glibc/tuned = 1.25 and 1.11: geometric mean 1.18x, met; dpdk 1.5 and 1.33.
   CHECK(targets.find("met     production distributions: >= 1.05x the best of glibc in ns per call (geometric mean over 2): "
                      "1.18x, 1.41x vs dpdk") != std::string::npos);

@@ -399,8 +399,9 @@ class Search {
     say("floor: the winner, " + std::to_string(live.size() - 1) + " other configurations and " +
         std::to_string(ps.size()) + " peers (from 64 KiB on: warm, the copy read back)");
     const std::size_t groups = std::size(kFloorClassHi);
-    // The workload's points, plus 32, 64 and 128 KiB (dst aligned and 1 byte off) and 1, 4 and
-    // 16 MiB (1 and 4 MiB also 1 byte off) when it reaches 1 MiB or more: a point workload's
+    // The workload's points, plus 32, 64 and 128 KiB (dst aligned, 1 byte past a page-aligned
+    // src, 4 past with src 2048 past) and 1, 4 and 16 MiB (1 and 4 MiB also misaligned both
+    // ways) when it reaches 1 MiB or more: a point workload's
     // large lengths are few (the seeds have 256 KiB and 64 MiB only), and a rep band or a
     // non-temporal threshold between them would otherwise go unjudged, or be moved by the
     // composite to the next point it has.
@@ -418,20 +419,29 @@ class Search {
     };
     if (max_size(pts) >= (1u << 20)) {
       // (--quick: 64 KiB, 1 and 4 MiB only.)
+      // Each with dst misaligned twice: 1 byte past a page-aligned src (4K-aliasing) and 4 bytes
+      // past with src 2048 past (not aliasing): rep and the loop each win one of the two on some
+      // CPUs (docs/performance.md, thirteenth round), so a floor that saw one only would choose
+      // for that one.
       for (std::uint64_t n : {32ull << 10, 64ull << 10, 128ull << 10}) {
         if (opt_.quick && n != (64u << 10)) continue;
         add_point({n, 0, 0});
         add_point({n, 0, 1});
+        if (op_ != Operation::kFill) add_point({n, 2048, 4});  // (a fill has no src)
       }
       // Each one page inside the band its power of two begins (timed_length(), tuner.hpp).
       for (std::uint64_t n : {1ull << 20, 4ull << 20, 16ull << 20})
         if (!opt_.quick || n < (16u << 20)) add_point({timed_length(n), 0, 0});
-      // 1 and 4 MiB with dst 1 byte off as well (not in --quick): where a rep band meets a
-      // misaligned dst (rep_aligned_from, rep_aligned_only). Without them a composite that
-      // brought rep movsb for any dst to 1-8 MiB was judged on aligned points only (Zen 5, ninth
-      // round: the rep stage had timed rep there at 0.89-0.95x the loop with dst off).
+      // 1 and 4 MiB with dst misaligned as well, both ways as above (not in --quick): where a rep
+      // band meets a misaligned dst (rep_aligned_from, rep_aligned_only, rep_aligned_mutual,
+      // rep_alias_window). Without them a composite that brought rep movsb for any dst to 1-8 MiB
+      // was judged on aligned points only (Zen 5, ninth round: the rep stage had timed rep there
+      // at 0.89-0.95x the loop with dst off, 4K-aliasing).
       if (!opt_.quick)
-        for (std::uint64_t n : {1ull << 20, 4ull << 20}) add_point({timed_length(n), 0, 1});
+        for (std::uint64_t n : {1ull << 20, 4ull << 20}) {
+          add_point({timed_length(n), 0, 1});
+          if (op_ != Operation::kFill) add_point({timed_length(n), 2048, 4});
+        }
     }
     std::vector<std::size_t> group;
     for (const Point& p : pts) group.push_back(floor_class(p.size));
@@ -831,7 +841,9 @@ class Search {
 
   /// The 4K-aliasing guard, on the loop points plus the misaligned-destination matrix
   /// (workload.hpp: 4 KiB..512 KiB at dst offsets 0, 1, 4, 15, 33 from a page-aligned src, so
-  /// 0 < (dst - src) mod 4096 < 64: a forward loop's loads wait on its own stores there).
+  /// 0 < (dst - src) mod 4096 < 64: a forward loop's loads wait on its own stores there; and dst
+  /// 4, 33 with src 2048, not aliasing, where the guard costs only its test and the pipelined
+  /// loop must still hold its own).
   Candidate alias_stage(const Candidate& best) {
     std::vector<Candidate> cands;
     const unsigned V = best.params.vector_width, U = best.params.unroll;

@@ -41,11 +41,14 @@ Workload seeds_workload(Operation op) {
   return w;
 }
 
-Workload misaligned_workload(Operation) {
+Workload misaligned_workload(Operation op) {
   Workload w;
   w.name = "misaligned";
-  for (std::uint64_t n = 4096; n <= 512 * 1024; n *= 2)
-    for (std::uint32_t d : {0u, 1u, 4u, 15u, 33u}) w.points.push_back({n, 0, d});
+  for (std::uint64_t n = 4096; n <= 512 * 1024; n *= 2) {
+    for (std::uint32_t d : {0u, 1u, 4u, 15u, 33u}) w.points.push_back({n, 0, d});  // 0/0, then aliasing
+    if (op != Operation::kFill)  // a fill has no src: these would time 0/4 and 0/33 again
+      for (std::uint32_t d : {4u, 33u}) w.points.push_back({n, 2048, d});         // not aliasing
+  }
   return w;
 }
 

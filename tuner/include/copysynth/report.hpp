@@ -8,7 +8,8 @@
 //   2. the eight production size distributions (replayed call sequences, ns per call, hot
 //      cache) with the same columns and the geometric means;
 //   3. the misaligned-destination matrix (workload.hpp, misaligned_workload(): 4 KiB..512 KiB at
-//      dst offsets 0, 1, 4, 15, 33) with the tuned routine's ratio to its own aligned copy;
+//      dst offsets 0, 1, 4, 15, 33 past a page-aligned src, and 4, 33 past with src 2048 past)
+//      with the tuned routine's ratio to its own aligned copy;
 //   4. for 64 MiB, this machine's read bandwidth (a streaming read of 64 MiB) beside the copy
 //      rates: the limit a large copy can approach;
 //   5. the performance targets (docs/performance.md), each "met" or "MISSED" with the figure behind it;
@@ -71,7 +72,7 @@ struct ReportTable {
   /// Name of the best peer at a row.
   const std::string& best_peer(const ReportRow& r) const;
   /// tuned at this row / tuned at the row of the same size and src offset with dst offset 0
-  /// (point tables); 0 when there is no such row.
+  /// (point tables), or, without one, at the same size's 0/0 row; 0 when there is neither.
   double vs_aligned(const ReportRow& r) const;
   std::string format() const;
 };
@@ -100,8 +101,9 @@ ReportTable report_uses(const Routine& tuned, const ReportOptions& opt);
 /// The performance targets checked against measured tables, one line each ("met" / "MISSED"
 /// with the figures; docs/performance.md lists them): seeds' points >= 0.97 x the best peer;
 /// 64 MiB >= 1.0 x the best peer and >= 90% of the read bandwidth `read_gbps` (0 = not
-/// measured); misaligned dst >= 1.0 x the best peer and >= 0.85 x the tuned routine's aligned
-/// copy; distributions >= 1.05 x the best of glibc and aocl (geometric mean; throughput and
+/// measured); misaligned dst >= 1.0 x the best peer (one line for the 4K-aliasing rows, 0 <
+/// (dst - src) mod 4096 < 64, and one for the others, when the table has src offsets) and >= 0.85 x
+/// the tuned routine's aligned copy; distributions >= 1.05 x the best of glibc and aocl (geometric mean; throughput and
 /// read back separately), with the ratio to dpdk where it was measured; 256 KiB-16 MiB, every
 /// use warm, >= 1.0 x the best of glibc and aocl at every size (the cold rows are printed as a
 /// check, not a target). "aocl" counts where the table has that peer. A null table skips its

@@ -85,9 +85,14 @@ std::vector<Call> replay_calls(const Workload& w, std::size_t count, std::uint64
 Workload seeds_workload(Operation op = Operation::kMemcpy);
 
 /// The misaligned-destination matrix of the performance targets (docs/performance.md): lengths 4 KiB,
-/// 8 KiB, ..., 512 KiB (powers of two) with src aligned and dst offset by 0, 1, 4, 15 and 33
-/// bytes. The 0 column is each length's aligned reference. (For fill, the same dst offsets.)
-/// Not defined for clear_page (one page-aligned length).
+/// 8 KiB, ..., 512 KiB (powers of two), seven placements each (src/dst offsets in their pages):
+/// 0/0, the length's aligned reference; 0/1, 0/4, 0/15, 0/33, dst just past a page-aligned src,
+/// so 0 < (dst - src) mod 4096 < 64: 4K-aliasing, where a forward loop's loads wait on its own
+/// stores and rep movsb slows on some CPUs; 2048/4 and 2048/33, dst as misaligned but 2052 and
+/// 2081 bytes from src mod 4096: not aliasing, as most misaligned pairs a program makes (before
+/// 2026-12-04 the matrix had only the aliasing ones, docs/performance.md, fourteenth round).
+/// For fill, which has no src, the five src-0 placements only. Not defined for clear_page (one
+/// page-aligned length).
 Workload misaligned_workload(Operation op = Operation::kMemcpy);
 
 /// Size in bytes as the seeds' tables print it: plain bytes, or "64M" for multiples of 1 MiB.

@@ -89,8 +89,8 @@ Workload seeds_workload(Operation op = Operation::kMemcpy);
 /// 0/0, the length's aligned reference; 0/1, 0/4, 0/15, 0/33, dst just past a page-aligned src,
 /// so 0 < (dst - src) mod 4096 < 64: 4K-aliasing, where a forward loop's loads wait on its own
 /// stores and rep movsb slows on some CPUs; 2048/4 and 2048/33, dst as misaligned but 2052 and
-/// 2081 bytes from src mod 4096: not aliasing, as most misaligned pairs a program makes (before
-/// 2026-12-04 the matrix had only the aliasing ones, docs/performance.md, fourteenth round).
+/// 2081 bytes from src mod 4096: not aliasing, as most misaligned pairs a program makes (until
+/// the fourteenth round of docs/performance.md the matrix had only the aliasing ones).
 /// For fill, which has no src, the five src-0 placements only. Not defined for clear_page (one
 /// page-aligned length).
 Workload misaligned_workload(Operation op = Operation::kMemcpy);

@@ -11,7 +11,7 @@
 //   - on rejection: the error has one of the documented codes and a non-empty message;
 //   - on acceptance: every entry's params pass validate_domains; its plan passes check_plan, has
 //     the classes make_plan gives for those params (weights aside) and assembles (the file's
-//     weights shape the dispatch tree); its points have alignments 0..63; and the document
+//     weights shape the dispatch tree); its points have offsets 0..4095; and the document
 //     round-trips:
 //     to_json(w) dumped as text re-parses, is accepted again, and gives the same JSON and the same
 //     entries and app verdicts (to_json(from_json(to_json(w))) == to_json(w)); app verdicts are one
@@ -73,7 +73,7 @@ void check_accepted(const Wisdom& w) {
     // dispatch tree, must assemble. Nothing is installed or executed.
     if (auto code = assemble(e.plan); !code) fail(at + ": an accepted plan does not assemble", code.error().message);
     for (const auto& p : e.points)
-      if (p.src_align > 63 || p.dst_align > 63) fail(at + ": a point's alignment is outside 0..63");
+      if (p.src_align > 4095 || p.dst_align > 4095) fail(at + ": a point's offset is outside 0..4095");
     for (std::size_t k = 0; k < i; ++k)
       if (w.entries[k].operation == e.operation) fail(at + ": a second entry for the same operation was accepted");
   }

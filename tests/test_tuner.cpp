@@ -932,6 +932,11 @@ TEST_CASE("report tables: other routines are columns but not peers; vs aligned; 
     m2.rows.push_back({"4096 2048/4", {4096, 2048, 4}, {100, 190}});   // 1.90x glibc, 0.95x aligned
     m2.rows.push_back({"4096 2048/33", {4096, 2048, 33}, {250, 150}}); // 0.60x glibc
     CHECK(m2.vs_aligned(m2.rows[3]) == doctest::Approx(0.95));
+    // A same-src dst-0 row, where the table has one, is the reference before 0/0.
+    ReportTable m3 = m;
+    m3.rows.push_back({"4096 4/4", {4096, 4, 4}, {100, 120}});
+    m3.rows.push_back({"4096 4/0", {4096, 4, 0}, {100, 160}});
+    CHECK(m3.vs_aligned(m3.rows[3]) == doctest::Approx(0.75));
     const std::string t2 = format_targets(nullptr, &m2, nullptr, 0);
     CHECK(t2.find("MISSED  4 KiB-512 KiB, dst misaligned, 4K-aliasing (dst 1-63 bytes past src mod 4096): >= 1.0x the "
                   "best peer: 1 of 2 points below: 4096 0/33 0.80x") != std::string::npos);

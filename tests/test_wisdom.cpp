@@ -68,7 +68,8 @@ Wisdom sample_wisdom() {
   }));
   e.points = {{4096, 0, 4, 1.7, 60.1},
               {17, 3, 61, 0.1 + 0.2, 1e-3},
-              {std::uint64_t{1} << 20, 63, 0, 12.5, 13.0}};
+              {std::uint64_t{1} << 20, 63, 0, 12.5, 13.0},
+              {65536, 2048, 33, 80.5, 112.4}};  // the misaligned matrix's offsets within a page
   w.entries.push_back(e);
   return w;
 }
@@ -686,6 +687,11 @@ TEST_CASE("wisdom: malformed files are rejected with the JSON path") {
     json j = good;
     j["entries"][0]["points"][1]["size"] = "big";
     expect_load_error(dir, j, ErrorCode::kWisdomMalformed, {"entries[0].points[1].size"});
+  }
+  SUBCASE("point offset beyond a page") {
+    json j = good;
+    j["entries"][0]["points"][0]["src_align"] = 4096;
+    expect_load_error(dir, j, ErrorCode::kWisdomMalformed, {"entries[0].points[0].src_align", "0..4095"});
   }
   SUBCASE("point missing tuned_gbps") {
     json j = good;

@@ -369,8 +369,9 @@ Result<Wisdom> wisdom_from_json(const json& j) {
         auto tg = member(pj, pp, "tuned_gbps", is_number, "a number");
         if (!tg) return tg.error();
         mp.size = (*size)->get<std::uint64_t>();
-        if ((*sa)->get<std::uint64_t>() > 63) return malformed(pp + ".src_align", "must be 0..63");
-        if ((*da)->get<std::uint64_t>() > 63) return malformed(pp + ".dst_align", "must be 0..63");
+        // Offsets within a page: the misaligned matrix times src 2048 bytes past its page.
+        if ((*sa)->get<std::uint64_t>() > 4095) return malformed(pp + ".src_align", "must be 0..4095");
+        if ((*da)->get<std::uint64_t>() > 4095) return malformed(pp + ".dst_align", "must be 0..4095");
         mp.src_align = static_cast<std::uint32_t>((*sa)->get<std::uint64_t>());
         mp.dst_align = static_cast<std::uint32_t>((*da)->get<std::uint64_t>());
         mp.baseline_gbps = (*bg)->get<double>();

@@ -660,7 +660,7 @@ Result<ReportResult> run_report(const Routine& tuned, const Workload& w, const R
   if (sections.misaligned) {
     ReportTable& m = res.misaligned.emplace(report_points(tuned, misaligned_workload(op), opt));
     m.aligned_ratio = true;
-    out("\nmisaligned destination, GB/s (vs aligned: tuned / tuned at dst offset 0):\n" + m.format());
+    out("\nmisaligned destination, GB/s (vs aligned: tuned / tuned at dst offset 0, same src offset, else 0/0):\n" + m.format());
   }
   if (sections.uses) {
     const ReportTable& u = res.uses.emplace(report_uses(tuned, opt));

@@ -66,8 +66,8 @@ inline constexpr int kFleetSchema = 2;
 /// One measured point of the workload (GB/s = 1e9 bytes/s, medians).
 struct MeasuredPoint {
   std::uint64_t size = 0;        ///< bytes copied per call (a distribution: the mean, rounded)
-  std::uint32_t src_align = 0;   ///< src offset from a 64-byte boundary, 0..63 (bytes)
-  std::uint32_t dst_align = 0;   ///< dst offset from a 64-byte boundary, 0..63 (bytes)
+  std::uint32_t src_align = 0;   ///< src offset from a page (4096-byte) boundary, 0..4095 (bytes)
+  std::uint32_t dst_align = 0;   ///< dst offset from a page (4096-byte) boundary, 0..4095 (bytes)
   double baseline_gbps = 0;      ///< the system routine, same run
   double tuned_gbps = 0;         ///< the tuned routine
   double baseline_ns = 0;        ///< ns per call of the system routine (0 if not recorded)

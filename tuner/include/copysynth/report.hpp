@@ -64,7 +64,7 @@ struct ReportTable {
   std::size_t peers = 0;             ///< the first `peers` columns are peers (glibc first)
   std::vector<ReportRow> rows;
   bool per_call = false;             ///< values are ns per call (lower is better)
-  bool aligned_ratio = false;        ///< format() adds "vs aligned": tuned / tuned at dst 0
+  bool aligned_ratio = false;        ///< format() adds "vs aligned": vs_aligned()
   bool labelled = false;             ///< format() names each row by its label (use tables)
   /// tuned / best peer at each row (>1: tuned faster), and tuned / glibc.
   double vs_best(const ReportRow& r) const;

@@ -26,8 +26,9 @@
 
 namespace copysynth {
 
-/// One measured case: copy `size` bytes from an address = src_align mod 64 to one = dst_align
-/// mod 64 (bytes), repeated in a loop.
+/// One measured case: copy `size` bytes from an address src_align bytes past a page boundary to
+/// one dst_align bytes past one (0..4095; the seeds' matrix uses 0..63, the misaligned matrix
+/// also 2048), repeated in a loop.
 struct Point {
   std::uint64_t size = 0;
   std::uint32_t src_align = 0;

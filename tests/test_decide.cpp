@@ -220,6 +220,30 @@ TEST_CASE("choose_threshold: rows the variant ties do not veto it; a row it lose
   CHECK(choose_threshold({tie, tie}, {}, tol, min_gain, true).index == kNoThreshold);
 }
 
+TEST_CASE("choose_gap: between two rep bands the loop must earn the gap by the threshold rule") {
+  // Rows: loop time over rep time inverted, i.e. cost_rep / cost_loop (> 1: the loop faster).
+  const double tol = std::log(1.03), min_gain = std::log(1.03);
+  // One ladder size (a Zen 5 memcpy at 256 KiB): the loop loses the copy alone by 5-21 % and
+  // cold by 16 %, wins the copy read back by 5 %: no size range it wins without a loss, so the
+  // gap closes (rep throughout).
+  const auto copy0 = gains({1 / 1.05}), copy4 = gains({1 / 1.21}), read = gains({1.05}), write = gains({1.0});
+  const auto cold = gains({1 / 1.16});
+  CHECK(choose_gap({copy0, copy4, read, write}, {cold}, tol, min_gain).index == kNoThreshold);
+  // Without the copy rows' losses it would still not be a 3 % win in total over the patterns.
+  CHECK(choose_gap({read, write, write}, {}, tol, min_gain).index == kNoThreshold);
+  // The loop wins every pattern by 4-8 %: it keeps the gap whole.
+  const auto win = choose_gap({gains({1.06, 1.08}), gains({1.04, 1.05})}, {gains({1.0, 1.02})}, tol, min_gain);
+  CHECK(win.index == 0);
+  CHECK(win.end == 2);
+  // 2 MiB, 4 MiB, 8 MiB: the loop loses 2 MiB and 8 MiB, wins 4 MiB: it keeps 4 MiB only, so
+  // rep_stop moves up to 4 MiB and rep_resume down to 8 MiB.
+  const auto mid = choose_gap({gains({0.9, 1.1, 0.92}), gains({0.95, 1.08, 0.9})}, {}, tol, min_gain);
+  CHECK(mid.index == 1);
+  CHECK(mid.end == 2);
+  // A cold check the loop loses by more than the tolerance vetoes it even where it wins warm.
+  CHECK(choose_gap({gains({1.1}), gains({1.1})}, {gains({0.9})}, tol, min_gain).index == kNoThreshold);
+}
+
 TEST_CASE("choose_split: rep with dst aligned first up to a length, rep for an aligned dst only from there") {
   // Ladder 16K, 32K, ... 4M (the eighth round's Zen 5 shape): rep with dst aligned first (a)
   // wins 64K-512K for every dst and loses 5 % from 1M on with dst misaligned; rep only for an

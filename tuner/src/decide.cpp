@@ -164,6 +164,12 @@ ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
   return out;
 }
 
+ThresholdChoice choose_gap(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,
+                           double tolerance, double min_gain) {
+  // The same rule with the roles swapped: the loop is the variant, rep the base.
+  return choose_threshold(gain, check, tolerance, min_gain, true);
+}
+
 SplitChoice choose_split(const std::vector<std::vector<double>>& a_gain, const std::vector<std::vector<double>>& a_check,
                          const std::vector<std::vector<double>>& b_gain, const std::vector<std::vector<double>>& b_check,
                          double tolerance, double min_gain, const std::vector<bool>& b_rows,

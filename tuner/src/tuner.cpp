@@ -158,6 +158,7 @@ class Search {
           if (time_left() && !opt_.quick) best = padding_stage(best);
           if (time_left() && thresholds && !opt_.quick) best = rep_stage(best);
           if (time_left() && thresholds) best = beyond_caches_stage(best);
+          if (time_left() && thresholds && !opt_.quick) best = rep_gap_stage(best);
         }
       }
     }
@@ -1362,6 +1363,20 @@ class Search {
     return c.ok;
   }
 
+  /// The src/dst offsets at which the rep stage and the gap stage time the copy alone. dst 1
+  /// and 15 bytes past a page-aligned src: misaligned and 4K-aliasing (0 < dst - src < 64 mod
+  /// 4096); dst 4 and 33 past with src 2048 past: misaligned, not aliasing, as most pairs of
+  /// buffers are (on Zen 5 rep movsb is 1.1-1.4x the loop there from 64 KiB to 8 MB, with one
+  /// exception at 8 MB, and ties or loses where the copy aliases: docs/performance.md,
+  /// thirteenth round). For copies also the two placements where testing dst alone and testing
+  /// dst against src disagree: malloc's buffers (both 16 bytes off 64) and dst aligned with src
+  /// 4 bytes off.
+  std::vector<Offsets> rep_placements() const {
+    std::vector<Offsets> placements{{0, 0}, {0, 1}, {2048, 4}, {0, 15}, {2048, 33}};
+    if (copies()) placements.insert(placements.end(), {{16, 16}, {4, 0}});
+    return placements;
+  }
+
   /// Stage 5, rep: where `rep movs`/`rep stos` beats the loop. The incumbent without rep (a
   /// threshold a seed brought along is decided again here, by the same rule) against itself with
   /// rep from the loop's start, on a ladder from the loop's start to 8 MiB, with src/dst offsets
@@ -1437,15 +1452,7 @@ class Search {
         live.push_back(v);
       }
     if (rs[0] == nullptr || rs.size() < 2) return base;
-    // dst 1 and 15 bytes past a page-aligned src: misaligned and 4K-aliasing (0 < dst - src < 64
-    // mod 4096); dst 4 and 33 past with src 2048 past: misaligned, not aliasing, as most pairs of
-    // buffers are (on Zen 5 rep movsb is 1.1-1.4x the loop there from 64 KiB to 8 MB, with one
-    // exception at 8 MB, and ties or loses where the copy aliases: docs/performance.md,
-    // thirteenth round).
-    std::vector<Offsets> placements{{0, 0}, {0, 1}, {2048, 4}, {0, 15}, {2048, 33}};
-    // For copies the two placements where testing dst alone and testing dst against src
-    // disagree: malloc's buffers (both 16 bytes off 64) and dst aligned with src 4 bytes off.
-    if (copies()) placements.insert(placements.end(), {{16, 16}, {4, 0}});
+    const std::vector<Offsets> placements = rep_placements();
     say(name + ": comparing the loop with rep string instructions at " + std::to_string(sizes.size()) + " sizes x " +
         std::to_string(placements.size()) + " src/dst offsets, warm, " + std::to_string(uses().size()) +
         " use patterns, and cold as a check (sizes from 64 KiB on timed one page past the size)");
@@ -1596,6 +1603,81 @@ class Search {
     const auto next = std::upper_bound(ladder.begin(), ladder.end(), first);
     if (worst_at != first || next == ladder.end()) return std::nullopt;
     return *next;
+  }
+
+  /// After stage 6, the gap between two rep bands: where the rep band ends in the loop (rep_stop) and
+  /// rep starts again beyond the caches (rep_resume), the two stages each admitted rep only
+  /// where it won against the loop, so the sizes between are the loop by default, never shown
+  /// to win (a Zen 5 memcpy kept the loop at 256 KiB only, where rep lost the copy read back
+  /// by 5 % and won the copy alone by 5-21 %; back to back the loop copied 256 KiB at 0.76x:
+  /// docs/performance.md, fourteenth and fifteenth rounds). The routine with the gap and the
+  /// same routine with rep throughout are timed on the gap's ladder sizes (powers of two from
+  /// rep_stop; a gap of more than four is left as it is), at the rep stage's placements, every use pattern and cold, and
+  /// the loop keeps only the sizes decide::choose_gap gives it (it is the variant, rep the
+  /// base). Where that takes sizes from the loop, the loop gets one more chance: timed in solo
+  /// runs at those sizes against the new routine, it keeps them if it confirms there
+  /// (decide::confirm: 1 % on the geometric mean, no pattern losing 6 %).
+  Candidate rep_gap_stage(const Candidate& incumbent) {
+    const std::string name = "rep gap";
+    const CopyParams& p = incumbent.params;
+    if (p.rep_threshold.value == kNever || p.rep_stop.value == kNever || p.rep_resume.value == kNever ||
+        p.rep_resume.value <= p.rep_stop.value || p.rep_resume.value >= p.nt_threshold.value ||
+        strategy_at(incumbent, p.rep_stop.value) != Strategy::kAlignedLoop)
+      return incumbent;
+    std::vector<std::uint64_t> sizes;
+    for (std::uint64_t s = p.rep_stop.value; s < p.rep_resume.value; s *= 2) sizes.push_back(s);
+    if (sizes.size() > 4) {  // a gap the rep stage's ladder measured as the loop's over many sizes
+      log_.push_back(name + ": the loop keeps " + size_label(p.rep_stop.value) + " to below " +
+                     size_label(p.rep_resume.value) + " (not judged: more than four ladder sizes)");
+      return incumbent;
+    }
+    Candidate closed = incumbent;
+    closed.params.rep_stop = kNever;
+    closed.params.rep_resume = kNever;
+    const Routine* rc = get(closed);
+    const Routine* rg = get(incumbent);
+    if (!rc || !rg) return incumbent;
+    const std::vector<Offsets> placements = rep_placements();
+    say(name + ": the loop between the rep bands (" + size_label(p.rep_stop.value) + " to below " +
+        size_label(p.rep_resume.value) + ") against rep there, at " + std::to_string(sizes.size()) + " sizes x " +
+        std::to_string(placements.size()) + " src/dst offsets, warm, " + std::to_string(uses().size()) +
+        " use patterns, and cold as a check");
+    const Ladder l = time_ladder(name, {rc, rg}, sizes, placements, {0});
+    if (l.sizes.empty()) return incumbent;
+    const decide::ThresholdChoice c = decide::choose_gap(l.objective(0), l.check(0), std::log(1.03), std::log(1.03));
+    Candidate out = closed;
+    std::vector<std::uint64_t> taken;  // the gap's sizes that go to rep
+    if (c.index != decide::kNoThreshold) {
+      out.params.rep_stop = l.sizes[c.index];
+      out.params.rep_resume = c.end < l.sizes.size() ? l.sizes[c.end] : p.rep_resume.value;
+    }
+    for (std::size_t si = 0; si < l.sizes.size(); ++si)
+      if (c.index == decide::kNoThreshold || si < c.index || si >= c.end) taken.push_back(l.sizes[si]);
+    say(name + ": rep time / loop time:" + ladder_lines(l, 0) + "\n    -> " +
+        (c.index == decide::kNoThreshold ? "the loop keeps no size: " + c.why
+                                         : "the loop keeps " + size_label(out.params.rep_stop.value) + " to below " +
+                                               size_label(out.params.rep_resume.value) + ": " + c.why));
+    if (taken.empty() || key(out) == key(incumbent) || !get(out)) {
+      log_.push_back(name + ": the loop keeps " + size_label(p.rep_stop.value) + " to below " +
+                     size_label(p.rep_resume.value));
+      return incumbent;
+    }
+    if (time_left() && confirmed_solo(name + ": the loop at " + size_label(taken.front()) +
+                                          (taken.size() > 1 ? ".." + size_label(taken.back()) : std::string()),
+                                      *get(out), *rg, taken)) {
+      log_.push_back(name + ": the loop keeps " + size_label(p.rep_stop.value) + " to below " +
+                     size_label(p.rep_resume.value) + " (solo runs)");
+      return incumbent;
+    }
+    const std::string line =
+        name + ": " +
+        (out.params.rep_stop.value == kNever
+             ? "closed: rep from " + std::to_string(p.rep_threshold.value) + " bytes without a gap"
+             : "the loop only from " + std::to_string(out.params.rep_stop.value) + " to below " +
+                   std::to_string(out.params.rep_resume.value) + " bytes");
+    say(line);
+    log_.push_back(line);
+    return out;
   }
 
   /// "1 stream", "4 page streams", "1 stream, 32-byte registers": a non-temporal loop's variant.

@@ -152,6 +152,22 @@ TwoThresholds choose_two_thresholds(const std::vector<std::vector<double>>& a_ga
                                     const std::vector<std::vector<double>>& b_check, double tolerance,
                                     double min_gain);
 
+/// The gap between two rep bands (rep_stop .. rep_resume: the loop there, rep string
+/// instructions below and above it). Each band was chosen by a stage of its own, each against
+/// the loop, so the gap is what is left where neither stage's rule admitted rep — not a place
+/// where the loop was shown to win: on a Zen 5 host the loop took one ladder size, 256 KiB,
+/// because rep lost the copy read back by 5 % there, while it won the copy alone by 5-21 % and
+/// cold by 16 % (docs/performance.md, fifteenth round). Between two rep bands rep is the
+/// incumbent and the loop the variant: gain[p][s] = log(cost_rep / cost_loop) for use pattern
+/// p at the gap's ladder size s (ascending), check[q][s] the same for the veto rows, and the
+/// loop keeps the sizes of choose_threshold(gain, check, tolerance, min_gain, band = true):
+/// where it wins every use pattern by `min_gain` in total and loses none by more than
+/// `tolerance` at any size. Returns that choice: index == kNoThreshold closes the gap (rep
+/// throughout); else the loop keeps sizes [index, end) and rep takes the sizes below index
+/// (rep_stop moves up) and from end on (rep_resume moves down, when end < the gap's length).
+ThresholdChoice choose_gap(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,
+                           double tolerance, double min_gain);
+
 /// A threshold's confirmation in solo runs (the tuner's confirmed_solo(): each routine timed in
 /// runs of its own, no neighbour's cache footprint). runs[c]: case c's ratios cost(base) /
 /// cost(chosen), one per run (a case: one size and use pattern); the case's ratio is their

@@ -49,6 +49,12 @@
 //                 (rep_resume; not in --quick), on one ladder 256 KiB..64 MiB in the same rounds:
 //                 decide::choose_two_thresholds gives rep again from one size, non-temporal stores
 //                 from a larger one, either alone, or neither (the faster takes each size).
+//                 Then, where a gap of the loop is left between the two rep bands (rep_stop ..
+//                 rep_resume, at most four ladder sizes; not in --quick), the routine with the
+//                 gap and the same with rep throughout are timed on the gap's sizes (the rep
+//                 stage's rows) and the loop keeps only what decide::choose_gap gives it: the
+//                 roles of choose_threshold swapped, rep the base between two rep bands, the
+//                 sizes it loses going back to rep unless the loop confirms them in solo runs.
 //   The threshold stages time each ladder size warm with the copy alone (at every dst offset),
 //   read back and its source overwritten, and cold as a veto; decide::choose_threshold keeps a
 //   variant only from the size (rep: for the band of sizes, then rep_stop) where it wins every

@@ -54,7 +54,8 @@
 //                 gap and the same with rep throughout are timed on the gap's sizes (the rep
 //                 stage's rows) and the loop keeps only what decide::choose_gap gives it: the
 //                 roles of choose_threshold swapped, rep the base between two rep bands, the
-//                 sizes it loses going back to rep unless the loop confirms them in solo runs.
+//                 sizes it loses going back to rep unless the loop confirms them in solo runs
+//                 (again after the floor, whose per-class composite can open such a gap).
 //   The threshold stages time each ladder size warm with the copy alone (at every dst offset),
 //   read back and its source overwritten, and cold as a veto; decide::choose_threshold keeps a
 //   variant only from the size (rep: for the band of sizes, then rep_stop) where it wins every

@@ -1230,7 +1230,9 @@ class Search {
   /// A threshold ladder timed: rows (the copy alone at each placement, then each other use
   /// pattern at offset 0, all warm: the objective; last, the cold copy: a check) x sizes.
   /// gain[v][p][s] = log(t_base / t_variant v) at row p, size s, shrunk toward 0 by the two
-  /// medians' relative spread (MAD); exactly 0 where variant v runs the base's own code.
+  /// medians' relative spread (MAD); exactly 0 (not timed) where variant v runs the base's own
+  /// code: below its `from`, and where large_lengths_differ says the two run the same code at
+  /// that length and placement.
   struct Ladder {
     std::vector<std::uint64_t> sizes;  ///< the sizes measured (the budget may cut the ladder)
     std::vector<LadderRow> rows;
@@ -1282,13 +1284,29 @@ class Search {
         tp.use = l.rows[p].use;
         tp.state = l.rows[p].state;
         const Offsets o = l.rows[p].at;
-        const auto m = compare(op_, fns, buf, timed_length(sizes[si]), o.src, o.dst, tp);
+        const std::uint64_t n = timed_length(sizes[si]);
+        // A variant that runs the base's own code at this length and placement (a rep class
+        // whose alignment or alias test hands the copy to the loop: large_lengths_differ, the
+        // model tests/test_paths.cpp checks against the code that runs) ties it: gain exactly
+        // 0, not timed. Timed, two runs of the same code differed by 2-5 % on a busy Zen 5
+        // host, and that noise vetoed rep for 4K-aliasing-aware variants (decide::choose_threshold:
+        // a row whose sum is negative; fifteenth round).
+        std::vector<const void*> fp{fns[0]};
+        std::vector<std::size_t> timed;  // fp[k + 1] is who[timed[k]]
+        for (std::size_t i = 0; i < who.size(); ++i)
+          if (op_ == Operation::kClearPage ||
+              large_lengths_differ(rs[0]->params(), rs[who[i] + 1]->params(), n, o.src, o.dst)) {
+            fp.push_back(fns[i + 1]);
+            timed.push_back(i);
+          }
+        if (timed.empty()) continue;
+        const auto m = compare(op_, fp, buf, n, o.src, o.dst, tp);
         // On a shared machine a single batch's luck must neither veto a variant nor win it a
         // threshold: each gain is shrunk by the two medians' relative spread.
-        for (std::size_t i = 0; i < who.size(); ++i) {
-          const double g = std::log(m[0].ticks_per_call / m[i + 1].ticks_per_call);
-          const double noise = m[0].mad_ticks / m[0].ticks_per_call + m[i + 1].mad_ticks / m[i + 1].ticks_per_call;
-          l.gain[who[i]][p][si] = g > 0 ? std::max(g - noise, 0.0) : std::min(g + noise, 0.0);
+        for (std::size_t k = 0; k < timed.size(); ++k) {
+          const double g = std::log(m[0].ticks_per_call / m[k + 1].ticks_per_call);
+          const double noise = m[0].mad_ticks / m[0].ticks_per_call + m[k + 1].mad_ticks / m[k + 1].ticks_per_call;
+          l.gain[who[timed[k]]][p][si] = g > 0 ? std::max(g - noise, 0.0) : std::min(g + noise, 0.0);
         }
       }
     }

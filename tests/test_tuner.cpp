@@ -340,6 +340,57 @@ TEST_CASE("keep_rep_split: the floor's composite keeps the winner's split where 
   CHECK(keep_rep_split(comp, only).rep_aligned_from.value == kNever);
 }
 
+TEST_CASE("rep_gap: only a loop between two rep bands that closing changes nowhere else is judged") {
+  CopyParams p;
+  p.operation = Operation::kMemcpy;
+  p.vector_width = 32;
+  p.rep_threshold = 32768;
+  p.rep_stop = 262144;
+  p.rep_resume = 1u << 20;
+  p.nt_threshold = 32u << 20;
+  REQUIRE(validate_domains(p).ok());
+  const RepGap g = rep_gap(p);
+  CHECK(g.from == 262144);
+  CHECK(g.to == (1u << 20));
+  CHECK(g.why_not.empty());
+  // Closing it (rep throughout) changes only the gap's lengths, at every placement.
+  CopyParams closed = p;
+  closed.rep_stop = kNever;
+  closed.rep_resume = kNever;
+  for (std::uint64_t n : {32768ull, 262143ull, 262144ull + 4096, (1ull << 20) - 1, 1ull << 20, 16ull << 20})
+    for (auto [s, d] : {std::pair<std::uint64_t, std::uint64_t>{0, 0}, {0, 1}, {2048, 4}, {16, 16}}) {
+      const bool in_gap = n >= 262144 && n < (1u << 20);
+      CHECK(large_lengths_differ(p, closed, n, s, d) == in_gap);
+    }
+  // No gap: no second band, a stop below the band's start, a resume the non-temporal class takes.
+  CopyParams none = p;
+  none.rep_resume = kNever;
+  CHECK(rep_gap(none).from == kNever);
+  none = p;
+  none.rep_stop = 16384;
+  CHECK(rep_gap(none).from == kNever);
+  none = p;
+  none.nt_threshold = 512u << 10;
+  CHECK(rep_gap(none).from == kNever);
+  CHECK(rep_gap(none).why_not.empty());
+  // rep only for an aligned dst from 128 KiB holds in the first band alone: closing the gap
+  // would carry it over the second band (a misaligned 2 MiB copy: rep before, the loop after).
+  CopyParams split = p;
+  split.rep_align_dst = true;
+  split.rep_aligned_from = 131072;
+  REQUIRE(validate_domains(split).ok());
+  CopyParams split_closed = split;
+  split_closed.rep_stop = kNever;
+  split_closed.rep_resume = kNever;
+  REQUIRE(large_lengths_differ(split, split_closed, 2u << 20, 0, 1));
+  const RepGap gs = rep_gap(split);
+  CHECK(gs.from == kNever);
+  CHECK(gs.why_not.find("aligned dst") != std::string::npos);
+  // rep_aligned_only holds in both bands: judged.
+  split.rep_aligned_only = true;
+  CHECK(rep_gap(split).from == 262144);
+}
+
 TEST_CASE("the seeds workload has the seeds' points") {
   const Workload w = seeds_workload();
   CHECK(w.points.size() == 14 * 4 + 12 + 7 + 2);

@@ -169,7 +169,7 @@ class Search {
       // The floor's per-class composite can open a gap of the loop between two rep bands (its
       // classes are judged on the copy read back alone): judged as one the stages left (a
       // Debian 13 memcpy's composite ran the loop at 4-16 MiB, 0.93x glibc at 4 MiB; fifteenth
-      // round). Whatever the budget, as the floor: a few sizes, under a second.
+      // round). Whatever the budget, as the floor: at most 4 sizes x 10 rows, a comparison each.
       if (thresholds && !opt_.quick) best = rep_gap_stage(best);
     }
     // Pieces no rep class reaches, and a mutual-alignment test no rep class makes, change no
@@ -1636,21 +1636,23 @@ class Search {
   /// where it won against the loop, so the sizes between are the loop by default, never shown
   /// to win (a Zen 5 memcpy kept the loop at 256 KiB only, where rep lost the copy read back
   /// by 5 % and won the copy alone by 5-21 %; back to back the loop copied 256 KiB at 0.76x:
-  /// docs/performance.md, fourteenth and fifteenth rounds). The routine with the gap and the
-  /// same routine with rep throughout are timed on the gap's ladder sizes (powers of two from
-  /// rep_stop; a gap of more than four is left as it is), at the rep stage's placements, every use pattern and cold, and
-  /// the loop keeps only the sizes decide::choose_gap gives it (it is the variant, rep the
-  /// base). Where that takes sizes from the loop, the loop gets one more chance: timed in solo
-  /// runs at those sizes against the new routine, it keeps them if it confirms there
-  /// (decide::confirm: 1 % on the geometric mean, no pattern losing 6 %). Run after the stage
-  /// beyond the caches and again after the floor, whose per-class composite can open a gap.
+  /// docs/performance.md, fourteenth and fifteenth rounds). Only a gap rep_gap() says may be
+  /// judged. The routine with the gap and the same routine with rep throughout are timed on the
+  /// gap's ladder sizes (powers of two from rep_stop; a gap of more than four is left as it is),
+  /// at the rep stage's placements, every use pattern and cold, and the loop keeps only the
+  /// sizes decide::choose_gap gives it (it is the variant, rep the base); the rest go to rep.
+  /// The ladder is the whole verdict: a solo run times 0/0 warm only, and would give back sizes
+  /// the loop lost at a misaligned placement or cold. Run after the stage beyond the caches and
+  /// again after the floor, whose per-class composite can open a gap; at most 4 sizes x 10 rows
+  /// of one comparison each (about 1 s each at the most).
   Candidate rep_gap_stage(const Candidate& incumbent) {
     const std::string name = "rep gap";
     const CopyParams& p = incumbent.params;
-    if (p.rep_threshold.value == kNever || p.rep_stop.value == kNever || p.rep_resume.value == kNever ||
-        p.rep_resume.value <= p.rep_stop.value || p.rep_resume.value >= p.nt_threshold.value ||
-        strategy_at(incumbent, p.rep_stop.value) != Strategy::kAlignedLoop)
+    const RepGap gap = rep_gap(p);
+    if (gap.from == kNever) {
+      if (!gap.why_not.empty()) log_.push_back(name + ": not judged: " + gap.why_not);
       return incumbent;
+    }
     std::vector<std::uint64_t> sizes;
     for (std::uint64_t s = p.rep_stop.value; s < p.rep_resume.value; s *= 2) sizes.push_back(s);
     if (sizes.size() > 4) {  // a gap the rep stage's ladder measured as the loop's over many sizes
@@ -1675,27 +1677,17 @@ class Search {
     if (l.sizes.size() != sizes.size()) return incumbent;
     const decide::ThresholdChoice c = decide::choose_gap(l.objective(0), l.check(0), std::log(1.03), std::log(1.03));
     Candidate out = closed;
-    std::vector<std::uint64_t> taken;  // the gap's sizes that go to rep
     if (c.index != decide::kNoThreshold) {
       out.params.rep_stop = l.sizes[c.index];
       out.params.rep_resume = c.end < l.sizes.size() ? l.sizes[c.end] : p.rep_resume.value;
     }
-    for (std::size_t si = 0; si < l.sizes.size(); ++si)
-      if (c.index == decide::kNoThreshold || si < c.index || si >= c.end) taken.push_back(l.sizes[si]);
     say(name + ": rep time / loop time:" + ladder_lines(l, 0) + "\n    -> " +
         (c.index == decide::kNoThreshold ? "the loop keeps no size: " + c.why
                                          : "the loop keeps " + size_label(out.params.rep_stop.value) + " to below " +
                                                size_label(out.params.rep_resume.value) + ": " + c.why));
-    if (taken.empty() || key(out) == key(incumbent) || !get(out)) {
+    if (key(out) == key(incumbent) || !get(out)) {
       log_.push_back(name + ": the loop keeps " + size_label(p.rep_stop.value) + " to below " +
                      size_label(p.rep_resume.value));
-      return incumbent;
-    }
-    if (confirmed_solo(name + ": the loop at " + size_label(taken.front()) +
-                                          (taken.size() > 1 ? ".." + size_label(taken.back()) : std::string()),
-                                      *get(out), *rg, taken)) {
-      log_.push_back(name + ": the loop keeps " + size_label(p.rep_stop.value) + " to below " +
-                     size_label(p.rep_resume.value) + " (solo runs)");
       return incumbent;
     }
     const std::string line =
@@ -1918,6 +1910,28 @@ class Search {
 };
 
 }  // namespace
+
+RepGap rep_gap(const CopyParams& p) {
+  RepGap g;
+  const std::uint64_t stop = p.rep_stop.value, resume = p.rep_resume.value;
+  if (p.rep_threshold.value == kNever || stop == kNever || resume == kNever) return g;
+  auto at = [&](std::uint64_t n) {
+    for (const auto& k : vector_ladder(p).classes)
+      if (k.lo <= n && n <= k.hi) return k.strategy;
+    return Strategy::kNone;
+  };
+  if (stop == 0 || resume <= stop || at(stop - 1) != Strategy::kRepString || at(stop) != Strategy::kAlignedLoop ||
+      at(resume) != Strategy::kRepString)
+    return g;  // no loop between two rep bands (a stop below the band, a resume the nt class takes)
+  if (p.rep_aligned_from.value != kNever && !p.rep_aligned_only.value) {
+    g.why_not = "rep only for an aligned dst from " + std::to_string(p.rep_aligned_from.value) +
+                " bytes holds in the first rep band alone; rep throughout would carry it over the second";
+    return g;
+  }
+  g.from = stop;
+  g.to = resume;
+  return g;
+}
 
 CopyParams keep_rep_split(CopyParams composite, const CopyParams& winner) {
   CopyParams& c = composite;

@@ -161,8 +161,9 @@ TwoThresholds choose_two_thresholds(const std::vector<std::vector<double>>& a_ga
 /// incumbent and the loop the variant: gain[p][s] = log(cost_rep / cost_loop) for use pattern
 /// p at the gap's ladder size s (ascending), check[q][s] the same for the veto rows, and the
 /// loop keeps the sizes of choose_threshold(gain, check, tolerance, min_gain, band = true):
-/// where it wins every use pattern by `min_gain` in total and loses none by more than
-/// `tolerance` at any size. Returns that choice: index == kNoThreshold closes the gap (rep
+/// the range whose summed gain, averaged over the use patterns, is largest and at least
+/// `min_gain`, where no pattern's sum is negative and no row (objective or check) loses more
+/// than `tolerance` at any size. Returns that choice: index == kNoThreshold closes the gap (rep
 /// throughout); else the loop keeps sizes [index, end) and rep takes the sizes below index
 /// (rep_stop moves up) and from end on (rep_resume moves down, when end < the gap's length).
 ThresholdChoice choose_gap(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,

@@ -50,12 +50,13 @@
 //                 decide::choose_two_thresholds gives rep again from one size, non-temporal stores
 //                 from a larger one, either alone, or neither (the faster takes each size).
 //                 Then, where a gap of the loop is left between the two rep bands (rep_stop ..
-//                 rep_resume, at most four ladder sizes; not in --quick), the routine with the
-//                 gap and the same with rep throughout are timed on the gap's sizes (the rep
-//                 stage's rows) and the loop keeps only what decide::choose_gap gives it: the
-//                 roles of choose_threshold swapped, rep the base between two rep bands, the
-//                 sizes it loses going back to rep unless the loop confirms them in solo runs
-//                 (again after the floor, whose per-class composite can open such a gap).
+//                 rep_resume, at most four ladder sizes, one rep_gap() accepts; not in --quick),
+//                 the routine with the gap and the same with rep throughout are timed on the
+//                 gap's sizes (the rep stage's rows) and the loop keeps only what
+//                 decide::choose_gap gives it: the roles of choose_threshold swapped, rep the
+//                 base between two rep bands, the sizes the loop loses going back to rep; no
+//                 solo runs (they time 0/0 warm only). Again after the floor, whatever the
+//                 budget (its per-class composite can open such a gap).
 //   The threshold stages time each ladder size warm with the copy alone (at every dst offset),
 //   read back and its source overwritten, and cold as a veto; decide::choose_threshold keeps a
 //   variant only from the size (rep: for the band of sizes, then rep_stop) where it wins every
@@ -186,6 +187,22 @@ Result<TuneResult> tune(const Workload& w, const TuneOptions& opt);
 /// judgement of two 32 KiB points, and rep movsb then ran a misaligned dst at 1-2 MiB, which the
 /// rep stage had timed at 0.89-0.95x the loop).
 CopyParams keep_rep_split(CopyParams composite, const CopyParams& winner);
+
+/// A gap of the loop between two rep bands, as the tuner's gap stage sees it (lengths in bytes).
+struct RepGap {
+  std::uint64_t from = kNever;  ///< p.rep_stop: the gap's first length; kNever: nothing to judge
+  std::uint64_t to = kNever;    ///< p.rep_resume: rep again from this length
+  std::string why_not;          ///< from == kNever: why (one line, for the tuning log)
+};
+
+/// The gap of `p` that the gap stage may judge: [rep_stop, rep_resume) where p's size ladder
+/// (vector_ladder, templates/) runs rep string instructions at rep_stop - 1, the aligned loop at
+/// rep_stop and rep again at rep_resume, below the non-temporal class. Not judged (from ==
+/// kNever, why_not says why) where there is no such gap, and where closing it would change code
+/// outside it: with rep_aligned_from set (and not rep_aligned_only) only the first band takes
+/// rep for an aligned dst alone (plan.cpp, rep_aligned_from_in), so rep throughout would carry
+/// that split over the second band, lengths the stage does not time.
+RepGap rep_gap(const CopyParams& p);
 
 /// The wisdom entry of a tune result: its operation, `workload` (the workload's name), the
 /// winner's plan, the hash of its code and the final measurement.

@@ -1152,6 +1152,30 @@ TEST_CASE("vector_ladder: the documented ladder for each width") {
   }
 }
 
+TEST_CASE("ladder_strategy: the class of vector_ladder that holds n, at every class edge") {
+  for (auto w : kWidths) {
+    CopyParams p = params_w(w);
+    p.rep_threshold = 32768;
+    p.rep_stop = 262144;
+    p.rep_resume = 1u << 20;
+    p.nt_threshold = 32u << 20;
+    CAPTURE(to_string(p));
+    const CopyPlan plan = vector_ladder(p);
+    for (const SizeClass& c : plan.classes)
+      for (std::uint64_t n : {c.lo, c.hi, c.lo + (c.hi - c.lo) / 2}) {
+        CAPTURE(n);
+        CHECK(ladder_strategy(p, n) == c.strategy);
+      }
+    // The rep band, the loop between the bands, rep again, then non-temporal stores.
+    CHECK(ladder_strategy(p, 262143) == kR);
+    CHECK(ladder_strategy(p, 262144) == kL);
+    CHECK(ladder_strategy(p, (1u << 20) - 1) == kL);
+    CHECK(ladder_strategy(p, 1u << 20) == kR);
+    CHECK(ladder_strategy(p, 32u << 20) == kNT);
+    CHECK(ladder_strategy(p, kNever) == kNT);  // the last class ends at max
+  }
+}
+
 TEST_CASE("vector_ladder: thresholds below the loop start are raised to it") {
   for (auto w : kWidths) {
     const std::uint64_t L = loop_start(w);

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <string>
 
+#include "copysynth/decide.hpp"
 #include "copysynth/ladders.hpp"
 #include "copysynth/perf_counters.hpp"
 #include "copysynth/plot.hpp"
@@ -389,6 +390,48 @@ TEST_CASE("rep_gap: only a loop between two rep bands that closing changes nowhe
   // rep_aligned_only holds in both bands: judged.
   split.rep_aligned_only = true;
   CHECK(rep_gap(split).from == 262144);
+}
+
+TEST_CASE("gap_params: the gap stage's verdict as the params it installs") {
+  CopyParams p;
+  p.operation = Operation::kMemcpy;
+  p.vector_width = 32;
+  p.rep_threshold = 32768;
+  p.rep_stop = 262144;
+  p.rep_resume = 4u << 20;
+  p.nt_threshold = 32u << 20;
+  const std::vector<std::uint64_t> sizes = {262144, 524288, 1u << 20, 2u << 20};
+  REQUIRE(rep_gap(p).from == 262144);
+  // No size for the loop: the gap is closed, rep from rep_threshold on without a stop.
+  const CopyParams closed = gap_params(p, sizes, decide::kNoThreshold, 0);
+  CHECK(closed.rep_stop.value == kNever);
+  CHECK(closed.rep_resume.value == kNever);
+  CHECK(closed.rep_threshold.value == 32768);
+  CHECK(rep_gap(closed).from == kNever);
+  // The loop keeps the whole gap: the params are p's own.
+  CHECK(to_string(gap_params(p, sizes, 0, sizes.size())) == to_string(p));
+  // The loop keeps 512 KiB to below 2 MiB: rep below and from 2 MiB again.
+  const CopyParams mid = gap_params(p, sizes, 1, 3);
+  CHECK(mid.rep_stop.value == 524288);
+  CHECK(mid.rep_resume.value == (2u << 20));
+  CHECK(ladder_strategy(mid, 524287) == Strategy::kRepString);
+  CHECK(ladder_strategy(mid, 524288) == Strategy::kAlignedLoop);
+  CHECK(ladder_strategy(mid, (2u << 20) - 1) == Strategy::kAlignedLoop);
+  CHECK(ladder_strategy(mid, 2u << 20) == Strategy::kRepString);
+  // The loop keeps the gap's top sizes: rep again where p had it.
+  const CopyParams top = gap_params(p, sizes, 2, sizes.size());
+  CHECK(top.rep_stop.value == (1u << 20));
+  CHECK(top.rep_resume.value == (4u << 20));
+  // Only the gap's lengths change (every placement), and only those the loop gave back.
+  for (std::uint64_t n : {262144ull, 524287ull, 524288ull, (1ull << 20) + 4096, (2ull << 20) - 1, 2ull << 20,
+                          (4ull << 20) - 1, 4ull << 20})
+    for (auto [s, d] : {std::pair<std::uint64_t, std::uint64_t>{0, 0}, {0, 1}, {2048, 4}}) {
+      CAPTURE(n);
+      CHECK(large_lengths_differ(p, mid, n, s, d) == ((n >= 262144 && n < 524288) || (n >= (2u << 20) && n < (4u << 20))));
+    }
+  // A verdict the ladder cannot hold closes the gap rather than inventing bounds.
+  CHECK(gap_params(p, sizes, 4, 5).rep_stop.value == kNever);
+  CHECK(gap_params(p, sizes, 2, 2).rep_stop.value == kNever);
 }
 
 TEST_CASE("the seeds workload has the seeds' points") {

@@ -126,6 +126,12 @@ Result<CopyPlan> make_plan(const CopyParams& p, const IsaFeatures& target, const
   return plan;
 }
 
+Strategy ladder_strategy(const CopyParams& p, std::uint64_t n) {
+  for (const SizeClass& k : vector_ladder(p).classes)
+    if (k.lo <= n && n <= k.hi) return k.strategy;
+  return Strategy::kNone;
+}
+
 CodePath code_path(const CopyPlan& plan, std::uint64_t n, std::uint32_t src_offset, std::uint32_t dst_offset) {
   const CopyParams& p = plan.params;
   const Operation op = p.operation.value;

@@ -520,7 +520,7 @@ class Search {
       // A band starts at the ladder size a point was timed for (band_start: the added points
       // are one page past theirs, timed_length), not at the point itself.
       for (const auto& [n, g] : at) {
-        const bool wants_rep = strategy_at(live[want[g]], n) == Strategy::kRepString;
+        const bool wants_rep = ladder_strategy(live[want[g]].params, n) == Strategy::kRepString;
         if (wants_rep && rep_lo == kNever) {
           rep_lo = band_start(n);
           rep_src = &live[want[g]];
@@ -553,7 +553,7 @@ class Search {
         comp.params = keep_rep_split(comp.params, winner.params);
       }
       const Candidate& last = live[want[groups - 1]];
-      if (last.params.nt_threshold.value != kNever && strategy_at(last, 64ull << 20) == Strategy::kNonTemporalLoop) {
+      if (last.params.nt_threshold.value != kNever && ladder_strategy(last.params, 64ull << 20) == Strategy::kNonTemporalLoop) {
         comp.params.nt_threshold = last.params.nt_threshold;
         comp.params.nt_pages = last.params.nt_pages;
         comp.params.nt_width = comp.params.vector_width.value == 64 ? last.params.nt_width.value : 0u;
@@ -917,12 +917,6 @@ class Search {
     return 256;
   }
 
-  /// The strategy a candidate's ladder gives length n (bytes).
-  static Strategy strategy_at(const Candidate& c, std::uint64_t n) {
-    for (const auto& k : vector_ladder(c.params).classes)
-      if (k.lo <= n && n <= k.hi) return k.strategy;
-    return Strategy::kNone;
-  }
 
   /// The plan of a candidate, with its dispatch weights.
   Result<CopyPlan> plan_of(const Candidate& c) const {
@@ -1660,9 +1654,8 @@ class Search {
                      size_label(p.rep_resume.value) + " (not judged: more than four ladder sizes)");
       return incumbent;
     }
-    Candidate closed = incumbent;
-    closed.params.rep_stop = kNever;
-    closed.params.rep_resume = kNever;
+    Candidate closed = incumbent;  // rep throughout
+    closed.params = gap_params(p, sizes, decide::kNoThreshold, 0);
     const Routine* rc = get(closed);
     const Routine* rg = get(incumbent);
     if (!rc || !rg) return incumbent;
@@ -1676,11 +1669,8 @@ class Search {
     const Ladder l = time_ladder(name, {rc, rg}, sizes, placements, {0}, true);
     if (l.sizes.size() != sizes.size()) return incumbent;
     const decide::ThresholdChoice c = decide::choose_gap(l.objective(0), l.check(0), std::log(1.03), std::log(1.03));
-    Candidate out = closed;
-    if (c.index != decide::kNoThreshold) {
-      out.params.rep_stop = l.sizes[c.index];
-      out.params.rep_resume = c.end < l.sizes.size() ? l.sizes[c.end] : p.rep_resume.value;
-    }
+    Candidate out = incumbent;
+    out.params = gap_params(p, l.sizes, c.index, c.end);
     say(name + ": rep time / loop time:" + ladder_lines(l, 0) + "\n    -> " +
         (c.index == decide::kNoThreshold ? "the loop keeps no size: " + c.why
                                          : "the loop keeps " + size_label(out.params.rep_stop.value) + " to below " +
@@ -1734,7 +1724,7 @@ class Search {
     // rep again: a rep band that ends in the loop below the ladder's top.
     const bool again = !opt_.quick && base.params.rep_threshold.value != kNever &&
                        base.params.rep_stop.value < sizes.back() &&
-                       strategy_at(base, base.params.rep_stop.value) == Strategy::kAlignedLoop;
+                       ladder_strategy(base.params, base.params.rep_stop.value) == Strategy::kAlignedLoop;
     std::vector<Candidate> variants;  // [0] rep again when `again`, then non-temporal stores
     std::vector<std::uint64_t> from;
     if (again) {
@@ -1915,13 +1905,8 @@ RepGap rep_gap(const CopyParams& p) {
   RepGap g;
   const std::uint64_t stop = p.rep_stop.value, resume = p.rep_resume.value;
   if (p.rep_threshold.value == kNever || stop == kNever || resume == kNever) return g;
-  auto at = [&](std::uint64_t n) {
-    for (const auto& k : vector_ladder(p).classes)
-      if (k.lo <= n && n <= k.hi) return k.strategy;
-    return Strategy::kNone;
-  };
-  if (stop == 0 || resume <= stop || at(stop - 1) != Strategy::kRepString || at(stop) != Strategy::kAlignedLoop ||
-      at(resume) != Strategy::kRepString)
+  if (stop == 0 || resume <= stop || ladder_strategy(p, stop - 1) != Strategy::kRepString ||
+      ladder_strategy(p, stop) != Strategy::kAlignedLoop || ladder_strategy(p, resume) != Strategy::kRepString)
     return g;  // no loop between two rep bands (a stop below the band, a resume the nt class takes)
   if (p.rep_aligned_from.value != kNever && !p.rep_aligned_only.value) {
     g.why_not = "rep only for an aligned dst from " + std::to_string(p.rep_aligned_from.value) +
@@ -1931,6 +1916,19 @@ RepGap rep_gap(const CopyParams& p) {
   g.from = stop;
   g.to = resume;
   return g;
+}
+
+CopyParams gap_params(const CopyParams& p, const std::vector<std::uint64_t>& sizes, std::size_t loop_from,
+                      std::size_t loop_end) {
+  CopyParams out = p;
+  if (loop_from == decide::kNoThreshold || loop_from >= sizes.size() || loop_end <= loop_from) {
+    out.rep_stop = kNever;
+    out.rep_resume = kNever;
+    return out;
+  }
+  out.rep_stop = sizes[loop_from];
+  out.rep_resume = loop_end < sizes.size() ? sizes[loop_end] : p.rep_resume.value;
+  return out;
 }
 
 CopyParams keep_rep_split(CopyParams composite, const CopyParams& winner) {

@@ -71,6 +71,12 @@ namespace copysynth {
 /// not validate `p` (make_plan does).
 CopyPlan vector_ladder(const CopyParams& p);
 
+/// The strategy of the class of vector_ladder(p) that holds length n (bytes): the class a copy
+/// of n bytes takes before any in-class guard (rep_aligned_only, rep_alias_window: code_path()
+/// says where those send it). Strategy::kNone only where no class holds n (none: the ladder
+/// covers 0..max).
+Strategy ladder_strategy(const CopyParams& p, std::uint64_t n);
+
 /// The short-length ladder for 0 <= n <= bytes (a power of two): n = 0, n = 1, then
 /// head/tail (b, 2b] for b = 1, 2, ... bytes/2, every weight 1. The page-crossing path of a masked
 /// class of `bytes` (CopyPlan::page_cross; vector_ladder fills it in).

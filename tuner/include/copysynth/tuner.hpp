@@ -204,6 +204,15 @@ struct RepGap {
 /// that split over the second band, lengths the stage does not time.
 RepGap rep_gap(const CopyParams& p);
 
+/// The parameters the gap stage installs for its verdict on the gap of `p` (rep_gap()):
+/// `sizes` the gap's ladder as timed (bytes, ascending from p.rep_stop), `loop_from` the index
+/// of the first size the loop keeps (decide::kNoThreshold: none, the gap is closed and rep runs
+/// throughout: rep_stop and rep_resume "never") and `loop_end` one past the last (sizes.size():
+/// to p.rep_resume). A verdict the ladder cannot hold (loop_from >= loop_end, or past the
+/// ladder) closes the gap too. decide::choose_gap gives the two indices (its index and end).
+CopyParams gap_params(const CopyParams& p, const std::vector<std::uint64_t>& sizes, std::size_t loop_from,
+                      std::size_t loop_end);
+
 /// The wisdom entry of a tune result: its operation, `workload` (the workload's name), the
 /// winner's plan, the hash of its code and the final measurement.
 WisdomEntry wisdom_entry(const TuneResult& r, const std::string& workload);

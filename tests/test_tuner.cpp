@@ -1351,6 +1351,9 @@ TEST_CASE("run_report prints each section as it is measured, then the targets; a
   REQUIRE(printed.size() == 3);  // the peers, the table, then the targets
   CHECK(printed[0].rfind("peers (each timed in the same rounds as the tuned routine):\n", 0) == 0);
   for (const Peer& peer : peers(Operation::kClearPage)) CHECK(contains(printed[0], "  " + peer.name + ": " + peer.description + "\n"));
+  // Where each routine's code lies from the timing code: glibc in libc.so and the tuned routine
+  // in JIT memory, named with a distance and its unit.
+  CHECK(std::regex_search(printed[0], std::regex("code placement, [^\n]*: glibc [0-9.]+ (B|KiB|MiB|GiB|TiB),[^\n]* tuned [0-9.]+ (B|KiB|MiB|GiB|TiB)\n")));
   CHECK(printed[1] == "seeds matrix, GB/s (higher is better):\n" + res->points->format());
   CHECK(contains(printed[2], "performance targets"));
   CHECK(contains(printed[2], "note: AOCL-LibMem read no cache sizes") == !aocl_peer_caveat().empty());

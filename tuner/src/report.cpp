@@ -622,6 +622,40 @@ std::string report_svg_path(const std::string& svg_path, Operation op, std::size
   return svg_path.substr(0, dot) + suffix + svg_path.substr(dot);
 }
 
+namespace {
+
+/// "12.0 MiB", "41.7 TiB": a distance in bytes, for the placement line.
+std::string distance_label(std::uint64_t d) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(d);
+  int u = 0;
+  while (v >= 1024 && u < 4) v /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return buf;
+}
+
+/// One line: how far each timed routine's entry lies from the code that times it (this
+/// program's text; `here` is a function of it). The peers built into this program (rep_movsb,
+/// the AVX2 loops, DPDK, AOCL-LibMem's static archive) lie beside it; glibc lies in libc.so and
+/// the tuned routine in JIT memory, both far, as they are from a program's own code. On an Intel
+/// Xeon (family 6 model 207) the same routine bytes were 0.4-1.2 ns per call slower at 1-256
+/// bytes far from the caller than within 64 MiB of it; on AMD family 26 placement changed
+/// nothing (docs/performance.md, sixteenth round, and docs/perf/intel-emr/).
+std::string placement_line(const std::vector<Peer>& ps, const Routine& tuned, const std::vector<OtherRoutine>& others,
+                           const void* here) {
+  const auto dist = [&](const void* p) {
+    const auto a = reinterpret_cast<std::uintptr_t>(p), b = reinterpret_cast<std::uintptr_t>(here);
+    return distance_label(a > b ? a - b : b - a);
+  };
+  std::string s = "code placement, the entry's distance from the timing code (see docs/performance.md, sixteenth round):";
+  for (const Peer& p : ps) s += " " + p.name + " " + dist(p.entry) + ",";
+  for (const OtherRoutine& o : others) s += " " + o.name + " " + dist(o.routine->entry()) + ",";
+  return s + " tuned " + dist(tuned.entry()) + "\n";
+}
+
+}  // namespace
+
 Result<ReportResult> run_report(const Routine& tuned, const Workload& w, const ReportOptions& opt,
                                 const std::function<void(const std::string&)>& print) {
   const Operation op = tuned.params().operation;
@@ -635,6 +669,7 @@ Result<ReportResult> run_report(const Routine& tuned, const Workload& w, const R
     std::string text = "peers (each timed in the same rounds as the tuned routine):\n";
     for (const Peer& p : peers(op)) text += "  " + p.name + ": " + p.description + "\n";
     for (const OtherRoutine& o : opt.others) text += "  " + o.name + ": " + o.routine->name() + "\n";
+    text += placement_line(peers(op), tuned, opt.others, reinterpret_cast<const void*>(&distance_label));
     out(text + "\n");
   }
   if (sections.points) {

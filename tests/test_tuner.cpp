@@ -392,6 +392,47 @@ TEST_CASE("rep_gap: only a loop between two rep bands that closing changes nowhe
   CHECK(rep_gap(split).from == 262144);
 }
 
+TEST_CASE("hot_first: the class of 33 bytes falls through first, shorter lengths longest first") {
+  // A plain 16-byte ladder (SSE2: every host has it): 0, 1, 2, 3-4, 5-8, 9-16, 17-32, 33-64, ...
+  CopyParams p;
+  p.operation = Operation::kMemcpy;
+  p.vector_width = 16;
+  auto base = make_plan(p, CpuInfo::host().features());
+  REQUIRE(base.ok());
+  const CopyPlan plan = hot_first(*base);
+  REQUIRE(plan.classes.size() == base->classes.size());
+  // Compares on the way to each class (depth of its leaf).
+  const auto depths = [](const CopyPlan& pl) {
+    const auto t = dispatch_tree(pl);
+    std::vector<int> d(pl.classes.size(), -1);
+    const auto walk = [&](auto&& self, int id, int depth) -> void {
+      if (t[id].leaf >= 0) {
+        d[t[id].leaf] = depth;
+        return;
+      }
+      self(self, t[id].left, depth + 1);
+      self(self, t[id].right, depth + 1);
+    };
+    walk(walk, 0, 0);
+    return d;
+  };
+  std::size_t hot = 0;
+  for (std::size_t i = 0; i < plan.classes.size(); ++i) {
+    CHECK(plan.classes[i].lo == base->classes[i].lo);  // only the weights change
+    CHECK(plan.classes[i].strategy == base->classes[i].strategy);
+    if (plan.classes[i].lo <= 33 && 33 <= plan.classes[i].hi) hot = i;
+  }
+  REQUIRE(hot > 3);
+  const std::vector<int> d = depths(plan);
+  for (std::size_t i = 0; i < d.size(); ++i) CHECK(d[hot] <= d[i]);
+  CHECK(d[hot] <= 2);
+  // Away from it the depth never falls: shorter lengths longest first, longer ones shortest first.
+  for (std::size_t i = 0; i + 1 <= hot; ++i) CHECK(d[i] >= d[i + 1]);
+  for (std::size_t i = hot; i + 1 < d.size(); ++i) CHECK(d[i] <= d[i + 1]);
+  // The production prior's tree takes more compares to reach 33 bytes than this one.
+  CHECK(depths(*base)[hot] > d[hot]);
+}
+
 TEST_CASE("gap_params: the gap stage's verdict as the params it installs") {
   CopyParams p;
   p.operation = Operation::kMemcpy;

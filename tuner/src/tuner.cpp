@@ -46,12 +46,13 @@ std::uint64_t max_size(const std::vector<Point>& pts) {
 
 /// How the dispatch tree is weighted (CopyPlan class weights): by the production prior, by the
 /// workload's own points, or flat (a balanced tree).
-enum class Dispatch { kPrior, kWorkload, kFlat, kChain };
+enum class Dispatch { kPrior, kWorkload, kFlat, kHot, kChain };
 const char* dispatch_name(Dispatch d) {
   switch (d) {
     case Dispatch::kPrior: return "prior";
     case Dispatch::kWorkload: return "workload";
     case Dispatch::kFlat: return "flat";
+    case Dispatch::kHot: return "hot";
     case Dispatch::kChain: return "chain";
   }
   return "?";
@@ -124,8 +125,8 @@ class Search {
     if (mix_buf_)
       say("the seeds, kernel, small-length and dispatch stages also replay the production mix (the "
           "eight MemcpyGoogle distributions, " + std::to_string(mix_calls_.size()) +
-          " calls): half of the seeds' and kernel stage's score, two thirds of the small-length and "
-          "hand-over stages', all of the dispatch stage's");
+          " calls): half of the seeds' and kernel stage's score, two thirds of the small-length, "
+          "hand-over and dispatch stages'");
     if (w_.is_distribution())
       say("workload " + w_.name + ": " + std::to_string(calls_.size()) + " calls replayed per round, mean " +
           fmt("%.1f", w_.distribution->mean_size()) + " bytes, largest " +
@@ -792,23 +793,29 @@ class Search {
     return stage("hand-over", out, cands, below_1m_, false);
   }
 
-  /// The dispatch tree's weighting. A distribution workload tries all four (the workload's own
+  /// The dispatch tree's weighting. A distribution workload tries all five (the workload's own
   /// weights are the program's). A point workload is a grid of lengths, not a frequency: weighting
   /// the tree by it, or balancing it, moves the short lengths that programs copy most behind more
   /// branches (on a Zen 5 host the seeds' winner with a flat tree copied 1-128 bytes 0.8-0.85x as
   /// fast as the same routine with the prior's tree). There the choice is between the production
-  /// prior and smallest-first, and it is scored on the production mix alone: a point times one
-  /// length in a loop whose branches are learnt by heart, whatever the tree.
+  /// prior, hot-first (hot_first(): glibc's order) and smallest-first, scored like the
+  /// small-length stage: two thirds the production mix, one third the points below 1 MiB. The
+  /// mix alone chose smallest-first for every AVX2 ladder (on random lengths it mispredicts
+  /// least), and a length a program copies again and again then walks every shorter class
+  /// first, taken branch after taken branch: an --isa avx2 ladder copied 16-128 bytes 1.6-2.5x
+  /// as slowly as with hot-first on a Zen 5 host, and 8-256 bytes 2-3x as slowly as glibc on an
+  /// Intel Xeon (docs/performance.md, sixteenth round). Hot-first comes before smallest-first,
+  /// so a tie goes to it.
   Candidate dispatch_stage(const Candidate& best) {
     std::vector<Candidate> cands;
     const bool points = !w_.is_distribution();
-    for (Dispatch d : {Dispatch::kPrior, Dispatch::kWorkload, Dispatch::kFlat, Dispatch::kChain}) {
+    for (Dispatch d : {Dispatch::kPrior, Dispatch::kWorkload, Dispatch::kFlat, Dispatch::kHot, Dispatch::kChain}) {
       if (points && (d == Dispatch::kWorkload || d == Dispatch::kFlat)) continue;
       Candidate c = best;
       c.dispatch = d;
       cands.push_back(c);
     }
-    WithMix m(*this, points ? Mix::kAll : Mix::kHalf);
+    WithMix m(*this, points ? Mix::kTwoThirds : Mix::kHalf);
     return stage("dispatch", best, cands, below_1m_, false);
   }
 
@@ -939,8 +946,11 @@ class Search {
           }
         }
         break;
+      case Dispatch::kHot:
+        *plan = hot_first(std::move(*plan));
+        break;
       case Dispatch::kChain: {
-        // Each class outweighs all larger ones: tested smallest first, as glibc's ladder does.
+        // Each class outweighs all larger ones: tested smallest first.
         double w = 1.0;
         for (auto& k : plan->classes) {
           k.weight = w;
@@ -1916,6 +1926,15 @@ RepGap rep_gap(const CopyParams& p) {
   g.from = stop;
   g.to = resume;
   return g;
+}
+
+CopyPlan hot_first(CopyPlan plan, std::uint64_t n) {
+  std::size_t hot = 0;
+  for (std::size_t i = 0; i < plan.classes.size(); ++i)
+    if (plan.classes[i].lo <= n && n <= plan.classes[i].hi) hot = i;
+  for (std::size_t i = 0; i < plan.classes.size(); ++i)
+    plan.classes[i].weight = std::pow(0.4, i > hot ? double(i - hot) : double(hot - i));
+  return plan;
 }
 
 CopyParams gap_params(const CopyParams& p, const std::vector<std::uint64_t>& sizes, std::size_t loop_from,

@@ -213,6 +213,13 @@ RepGap rep_gap(const CopyParams& p);
 CopyParams gap_params(const CopyParams& p, const std::vector<std::uint64_t>& sizes, std::size_t loop_from,
                       std::size_t loop_end);
 
+/// `plan` with the dispatch weights of the tuner's "hot-first" tree: the class holding length
+/// `n` (bytes) weighs 1 and each class k places away 0.4^k, so dispatch_tree() (generator/)
+/// lets that class fall through at the root's side, tests the shorter lengths longest first and
+/// the longer ones shortest first, the order of glibc's AVX2 ladder (split at 32 and 64 first).
+/// Only the weights change: the same classes, the same code in each.
+CopyPlan hot_first(CopyPlan plan, std::uint64_t n = 33);
+
 /// The wisdom entry of a tune result: its operation, `workload` (the workload's name), the
 /// winner's plan, the hash of its code and the final measurement.
 WisdomEntry wisdom_entry(const TuneResult& r, const std::string& workload);

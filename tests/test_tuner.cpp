@@ -341,14 +341,23 @@ TEST_CASE("keep_rep_split: the floor's composite keeps the winner's split where 
   CHECK(keep_rep_split(comp, only).rep_aligned_from.value == kNever);
 }
 
-TEST_CASE("rep_gap: only a loop between two rep bands that closing changes nowhere else is judged") {
+namespace {
+/// A 32-byte memcpy with rep from 32 KiB, the loop from 256 KiB to below `resume`, rep again
+/// from there and non-temporal stores from 32 MiB: two rep bands and the gap between them.
+CopyParams two_rep_bands(std::uint64_t resume) {
   CopyParams p;
   p.operation = Operation::kMemcpy;
   p.vector_width = 32;
   p.rep_threshold = 32768;
   p.rep_stop = 262144;
-  p.rep_resume = 1u << 20;
+  p.rep_resume = resume;
   p.nt_threshold = 32u << 20;
+  return p;
+}
+}  // namespace
+
+TEST_CASE("rep_gap: only a loop between two rep bands that closing changes nowhere else is judged") {
+  const CopyParams p = two_rep_bands(1u << 20);
   REQUIRE(validate_domains(p).ok());
   const RepGap g = rep_gap(p);
   CHECK(g.from == 262144);
@@ -434,13 +443,7 @@ TEST_CASE("hot_first: the class of 33 bytes falls through first, shorter lengths
 }
 
 TEST_CASE("gap_params: the gap stage's verdict as the params it installs") {
-  CopyParams p;
-  p.operation = Operation::kMemcpy;
-  p.vector_width = 32;
-  p.rep_threshold = 32768;
-  p.rep_stop = 262144;
-  p.rep_resume = 4u << 20;
-  p.nt_threshold = 32u << 20;
+  const CopyParams p = two_rep_bands(4u << 20);
   const std::vector<std::uint64_t> sizes = {262144, 524288, 1u << 20, 2u << 20};
   REQUIRE(rep_gap(p).from == 262144);
   // No size for the loop: the gap is closed, rep from rep_threshold on without a stop.

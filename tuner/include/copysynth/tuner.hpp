@@ -24,10 +24,11 @@
 //                 also one masked move for lengths 0..16/32/64/128 (mask_max, with mask_shift:
 //                 the page guard on the masked-off bytes only) and vector registers 0-15 or
 //                 16-31 (register_bank); then the hand-over to the loop;
-//   2b. dispatch  dispatch-tree weights: the production prior or smallest-first (chain); for a
+//   2b. dispatch  dispatch-tree weights: the production prior, hot-first (hot_first(): the
+//                 class of 33 bytes first, glibc's AVX2 order) or smallest-first (chain); for a
 //                 distribution workload also its own weights and a flat tree. On a point workload
-//                 this stage is scored on the production mix alone (a point's branches are
-//                 learnt by heart whatever the tree, and its grid of lengths is no frequency);
+//                 scored two thirds on the production mix and one third on the points below 1 MiB
+//                 (the mix alone chose the chain, which a repeated length pays for branch by branch);
 //   3. prefetch   prefetch distance x hint, each also from 32 KiB only (prefetch_min), then
 //                 where the chosen distance starts (0, 8, 32, 128 KiB), on the points that
 //                 reach the main loop (copies only);

@@ -432,6 +432,9 @@ TEST_CASE("hot_first: the class of 33 bytes falls through first, shorter lengths
     if (plan.classes[i].lo <= 33 && 33 <= plan.classes[i].hi) hot = i;
   }
   REQUIRE(hot > 3);
+  CHECK(plan.classes[hot].weight == 1.0);
+  CHECK(plan.classes[hot - 1].weight == doctest::Approx(0.4));
+  CHECK(plan.classes[hot + 1].weight == doctest::Approx(0.4));
   const std::vector<int> d = depths(plan);
   for (std::size_t i = 0; i < d.size(); ++i) CHECK(d[hot] <= d[i]);
   CHECK(d[hot] <= 2);
@@ -1395,8 +1398,9 @@ TEST_CASE("run_report prints each section as it is measured, then the targets; a
   REQUIRE(printed.size() == 3);  // the peers, the table, then the targets
   CHECK(printed[0].rfind("peers (each timed in the same rounds as the tuned routine):\n", 0) == 0);
   for (const Peer& peer : peers(Operation::kClearPage)) CHECK(contains(printed[0], "  " + peer.name + ": " + peer.description + "\n"));
-  // Where each routine's code lies from the timing code: glibc in libc.so and the tuned routine
-  // in JIT memory, named with a distance and its unit.
+  // Where each routine's code lies from the timing code (for clear_page the glibc column is a
+  // wrapper in this program; the tuned routine is in JIT memory), named with a distance and its
+  // unit, in the C locale's digits.
   CHECK(std::regex_search(printed[0], std::regex("code placement, [^\n]*: glibc [0-9.]+ (B|KiB|MiB|GiB|TiB),[^\n]* tuned [0-9.]+ (B|KiB|MiB|GiB|TiB)\n")));
   CHECK(printed[1] == "seeds matrix, GB/s (higher is better):\n" + res->points->format());
   CHECK(contains(printed[2], "performance targets"));

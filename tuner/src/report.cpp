@@ -631,14 +631,15 @@ std::string distance_label(std::uint64_t d) {
   int u = 0;
   while (v >= 1024 && u < 4) v /= 1024, ++u;
   char buf[32];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  snprintf_c(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
   return buf;
 }
 
 /// One line: how far each timed routine's entry lies from the code that times it (this
 /// program's text; `here` is a function of it). The peers built into this program (rep_movsb,
 /// the AVX2 loops, DPDK, AOCL-LibMem's static archive) lie beside it; glibc lies in libc.so and
-/// the tuned routine in JIT memory, both far, as they are from a program's own code. On an Intel
+/// the tuned routine in JIT memory, both far, as they are from a program's own code (for
+/// clear_page the glibc column is a wrapper in this program that calls memset). On an Intel
 /// Xeon (family 6 model 207) the same routine bytes were 0.4-1.2 ns per call slower at 1-256
 /// bytes far from the caller than within 64 MiB of it; on AMD family 26 placement changed
 /// nothing (docs/performance.md, sixteenth round, and docs/perf/intel-emr/).

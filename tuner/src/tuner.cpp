@@ -804,13 +804,16 @@ class Search {
   /// least), and a length a program copies again and again then walks every shorter class
   /// first, taken branch after taken branch: an --isa avx2 ladder copied 16-128 bytes 1.6-2.5x
   /// as slowly as with hot-first on a Zen 5 host, and 8-256 bytes 2-3x as slowly as glibc on an
-  /// Intel Xeon (docs/performance.md, sixteenth round). Hot-first comes before smallest-first,
-  /// so a tie goes to it.
+  /// Intel Xeon (docs/performance.md, sixteenth round). Hot-first is not tried where the first
+  /// class holds 33 bytes (a masked class 0..64 or 0..128): its tree is then smallest-first's.
   Candidate dispatch_stage(const Candidate& best) {
     std::vector<Candidate> cands;
     const bool points = !w_.is_distribution();
+    const auto plan = make_plan(best.params, opt_.cpu.features());
+    const bool hot_differs = plan && !plan->classes.empty() && plan->classes.front().hi < 33;
     for (Dispatch d : {Dispatch::kPrior, Dispatch::kWorkload, Dispatch::kFlat, Dispatch::kHot, Dispatch::kChain}) {
       if (points && (d == Dispatch::kWorkload || d == Dispatch::kFlat)) continue;
+      if (d == Dispatch::kHot && !hot_differs) continue;
       Candidate c = best;
       c.dispatch = d;
       cands.push_back(c);
@@ -1059,7 +1062,6 @@ class Search {
     // mix's speedup (replay_speedups): each counts half, or the mix two thirds.
     const bool blend = mix_ != Mix::kNone && mix_buf_;
     const std::vector<double> mix = blend ? replay_speedups(fns, mix_calls_, *mix_buf_, t) : std::vector<double>{};
-    if (blend && mix_ == Mix::kAll) return mix;
     const decide::CostTable table = cost_table(fns, pts, t);
     std::vector<double> s(rs.size());
     for (std::size_t i = 0; i < rs.size(); ++i) {
@@ -1122,9 +1124,9 @@ class Search {
   }
 
   /// How much of score() the production mix is, on a point workload with the mix installed (set
-  /// per stage: the seeds and the kernel take half, the small lengths and the hand-over two
-  /// thirds, the dispatch tree all of it; the other stages none).
-  enum class Mix { kNone, kHalf, kTwoThirds, kAll };
+  /// per stage: the seeds and the kernel take half, the small lengths, the hand-over and the
+  /// dispatch tree two thirds; the other stages none).
+  enum class Mix { kNone, kHalf, kTwoThirds };
   Mix mix_ = Mix::kNone;
   /// Sets mix_ for one stage's scope.
   struct WithMix {

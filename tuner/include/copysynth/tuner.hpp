@@ -11,7 +11,8 @@
 // stages that decide what small calls cost (seeds, kernel, small, hand-over, dispatch) blend in
 // a replay of the production mix (workload.hpp, production_mix()), its throughput and its
 // copy-then-read latency: their score is the geometric mean of the points' score and the mix's
-// (the mix weighted two thirds in small and hand-over, which place the class edges).
+// (the mix weighted two thirds in small, hand-over and dispatch, which place the class edges
+// and order their compares).
 // From 64 KiB on, every batch starts from a set cache state (timing.hpp, CacheState::kWarm) with
 // at least 4 calls, so no candidate is timed in the state its neighbour left.
 // The search is coordinate descent in stages, each over the parameters of one part of the ladder:
@@ -25,7 +26,8 @@
 //                 the page guard on the masked-off bytes only) and vector registers 0-15 or
 //                 16-31 (register_bank); then the hand-over to the loop;
 //   2b. dispatch  dispatch-tree weights: the production prior, hot-first (hot_first(): the
-//                 class of 33 bytes first, glibc's AVX2 order) or smallest-first (chain); for a
+//                 class of 33 bytes first, glibc's AVX2 order; not where the first class holds
+//                 33 bytes, as a masked class does) or smallest-first (chain); for a
 //                 distribution workload also its own weights and a flat tree. On a point workload
 //                 scored two thirds on the production mix and one third on the points below 1 MiB
 //                 (the mix alone chose the chain, which a repeated length pays for branch by branch);
@@ -218,7 +220,9 @@ CopyParams gap_params(const CopyParams& p, const std::vector<std::uint64_t>& siz
 /// `n` (bytes) weighs 1 and each class k places away 0.4^k, so dispatch_tree() (generator/)
 /// lets that class fall through at the root's side, tests the shorter lengths longest first and
 /// the longer ones shortest first, the order of glibc's AVX2 ladder (split at 32 and 64 first).
-/// Only the weights change: the same classes, the same code in each.
+/// Only the weights change: the same classes, the same code in each. Where the first class holds
+/// n (a masked class 0..64 or 0..128) the weights are 0.4^k from it: smallest-first's tree, which
+/// the dispatch stage then does not try twice.
 CopyPlan hot_first(CopyPlan plan, std::uint64_t n = 33);
 
 /// The wisdom entry of a tune result: its operation, `workload` (the workload's name), the

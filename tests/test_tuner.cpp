@@ -1124,6 +1124,16 @@ TEST_CASE("report tables: other routines are columns but not peers; vs aligned; 
   const std::string only_d = format_targets(nullptr, nullptr, &d, 0);
   CHECK(only_d.find("seeds") == std::string::npos);
   CHECK(only_d.find("production distributions") != std::string::npos);
+  // The workload's own replay (a profile): the same figures as a check line, not a target.
+  ReportTable dw = d2;
+  dw.workload_replay = true;
+  const std::string tw = format_targets(nullptr, nullptr, &dw, 0);
+  CHECK(tw.find("production distributions") == std::string::npos);
+  CHECK(tw.find("MISSED") == std::string::npos);
+  CHECK(tw.find("check   the workload's calls (not a target): tuned vs the best of glibc and aocl in ns per call 1.00x, "
+                "dpdk not built") != std::string::npos);
+  CHECK(tw.find("check   the workload's calls, each call reading back the last (not a target): tuned vs the best of "
+                "glibc and aocl in ns per call 2.00x") != std::string::npos);
 }
 
 TEST_CASE("a tiny tune returns a verified routine and a table row per point") {
@@ -1284,6 +1294,26 @@ TEST_CASE("the report compares the tuned routine with every peer and plots the s
   for (const auto& row : d.rows)
     for (double v : row.value) CHECK(v > 0);
 
+  // A program's profile (`--report --workload profile:FILE`): its recorded calls, replayed.
+  auto pw = profile_workload(tiny_profile(), Operation::kMemcpy, "profile:tiny.prof");
+  REQUIRE(pw.ok());
+  const ReportTable pr = report_replays(*r, {*pw, w}, ro);  // the point workload is skipped
+  REQUIRE(pr.rows.size() == 2);
+  CHECK(pr.rows[0].label == "profile:tiny.prof");
+  CHECK(pr.rows[1].label == "profile:tiny.prof read back");
+  for (const auto& row : pr.rows)
+    for (double v : row.value) CHECK(v > 0);
+  ReportOptions quiet = ro;
+  quiet.others.clear();
+  std::string printed;
+  auto rep = run_report(*r, *pw, quiet, [&](const std::string& text) { printed += text; });
+  REQUIRE(rep.ok());
+  REQUIRE(rep->distributions);
+  CHECK(rep->distributions->workload_replay);
+  CHECK_FALSE(rep->points);
+  CHECK(printed.find("recorded calls, replayed window by window in program order") != std::string::npos);
+  CHECK(printed.find("check   the workload's calls (not a target)") != std::string::npos);
+
   const std::string svg = "copysynth-test-plot.svg";
   std::string err;
   REQUIRE(write_speedup_svg(t, "test", svg, &err));
@@ -1355,14 +1385,24 @@ TEST_CASE("report_sections: which tables run for an operation and a workload") {
   CHECK_FALSE(page.misaligned);
   CHECK_FALSE(page.uses);
   CHECK(page.distributions.empty());
-  // A distribution workload: no point table, only its own distribution.
+  CHECK_FALSE(seeds.replay);
+  CHECK_FALSE(page.replay);
+  // A distribution workload: no point table, no production distributions, its own replay.
   auto d = make_workload("MemcpyGoogleQ", Operation::kMemcpy, false);
   REQUIRE(d.ok());
   const ReportSections dist = report_sections(Operation::kMemcpy, *d);
   CHECK_FALSE(dist.points);
   CHECK_FALSE(dist.misaligned);
   CHECK_FALSE(dist.uses);
-  CHECK(dist.distributions == std::vector<std::string>{"MemcpyGoogleQ"});
+  CHECK(dist.distributions.empty());
+  CHECK(dist.replay);
+  // A program's profile, for fill too (its memset calls): the recorded calls are the replay.
+  auto pf = profile_workload(tiny_profile(), Operation::kFill, "profile:tiny.prof");
+  REQUIRE(pf.ok());
+  const ReportSections prof = report_sections(Operation::kFill, *pf);
+  CHECK_FALSE(prof.points);
+  CHECK(prof.distributions.empty());
+  CHECK(prof.replay);
 }
 
 TEST_CASE("report_svg_path: the first operation's plot at the path, the others' beside it") {

@@ -162,7 +162,9 @@ int main(int argc, char** argv) {
                "(4 KiB-512 KiB, dst offsets 1, 4, 15, 33 past src, 4K-aliasing, and 4, 33 with src 2048 past), the copy being used (64 KiB-64 MiB: alone, read "
                "back, source overwritten; warm and cold cache) and the eight production distributions "
                "(throughput and read back), all in this process, interleaved; print the tables, the read "
-               "bandwidth and which performance targets are met");
+               "bandwidth and which performance targets are met. With a distribution or profile:FILE workload "
+               "(the entry's own, or --workload): that workload's calls replayed instead, throughput and read "
+               "back, its ratio to the best of glibc and AOCL-LibMem printed as a check");
   app.add_option("--svg", o.svg_path,
                  "With --report: write a plot of the speedup over glibc against the length, one line per "
                  "alignment (other operations than the first get -OPERATION before the extension)")

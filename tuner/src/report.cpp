@@ -13,6 +13,7 @@
 #include <memory>
 #include <locale>
 #include <sstream>
+#include <utility>
 
 #include "copysynth/c_format.hpp"
 #include "copysynth/perf_counters.hpp"
@@ -166,6 +167,22 @@ ReportTable report_points(const Routine& tuned, const Workload& w, const ReportO
 
 ReportTable report_distributions(const Routine& tuned, const std::vector<std::string>& names,
                                  const ReportOptions& opt) {
+  std::vector<Workload> ws;
+  for (const auto& name : names) {
+    auto d = load_distribution(name);
+    if (!d) {
+      if (opt.progress) opt.progress("report: skipping " + name + ": " + d.error().message);
+      continue;
+    }
+    Workload w;
+    w.name = d->name;
+    w.distribution = std::move(d).value();
+    ws.push_back(std::move(w));
+  }
+  return report_replays(tuned, ws, opt);
+}
+
+ReportTable report_replays(const Routine& tuned, const std::vector<Workload>& ws, const ReportOptions& opt) {
   const auto ps = peers(tuned.operation());
   ReportTable t = table_for(ps, opt);
   t.per_call = true;
@@ -173,14 +190,11 @@ ReportTable report_distributions(const Routine& tuned, const std::vector<std::st
   ThreadPin pin;
   TimingOptions topt;
   topt.rounds = opt.rounds;
-  for (const auto& name : names) {
-    auto d = load_distribution(name);
-    if (!d) {
-      if (opt.progress) opt.progress("report: skipping " + name + ": " + d.error().message);
-      continue;
-    }
-    const auto calls = make_calls(*d, 32768, 0x5EED);
-    ReplayBuffers rb(d->max_size(), false);
+  for (const Workload& w : ws) {
+    if (!w.is_distribution()) continue;
+    // The search's replay length, another seed than its (so the same calls as `--from`'s table).
+    const auto calls = replay_calls(w, 32768, 0x5EED);
+    ReplayBuffers rb(w.distribution->max_size(), w.cold);
     const bool copy = tuned.operation() == Operation::kMemcpy || tuned.operation() == Operation::kMemmove;
     for (const Use use : copy ? std::vector<Use>{Use::kCopy, Use::kThenRead} : std::vector<Use>{Use::kCopy}) {
       TimingOptions tu = topt;
@@ -191,12 +205,12 @@ ReportTable report_distributions(const Routine& tuned, const std::vector<std::st
         for (std::size_t k = 0; k < entries.size(); ++k) s[k].push_back(m[k].ns_per_call);
       }
       ReportRow r;
-      r.label = d->name + (use == Use::kThenRead ? " read back" : "");
+      r.label = w.name + (use == Use::kThenRead ? " read back" : "");
       r.use = use;
       for (auto& v : s) r.value.push_back(median(v));
       t.rows.push_back(r);
     }
-    if (opt.progress) opt.progress("report: " + d->name + " done");
+    if (opt.progress) opt.progress("report: " + w.name + " done");
   }
   return t;
 }
@@ -355,6 +369,9 @@ std::string format_targets(const ReportTable* seeds, const ReportTable* misalign
         std::find(distributions->columns.begin(), distributions->columns.end(), "dpdk") - distributions->columns.begin());
     std::string names;
     for (std::size_t c : sys) names += (names.empty() ? "" : " and ") + distributions->columns[c];
+    // The target is set for the eight production distributions; a workload's own replay (a
+    // program's profile, one distribution) is printed as a check.
+    const bool production = !distributions->workload_replay;
     for (const Use use : {Use::kCopy, Use::kThenRead}) {
       std::vector<double> vg, vd;
       for (const auto& r : distributions->rows) {
@@ -365,10 +382,17 @@ std::string format_targets(const ReportTable* seeds, const ReportTable* misalign
       const std::size_t n = vg.size();
       if (n == 0) continue;
       const double g = geomean(vg);
-      line(g >= 1.05,
-           std::string("production distributions") + (use == Use::kThenRead ? ", each call reading back the last" : "") +
-               ": >= 1.05x the best of " + names + " in ns per call (geometric mean over " + std::to_string(n) + ")",
-           ratio(g) + (dpdk < distributions->peers ? ", " + ratio(geomean(vd)) + " vs dpdk" : ", dpdk not built"));
+      const std::string reading = use == Use::kThenRead ? ", each call reading back the last" : "";
+      const std::string fig =
+          ratio(g) + (dpdk < distributions->peers ? ", " + ratio(geomean(vd)) + " vs dpdk" : ", dpdk not built");
+      if (production)
+        line(g >= 1.05,
+             "production distributions" + reading + ": >= 1.05x the best of " + names +
+                 " in ns per call (geometric mean over " + std::to_string(n) + ")",
+             fig);
+      else  // a program's profile or the user's own distribution: shown, not a target of its own
+        o << "  check   the workload's calls" << reading << " (not a target): tuned vs the best of " << names
+          << " in ns per call " << (n > 1 ? "(geometric mean over " + std::to_string(n) + "): " : "") << fig << "\n";
     }
   }
   if (uses && !uses->rows.empty()) {
@@ -608,8 +632,8 @@ ReportSections report_sections(Operation op, const Workload& w) {
   s.points = !w.is_distribution();
   s.misaligned = seeds && op != Operation::kClearPage;
   s.uses = seeds && op != Operation::kClearPage;
-  if (op == Operation::kMemcpy || op == Operation::kMemmove)
-    s.distributions = w.is_distribution() ? std::vector<std::string>{w.distribution->name} : production_distributions();
+  s.replay = w.is_distribution();
+  if (!s.replay && (op == Operation::kMemcpy || op == Operation::kMemmove)) s.distributions = production_distributions();
   return s;
 }
 
@@ -708,6 +732,14 @@ Result<ReportResult> run_report(const Routine& tuned, const Workload& w, const R
   if (!sections.distributions.empty()) {
     const ReportTable& d = res.distributions.emplace(report_distributions(tuned, sections.distributions, opt));
     out("\nproduction size distributions, ns per call (lower is better):\n" + d.format());
+  }
+  if (sections.replay) {
+    ReportTable& d = res.distributions.emplace(report_replays(tuned, {w}, opt));
+    d.workload_replay = true;
+    out(std::string("\n") +
+        (w.recorded.empty() ? "the workload's size distribution, calls drawn from it"
+                            : "the workload's recorded calls, replayed window by window in program order") +
+        (w.cold ? ", spread over 256 MiB (cold)" : "") + ", ns per call (lower is better):\n" + d.format());
   }
   // The targets of the seeds' matrix need the seeds workload; the misaligned ones take the
   // misaligned matrix, or the point table when the workload was that matrix.

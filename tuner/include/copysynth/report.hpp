@@ -6,7 +6,8 @@
 //      glibc at each point — every routine of a point timed interleaved, round by round, three
 //      passes over the matrix, medians;
 //   2. the eight production size distributions (replayed call sequences, ns per call, hot
-//      cache) with the same columns and the geometric means;
+//      cache) with the same columns and the geometric means; for a distribution or profile
+//      workload (`--workload profile:FILE`), that workload's own calls instead (report_replays());
 //   3. the misaligned-destination matrix (workload.hpp, misaligned_workload(): 4 KiB..512 KiB at
 //      dst offsets 0, 1, 4, 15, 33 past a page-aligned src, and 4, 33 past with src 2048 past)
 //      with the tuned routine's ratio to its own aligned copy;
@@ -42,7 +43,6 @@ struct ReportOptions {
                              ///< point workload gets freshly mapped buffers, so one lucky or
                              ///< unlucky physical placement does not decide a figure
   std::vector<OtherRoutine> others;  ///< columns between the peers and "tuned"; not peers
-  bool distributions = true; ///< also the eight production distributions (copies only)
   std::string svg_path;      ///< run_report(): write the speedup plot here (empty: no plot)
   std::string svg_title;     ///< run_report(): the plot's title (empty: "OPERATION: tuned vs glibc")
   std::function<void(const std::string&)> progress;
@@ -66,6 +66,9 @@ struct ReportTable {
   bool per_call = false;             ///< values are ns per call (lower is better)
   bool aligned_ratio = false;        ///< format() adds "vs aligned": vs_aligned()
   bool labelled = false;             ///< format() names each row by its label (use tables)
+  /// Distribution tables: the report's workload replayed (ReportSections::replay), which
+  /// format_targets() prints as a check line; false: the production distributions, a target.
+  bool workload_replay = false;
   /// tuned / best peer at each row (>1: tuned faster), and tuned / glibc.
   double vs_best(const ReportRow& r) const;
   double vs_glibc(const ReportRow& r) const;
@@ -80,11 +83,21 @@ struct ReportTable {
 /// Measures `tuned` and every peer of its operation on the points of `w` (a point workload).
 ReportTable report_points(const Routine& tuned, const Workload& w, const ReportOptions& opt);
 
-/// Measures `tuned` and every peer on each named distribution (replayed, hot cache): for
-/// copies, one row of throughput (the calls independent) and one "NAME read back" row (each
-/// call's source waits on a load of the previous copy: timing.hpp, replay()), ns per call.
+/// Measures `tuned` and every peer on each named distribution (load_distribution(): a shipped
+/// name or a .csv file; replayed, hot cache): report_replays() of them. A name that cannot be
+/// loaded is skipped, said through opt.progress.
 ReportTable report_distributions(const Routine& tuned, const std::vector<std::string>& names,
                                  const ReportOptions& opt);
+
+/// Measures `tuned` and every peer on the replayed calls of each distribution workload of `ws`
+/// (replay_calls(), 32768 calls: lengths drawn from the distribution, or for a profile the
+/// program's own calls window by window in program order at its page offsets; spread over
+/// 256 MiB when Workload::cold), every routine interleaved round by round, medians of
+/// opt.passes. Rows, ns per call: for memcpy and memmove one row of throughput (the calls
+/// independent), labelled with the workload's name, and one "NAME read back" row (each call's
+/// source waits on a load of the previous copy: timing.hpp, replay()); for fill the throughput
+/// row only. A point workload in `ws` is skipped.
+ReportTable report_replays(const Routine& tuned, const std::vector<Workload>& ws, const ReportOptions& opt);
 
 /// The lengths of the use table (bytes): 64 KiB, 256 KiB, 1 MiB, 4 MiB, 16 MiB, 64 MiB.
 const std::vector<std::uint64_t>& use_sizes();
@@ -104,7 +117,8 @@ ReportTable report_uses(const Routine& tuned, const ReportOptions& opt);
 /// measured); misaligned dst >= 1.0 x the best peer (one line for the 4K-aliasing rows, 0 <
 /// (dst - src) mod 4096 < 64, and one for the others, when the table has src offsets) and >= 0.85 x
 /// the tuned routine's aligned copy; distributions >= 1.05 x the best of glibc and aocl (geometric mean; throughput and
-/// read back separately), with the ratio to dpdk where it was measured; 256 KiB-16 MiB, every
+/// read back separately), with the ratio to dpdk where it was measured (a `workload_replay`
+/// table: the same figures on a "check ... (not a target)" line); 256 KiB-16 MiB, every
 /// use warm, >= 1.0 x the best of glibc and aocl at every size (the cold rows are printed as a
 /// check, not a target). "aocl" counts where the table has that peer. A null table skips its
 /// targets.
@@ -155,13 +169,17 @@ double geomean_speedup(const std::vector<MeasuredPoint>& points);
 ///   - `misaligned`: the misaligned-destination matrix, after the seeds' table (seeds workload;
 ///     not clear_page, which has one page-aligned length);
 ///   - `uses`: the use table (seeds workload; not clear_page);
-///   - `distributions`: memcpy and memmove only: the workload's own distribution, or for a
-///     point workload the eight production ones (production_distributions()).
+///   - `distributions`: for a point workload, memcpy and memmove only: the eight production
+///     distributions (production_distributions());
+///   - `replay`: a distribution workload (a shipped or .csv distribution, or a program's profile,
+///     `profile:FILE`), any operation: the workload's own calls (report_replays()), in place of
+///     the production distributions.
 struct ReportSections {
   bool points = false;
   bool misaligned = false;
   bool uses = false;
   std::vector<std::string> distributions;
+  bool replay = false;
 };
 ReportSections report_sections(Operation op, const Workload& w);
 

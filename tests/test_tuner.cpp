@@ -1124,6 +1124,15 @@ TEST_CASE("report tables: other routines are columns but not peers; vs aligned; 
   const std::string only_d = format_targets(nullptr, nullptr, &d, 0);
   CHECK(only_d.find("seeds") == std::string::npos);
   CHECK(only_d.find("production distributions") != std::string::npos);
+  // Cold rows of the production distributions: a check line of their own, outside the target.
+  ReportTable dc = d2;
+  dc.rows.push_back({"A (cold)", {}, {40, 40, 50}, Use::kCopy, CacheState::kCold});
+  const std::string tc = format_targets(nullptr, nullptr, &dc, 0);
+  CHECK(tc.find("MISSED  production distributions: >= 1.05x the best of glibc and aocl in ns per call (geometric mean over 1): 1.00x") !=
+        std::string::npos);
+  CHECK(tc.find("check   production distributions, cold (not a target): tuned vs the best of glibc and aocl in ns per call "
+                "(geometric mean over 1): 0.80x; 1 below 1.0x: A (cold) 0.80x") != std::string::npos);
+  CHECK(t2.find("cold") == std::string::npos);
   // The workload's own replay (a profile): the same figures as a check line, not a target.
   ReportTable dw = d2;
   dw.workload_replay = true;
@@ -1285,12 +1294,16 @@ TEST_CASE("the report compares the tuned routine with every peer and plots the s
   CHECK(text.find("vs best peer") != std::string::npos);
   CHECK(text.find("geometric mean over 4 points") != std::string::npos);
 
-  const ReportTable d = report_distributions(*r, {"MemcpyGoogleQ", "NoSuchDistribution"}, ro);
-  REQUIRE(d.rows.size() == 2);  // the unknown one is skipped, not fatal; throughput and read back
+  const ReportTable d = report_distributions(*r, {"MemcpyGoogleQ", "NoSuchDistribution"}, ro, /*with_cold=*/true);
+  REQUIRE(d.rows.size() == 3);  // the unknown one is skipped, not fatal; throughput, read back, cold
   CHECK(d.per_call);
   CHECK(d.rows[0].label == "MemcpyGoogleQ");
   CHECK(d.rows[1].label == "MemcpyGoogleQ read back");
   CHECK(d.rows[1].use == Use::kThenRead);
+  CHECK(d.rows[1].state != CacheState::kCold);
+  CHECK(d.rows[2].label == "MemcpyGoogleQ (cold)");
+  CHECK(d.rows[2].use == Use::kCopy);
+  CHECK(d.rows[2].state == CacheState::kCold);
   for (const auto& row : d.rows)
     for (double v : row.value) CHECK(v > 0);
 

@@ -165,9 +165,51 @@ ReportTable report_points(const Routine& tuned, const Workload& w, const ReportO
   return t;
 }
 
+namespace {
+
+/// Replays `w` (32768 calls of replay_calls(), the search's length, another seed than its) for
+/// every routine of `entries`, interleaved, medians of opt.passes, and appends one row per use
+/// of `uses` to `t`: labelled with the workload's name (" read back" added for Use::kThenRead),
+/// CacheState::kCold for a cold workload.
+void replay_rows(ReportTable& t, const Routine& tuned, const std::vector<const void*>& entries, const Workload& w,
+                 const std::vector<Use>& uses, const ReportOptions& opt) {
+  const auto calls = replay_calls(w, 32768, 0x5EED);
+  ReplayBuffers rb(w.distribution->max_size(), w.cold);
+  for (const Use use : uses) {
+    TimingOptions tu;
+    tu.rounds = opt.rounds;
+    tu.use = use;
+    std::vector<std::vector<double>> s(entries.size());
+    for (unsigned pass = 0; pass < opt.passes; ++pass) {
+      const auto m = replay(tuned.operation(), entries, calls, rb, tu);
+      for (std::size_t k = 0; k < entries.size(); ++k) s[k].push_back(m[k].ns_per_call);
+    }
+    ReportRow r;
+    r.label = w.name + (use == Use::kThenRead ? " read back" : "");
+    r.use = use;
+    r.state = w.cold ? CacheState::kCold : CacheState::kAsLeft;
+    for (auto& v : s) r.value.push_back(median(v));
+    t.rows.push_back(r);
+  }
+  if (opt.progress) opt.progress("report: " + w.name + " done");
+}
+
+/// Throughput and read back for copies; fill has no read-back replay.
+std::vector<Use> replay_uses(Operation op) {
+  if (op == Operation::kMemcpy || op == Operation::kMemmove) return {Use::kCopy, Use::kThenRead};
+  return {Use::kCopy};
+}
+
+}  // namespace
+
 ReportTable report_distributions(const Routine& tuned, const std::vector<std::string>& names,
-                                 const ReportOptions& opt) {
-  std::vector<Workload> ws;
+                                 const ReportOptions& opt, bool with_cold) {
+  const auto ps = peers(tuned.operation());
+  ReportTable t = table_for(ps, opt);
+  t.per_call = true;
+  const auto entries = entries_of(ps, tuned, opt);
+  ThreadPin pin;
+  std::vector<Workload> cold;
   for (const auto& name : names) {
     auto d = load_distribution(name);
     if (!d) {
@@ -177,9 +219,17 @@ ReportTable report_distributions(const Routine& tuned, const std::vector<std::st
     Workload w;
     w.name = d->name;
     w.distribution = std::move(d).value();
-    ws.push_back(std::move(w));
+    replay_rows(t, tuned, entries, w, replay_uses(tuned.operation()), opt);
+    if (with_cold) {
+      w.name += " (cold)";
+      w.cold = true;
+      cold.push_back(std::move(w));
+    }
   }
-  return report_replays(tuned, ws, opt);
+  // The cold rows after the warm ones, throughput alone: read back from a line not in any cache,
+  // every routine waits as long on memory.
+  for (const Workload& w : cold) replay_rows(t, tuned, entries, w, {Use::kCopy}, opt);
+  return t;
 }
 
 ReportTable report_replays(const Routine& tuned, const std::vector<Workload>& ws, const ReportOptions& opt) {
@@ -188,30 +238,8 @@ ReportTable report_replays(const Routine& tuned, const std::vector<Workload>& ws
   t.per_call = true;
   const auto entries = entries_of(ps, tuned, opt);
   ThreadPin pin;
-  TimingOptions topt;
-  topt.rounds = opt.rounds;
-  for (const Workload& w : ws) {
-    if (!w.is_distribution()) continue;
-    // The search's replay length, another seed than its (so the same calls as `--from`'s table).
-    const auto calls = replay_calls(w, 32768, 0x5EED);
-    ReplayBuffers rb(w.distribution->max_size(), w.cold);
-    const bool copy = tuned.operation() == Operation::kMemcpy || tuned.operation() == Operation::kMemmove;
-    for (const Use use : copy ? std::vector<Use>{Use::kCopy, Use::kThenRead} : std::vector<Use>{Use::kCopy}) {
-      TimingOptions tu = topt;
-      tu.use = use;
-      std::vector<std::vector<double>> s(entries.size());
-      for (unsigned pass = 0; pass < opt.passes; ++pass) {
-        const auto m = replay(tuned.operation(), entries, calls, rb, tu);
-        for (std::size_t k = 0; k < entries.size(); ++k) s[k].push_back(m[k].ns_per_call);
-      }
-      ReportRow r;
-      r.label = w.name + (use == Use::kThenRead ? " read back" : "");
-      r.use = use;
-      for (auto& v : s) r.value.push_back(median(v));
-      t.rows.push_back(r);
-    }
-    if (opt.progress) opt.progress("report: " + w.name + " done");
-  }
+  for (const Workload& w : ws)
+    if (w.is_distribution()) replay_rows(t, tuned, entries, w, replay_uses(tuned.operation()), opt);
   return t;
 }
 
@@ -375,7 +403,7 @@ std::string format_targets(const ReportTable* seeds, const ReportTable* misalign
     for (const Use use : {Use::kCopy, Use::kThenRead}) {
       std::vector<double> vg, vd;
       for (const auto& r : distributions->rows) {
-        if (r.use != use) continue;
+        if (r.use != use || (production && r.state == CacheState::kCold)) continue;
         vg.push_back(vs_columns(*distributions, r, sys).first);
         if (dpdk < distributions->peers) vd.push_back(r.value[dpdk] / r.value.back());
       }
@@ -393,6 +421,23 @@ std::string format_targets(const ReportTable* seeds, const ReportTable* misalign
       else  // a program's profile or the user's own distribution: shown, not a target of its own
         o << "  check   the workload's calls" << reading << " (not a target): tuned vs the best of " << names
           << " in ns per call " << (n > 1 ? "(geometric mean over " + std::to_string(n) + "): " : "") << fig << "\n";
+    }
+    if (production) {
+      std::vector<double> vc;
+      std::vector<const ReportRow*> low;
+      for (const auto& r : distributions->rows)
+        if (r.state == CacheState::kCold) {
+          vc.push_back(vs_columns(*distributions, r, sys).first);
+          if (vc.back() < 1.0) low.push_back(&r);
+        }
+      if (!vc.empty()) {
+        o << "  check   production distributions, cold (not a target): tuned vs the best of " << names
+          << " in ns per call (geometric mean over " << vc.size() << "): " << ratio(geomean(vc));
+        if (!low.empty())
+          o << "; " << low.size() << " below 1.0x: "
+            << worst(*distributions, low, [&](const ReportRow& r) { return vs_columns(*distributions, r, sys).first; });
+        o << "\n";
+      }
     }
   }
   if (uses && !uses->rows.empty()) {
@@ -730,8 +775,11 @@ Result<ReportResult> run_report(const Routine& tuned, const Workload& w, const R
         u.format());
   }
   if (!sections.distributions.empty()) {
-    const ReportTable& d = res.distributions.emplace(report_distributions(tuned, sections.distributions, opt));
-    out("\nproduction size distributions, ns per call (lower is better):\n" + d.format());
+    const ReportTable& d =
+        res.distributions.emplace(report_distributions(tuned, sections.distributions, opt, /*with_cold=*/true));
+    out("\nproduction size distributions, ns per call (lower is better; cold: each call's lines in none of the "
+        "caches, calls spread over 256 MiB):\n" +
+        d.format());
   }
   if (sections.replay) {
     ReportTable& d = res.distributions.emplace(report_replays(tuned, {w}, opt));

@@ -84,10 +84,13 @@ struct ReportTable {
 ReportTable report_points(const Routine& tuned, const Workload& w, const ReportOptions& opt);
 
 /// Measures `tuned` and every peer on each named distribution (load_distribution(): a shipped
-/// name or a .csv file; replayed, hot cache): report_replays() of them. A name that cannot be
-/// loaded is skipped, said through opt.progress.
+/// name or a .csv file; replayed, hot cache), the rows of report_replays(). With `with_cold`,
+/// after those rows one more per distribution, "NAME (cold)" (CacheState::kCold, throughput
+/// only): the same lengths with each call's lines in none of the caches (calls spread over
+/// 256 MiB), where a masked move pays for every line its window spans (docs/performance.md,
+/// seventeenth round). A name that cannot be loaded is skipped, said through opt.progress.
 ReportTable report_distributions(const Routine& tuned, const std::vector<std::string>& names,
-                                 const ReportOptions& opt);
+                                 const ReportOptions& opt, bool with_cold = false);
 
 /// Measures `tuned` and every peer on the replayed calls of each distribution workload of `ws`
 /// (replay_calls(), 32768 calls: lengths drawn from the distribution, or for a profile the
@@ -117,8 +120,9 @@ ReportTable report_uses(const Routine& tuned, const ReportOptions& opt);
 /// measured); misaligned dst >= 1.0 x the best peer (one line for the 4K-aliasing rows, 0 <
 /// (dst - src) mod 4096 < 64, and one for the others, when the table has src offsets) and >= 0.85 x
 /// the tuned routine's aligned copy; distributions >= 1.05 x the best of glibc and aocl (geometric mean; throughput and
-/// read back separately), with the ratio to dpdk where it was measured (a `workload_replay`
-/// table: the same figures on a "check ... (not a target)" line); 256 KiB-16 MiB, every
+/// read back separately; the cold rows, CacheState::kCold, apart on a check line), with the ratio
+/// to dpdk where it was measured (a `workload_replay` table: the same figures on "check ... (not a
+/// target)" lines, cold or not); 256 KiB-16 MiB, every
 /// use warm, >= 1.0 x the best of glibc and aocl at every size (the cold rows are printed as a
 /// check, not a target). "aocl" counts where the table has that peer. A null table skips its
 /// targets.

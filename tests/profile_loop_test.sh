@@ -5,6 +5,7 @@
 #   2. show: `autotune --show` of the profile: one record of xz, memcpy calls, a size table;
 #   3. tune: `autotune --budget 10 --op memcpy --workload profile:FILE --emit` (the replay of the
 #      recorded windows);
+#      then `autotune --from ... --report`: the same recorded calls against every peer;
 #   4. judge: `autotune --from ... --app 'xz -d ...' --runs 2 --emit`: the verdict is in the wisdom
 #      and the entry is there exactly when the verdict kept it;
 #   5. deploy: the judged wisdom (when it kept memcpy) loads in the shim and xz -d's output is
@@ -56,6 +57,14 @@ if [ ! -e "$tmp/xz.tuned.json" ] && grep -q 'not written, programs keep the syst
   exit
 fi
 check "tune: the wisdom names the profile" grep -q "\"workload\": \"profile:$tmp/xz.prof\"" "$tmp/xz.tuned.json"
+# The report on the entry's own workload: the recorded calls replayed for every peer, not skipped.
+"$at" --from "$tmp/xz.tuned.json" --report >"$tmp/rep" 2>"$tmp/rep.err"
+rc=$?
+check "report: exits 0 (rc=$rc)" test $rc -eq 0
+check "report: the recorded calls in program order" grep -q "recorded calls, replayed window by window in program order" "$tmp/rep"
+check "report: throughput and read back rows with every peer" bash -c "grep -qE '^profile:.*xz.prof +[0-9.]+ +[0-9.]+ ' '$tmp/rep' && grep -qE '^profile:.*xz.prof read back +[0-9.]+ ' '$tmp/rep'"
+check "report: a check line, no target of its own" grep -q "^  check   the workload's calls (not a target)" "$tmp/rep"
+check "report: nothing skipped" bash -c "! grep -q skipping '$tmp/rep.err'"
 
 # 4. judge
 "$at" --from "$tmp/xz.tuned.json" --app "$cmd >/dev/null" --runs 2 --emit "$tmp/xz.json" >"$tmp/judge" 2>"$tmp/judge.err"

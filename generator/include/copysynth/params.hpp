@@ -233,7 +233,11 @@ struct MaskMax {
   static constexpr std::string_view doc =
       "lengths 0..mask_max take one masked load and store (AVX-512BW vmovdqu8 with a bzhi mask; "
       "128: two of 64 bytes) instead of the small head/tail classes, unless the block would cross "
-      "a 4 KiB page; 0 = off. Needs AVX-512BW and BMI2 (and VL below 64)";
+      "a 4 KiB page; 0 = off. A masked load fetches every cache line its window spans, also one "
+      "whose bytes are all masked off: from cold lines the wider masks lose (AMD family 26, "
+      "MemcpyGoogleQ's calls up to 64 bytes cold: 0 / 16 / 64 / 128 at 25.5 / 29.8 / 37.9 / "
+      "39.4 ns per call, glibc 26.5; warm 11.0 / 4.7 / 3.0 / 3.2; docs/perf/cold-masked/). "
+      "Needs AVX-512BW and BMI2 (and VL below 64)";
   static constexpr type def = 0;
   static constexpr std::array<type, 5> choices{0, 16, 32, 64, 128};
 };

@@ -65,6 +65,11 @@ check "report: the recorded calls in program order" grep -q "recorded calls, rep
 check "report: throughput and read back rows with every peer" bash -c "grep -qE '^profile:.*xz.prof +[0-9.]+ +[0-9.]+ ' '$tmp/rep' && grep -qE '^profile:.*xz.prof read back +[0-9.]+ ' '$tmp/rep'"
 check "report: a check line, no target of its own" grep -q "^  check   the workload's calls (not a target)" "$tmp/rep"
 check "report: nothing skipped" bash -c "! grep -q skipping '$tmp/rep.err'"
+# --cold on the entry's own (profile) workload: the same calls from lines no cache holds.
+"$at" --from "$tmp/xz.tuned.json" --report --cold >"$tmp/repc" 2>"$tmp/repc.err"
+rc=$?
+check "report --cold: exits 0 (rc=$rc)" test $rc -eq 0
+check "report --cold: one cold row, no read back" bash -c "grep -qE '^profile:.*xz.prof \(cold\) +[0-9.]+ ' '$tmp/repc' && ! grep -q 'read back' '$tmp/repc'"
 
 # 4. judge
 "$at" --from "$tmp/xz.tuned.json" --app "$cmd >/dev/null" --runs 2 --emit "$tmp/xz.json" >"$tmp/judge" 2>"$tmp/judge.err"

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include "copysynth/decide.hpp"
@@ -1131,16 +1132,23 @@ TEST_CASE("report tables: other routines are columns but not peers; vs aligned; 
   CHECK(tc.find("MISSED  production distributions: >= 1.05x the best of glibc and aocl in ns per call (geometric mean over 1): 1.00x") !=
         std::string::npos);
   CHECK(tc.find("check   production distributions, cold (not a target): tuned vs the best of glibc and aocl in ns per call "
-                "(geometric mean over 1): 0.80x; 1 below 1.0x: A (cold) 0.80x") != std::string::npos);
+                "(geometric mean over 1): 0.80x; 1 below 1.0x: A (cold) 0.80x (glibc)") != std::string::npos);
   CHECK(t2.find("cold") == std::string::npos);
+  // The table's summary: the warm rows apart from the cold ones; a long label widens the column.
+  dc.rows.push_back({"profile:/a/path/longer/than/the/twenty-six/columns.prof", {}, {10, 10, 5}});
+  const std::string fc = dc.format();
+  CHECK(fc.find("geometric mean over 3 workloads (warm)") != std::string::npos);
+  CHECK(fc.find("geometric mean over 1 workloads (cold): tuned vs best peer 0.800x") != std::string::npos);
+  CHECK(fc.find("profile:/a/path/longer/than/the/twenty-six/columns.prof ") != std::string::npos);
+  CHECK(fc.rfind("Workload (ns/call)" + std::string(std::string("profile:/a/path/longer/than/the/twenty-six/columns.prof").size() + 1 - 18, ' ') + "        glibc", 0) == 0);
   // The workload's own replay (a profile): the same figures as a check line, not a target.
   ReportTable dw = d2;
   dw.workload_replay = true;
   const std::string tw = format_targets(nullptr, nullptr, &dw, 0);
   CHECK(tw.find("production distributions") == std::string::npos);
   CHECK(tw.find("MISSED") == std::string::npos);
-  CHECK(tw.find("check   the workload's calls (not a target): tuned vs the best of glibc and aocl in ns per call 1.00x, "
-                "dpdk not built") != std::string::npos);
+  CHECK(tw.find(std::string("check   the workload's calls (not a target): tuned vs the best of glibc and aocl in ns per call 1.00x") +
+                (have_dpdk_peer() ? "\n" : ", dpdk not built\n")) != std::string::npos);
   CHECK(tw.find("check   the workload's calls, each call reading back the last (not a target): tuned vs the best of "
                 "glibc and aocl in ns per call 2.00x") != std::string::npos);
 }
@@ -1777,4 +1785,26 @@ TEST_CASE("locale: under std::locale::global(de_DE.UTF-8) the texts copysynth wr
   std::locale::global(old);
   REQUIRE(probe.str() == "4.096");  // the locale is in force: a plain stream groups digits
   for (std::size_t i = 0; i < in_c.size(); ++i) CHECK(in_de[i] == in_c[i]);
+}
+
+TEST_CASE("ReplayBuffers: cold calls spread over 256 MiB whatever the longest length") {
+  // With an 8 MiB length in the workload, slots side by side gave 64 places, which stayed cached.
+  ReplayBuffers rb(std::uint64_t{8} << 20, true);
+  std::set<std::uintptr_t> pages;
+  std::uintptr_t lo = UINTPTR_MAX, hi = 0;
+  std::size_t top = 0;
+  for (std::size_t i = 0; i < 4096; ++i) {
+    const auto p = reinterpret_cast<std::uintptr_t>(rb.dst(i));
+    pages.insert(p >> 12);
+    lo = std::min(lo, p);
+    if (p > hi) hi = p, top = i;
+  }
+  CHECK(pages.size() >= 4000);
+  CHECK(hi - lo >= (std::uintptr_t{200} << 20));
+  // A source up to max_size + 4095 bytes behind its destination (Call::src_delta) stays mapped.
+  CHECK(rb.dst(top) - rb.src(top) >= static_cast<std::ptrdiff_t>((std::size_t{8} << 20) + 4096));
+  // The call placed highest still has its whole window: an 8 MiB copy at the largest page offset
+  // and the read-back's 64 bytes past it.
+  std::memset(rb.dst(top) + 4095, 1, (std::size_t{8} << 20) + 64);
+  std::memcpy(rb.dst(top) + 4095, rb.src(top) + 4095, std::size_t{8} << 20);
 }

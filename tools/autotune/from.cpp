@@ -54,6 +54,43 @@ int run_from(const Options& o) {
                                                            "); tune it with autotune --op " + want + " --emit " +
                                                            o.from_path));
   }
+  // Each entry's workload, made before anything is measured: the entry's own unless --workload
+  // says otherwise ("NAME (cold)" for cold ones). Entries of one workload name are made together,
+  // so a profile that lacks some of their operations names all of them at once (profile_workloads).
+  std::vector<Workload> workloads(entries.size());
+  {
+    std::vector<std::pair<std::string, bool>> names(entries.size());
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      std::string wname = o.workload_given ? o.workload_name : entries[i]->workload;
+      bool wcold = o.cold;
+      if (const std::string suffix = " (cold)";
+          wname.size() > suffix.size() && wname.compare(wname.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        wname.resize(wname.size() - suffix.size());
+        wcold = true;
+      }
+      if (wname.empty()) wname = "seeds";
+      if (wcold && (wname == "seeds" || wname == "misaligned"))
+        return usage_error("--cold applies to size-distribution workloads; the " + std::string(name_of(entries[i]->operation)) +
+                           " entry's workload is the " + wname + " points, timed hot (add --workload MemcpyGoogleA, "
+                           "a FILE.csv or profile:FILE)");
+      names[i] = {wname, wcold};
+    }
+    std::vector<bool> done(entries.size(), false);
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      if (done[i]) continue;
+      std::vector<std::size_t> group;
+      std::vector<Operation> ops;
+      for (std::size_t j = i; j < entries.size(); ++j)
+        if (!done[j] && names[j] == names[i]) {
+          group.push_back(j);
+          ops.push_back(entries[j]->operation);
+          done[j] = true;
+        }
+      std::vector<Workload> wl;
+      if (int rc = make_workloads(names[i].first, ops, names[i].second, wl)) return rc;
+      for (std::size_t k = 0; k < group.size(); ++k) workloads[group[k]] = std::move(wl[k]);
+    }
+  }
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const WisdomEntry* e = entries[i];
     auto r = build_entry(*w, *e, o.cpu);
@@ -61,18 +98,7 @@ int run_from(const Options& o) {
     o.progress("loaded " + o.from_path + ": " + r->name() + " (" + std::to_string(r->size()) +
                " bytes of code, identical to the tuned one); verifying");
     if (auto st = check_routine(*r); !st) return fail(st.error());
-    // The entry's own workload unless --workload says otherwise ("NAME (cold)" for cold ones).
-    std::string wname = o.workload_given ? o.workload_name : e->workload;
-    bool wcold = o.cold;
-    if (const std::string suffix = " (cold)";
-        wname.size() > suffix.size() && wname.compare(wname.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      wname.resize(wname.size() - suffix.size());
-      wcold = true;
-    }
-    if (wname.empty()) wname = "seeds";
-    std::vector<Workload> wl;
-    if (int rc = make_workloads(wname, {e->operation}, wcold, wl)) return rc;
-    const Workload& workload = wl.front();
+    const Workload& workload = workloads[i];
     o.progress("verified; measuring " +
                (workload.is_distribution() ? workload.name : std::to_string(workload.points.size()) + " points"));
     if (o.show_plan) std::cerr << to_string(r->plan());

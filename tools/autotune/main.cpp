@@ -161,10 +161,11 @@ int main(int argc, char** argv) {
                "rte_memcpy and AMD AOCL-LibMem where built) on the seeds' matrix, the misaligned-destination matrix "
                "(4 KiB-512 KiB, dst offsets 1, 4, 15, 33 past src, 4K-aliasing, and 4, 33 with src 2048 past), the copy being used (64 KiB-64 MiB: alone, read "
                "back, source overwritten; warm and cold cache) and the eight production distributions "
-               "(throughput and read back), all in this process, interleaved; print the tables, the read "
-               "bandwidth and which performance targets are met. With a distribution or profile:FILE workload "
-               "(the entry's own, or --workload): that workload's calls replayed instead, throughput and read "
-               "back, its ratio to the best of glibc and AOCL-LibMem printed as a check");
+               "(throughput and read back; then cold, throughput, as a check), all in this process, interleaved; "
+               "print the tables, the read bandwidth and which performance targets are met. With a distribution "
+               "or profile:FILE workload (the entry's own, or --workload; --cold too): that workload's calls "
+               "replayed instead (throughput, and read back for memcpy and memmove when warm), its ratio to the "
+               "best of glibc and AOCL-LibMem printed as a check");
   app.add_option("--svg", o.svg_path,
                  "With --report: write a plot of the speedup over glibc against the length, one line per "
                  "alignment (other operations than the first get -OPERATION before the extension)")
@@ -341,7 +342,8 @@ int main(int argc, char** argv) {
     if (!fl) return fail(fl.error());
     if (auto st = check_asm_symbol(o.asm_symbol, *fl); !st) return usage_error("--name " + st.error().message);
   }
-  if (o.cold && (o.workload_name == "seeds" || o.workload_name == "misaligned"))
+  // With --from and no --workload the entry's own workload decides (run_from() checks it).
+  if (o.cold && (o.workload_given || o.from_path.empty()) && (o.workload_name == "seeds" || o.workload_name == "misaligned"))
     return usage_error("--cold applies to size-distribution workloads; the " + o.workload_name +
                        " points are timed hot (use --workload MemcpyGoogleA or a FILE.csv)");
   for (auto [option, path] : {std::pair<const char*, const std::string*>{"--emit", &o.emit_path}, {"--svg", &o.svg_path}})

@@ -93,7 +93,13 @@ std::string ReportTable::format() const {
   std::ostringstream o;
   o.imbue(std::locale::classic());  // whatever std::locale::global() says
   char b[64];
-  o << (per_call ? "Workload (ns/call)        " : labelled ? "Length, use, cache (GB/s) " : "       Len  Src/Dst ");
+  // Labelled rows take the longest label's width (a profile's row is named by its path), at
+  // least the 26 columns of the header.
+  std::size_t width = 26;
+  if (per_call || labelled)
+    for (const auto& r : rows) width = std::max(width, r.label.size() + 1);
+  const auto padded = [&](std::string s) { return s.append(width - std::min(width, s.size()), ' '); };
+  o << (per_call ? padded("Workload (ns/call)") : labelled ? padded("Length, use, cache (GB/s)") : "       Len  Src/Dst ");
   for (const auto& c : columns) {
     std::snprintf(b, sizeof b, "%13s", c.c_str());
     o << b;
@@ -102,8 +108,7 @@ std::string ReportTable::format() const {
   std::vector<double> vb, vg;
   for (const auto& r : rows) {
     if (per_call || labelled) {
-      std::snprintf(b, sizeof b, "%-26s", r.label.c_str());
-      o << b;
+      o << padded(r.label);
     } else {
       std::snprintf(b, sizeof b, "%10s  %7s ", size_label(r.point.size).c_str(),
                     (std::to_string(r.point.src_align) + "/" + std::to_string(r.point.dst_align)).c_str());
@@ -120,23 +125,38 @@ std::string ReportTable::format() const {
       o << b;
     }
     o << "\n";
-    vb.push_back(vs_best(r));
-    vg.push_back(vs_glibc(r));
   }
-  if (!rows.empty()) {
+  // One summary line over the rows; a replay table with cold rows among warm ones (the
+  // production distributions) gets one line for each, so the warm line reads as before.
+  const auto summary = [&](const std::vector<const ReportRow*>& rs, const char* what) {
+    if (rs.empty()) return;
+    std::vector<double> vb, vg;
+    for (const ReportRow* r : rs) {
+      vb.push_back(vs_best(*r));
+      vg.push_back(vs_glibc(*r));
+    }
     snprintf_c(b, sizeof b, "%.3fx", geomean(vb));
-    o << "geometric mean over " << rows.size() << (per_call ? " workloads" : " points") << ": tuned vs best peer "
-      << b;
+    o << "geometric mean over " << rs.size() << what << ": tuned vs best peer " << b;
     snprintf_c(b, sizeof b, "%.3fx", geomean(vg));
     o << ", tuned vs glibc " << b;
     // Ratios to each peer, for the summary lines of docs/performance.md.
     for (std::size_t c = 1; c + 1 < columns.size(); ++c) {
       std::vector<double> v;
-      for (const auto& r : rows) v.push_back(per_call ? r.value[c] / r.value.back() : r.value.back() / r.value[c]);
+      for (const ReportRow* r : rs) v.push_back(per_call ? r->value[c] / r->value.back() : r->value.back() / r->value[c]);
       snprintf_c(b, sizeof b, "%.3fx", geomean(v));
       o << ", vs " << columns[c] << " " << b;
     }
     o << "\n";
+  };
+  std::vector<const ReportRow*> warm, cold;
+  for (const auto& r : rows) (per_call && r.state == CacheState::kCold ? cold : warm).push_back(&r);
+  if (!per_call || warm.empty() || cold.empty()) {
+    std::vector<const ReportRow*> all;
+    for (const auto& r : rows) all.push_back(&r);
+    summary(all, per_call ? " workloads" : " points");
+  } else {
+    summary(warm, " workloads (warm)");
+    summary(cold, " workloads (cold)");
   }
   return o.str();
 }
@@ -239,7 +259,8 @@ ReportTable report_replays(const Routine& tuned, const std::vector<Workload>& ws
   const auto entries = entries_of(ps, tuned, opt);
   ThreadPin pin;
   for (const Workload& w : ws)
-    if (w.is_distribution()) replay_rows(t, tuned, entries, w, replay_uses(tuned.operation()), opt);
+    if (w.is_distribution())  // read back from cold lines: every routine waits as long on memory
+      replay_rows(t, tuned, entries, w, w.cold ? std::vector<Use>{Use::kCopy} : replay_uses(tuned.operation()), opt);
   return t;
 }
 
@@ -411,8 +432,11 @@ std::string format_targets(const ReportTable* seeds, const ReportTable* misalign
       if (n == 0) continue;
       const double g = geomean(vg);
       const std::string reading = use == Use::kThenRead ? ", each call reading back the last" : "";
+      // dpdk is a memcpy peer only: "not built" where this build lacks it, nothing for the others.
       const std::string fig =
-          ratio(g) + (dpdk < distributions->peers ? ", " + ratio(geomean(vd)) + " vs dpdk" : ", dpdk not built");
+          ratio(g) + (dpdk < distributions->peers ? ", " + ratio(geomean(vd)) + " vs dpdk"
+                      : have_dpdk_peer()          ? ""
+                                                  : ", dpdk not built");
       if (production)
         line(g >= 1.05,
              "production distributions" + reading + ": >= 1.05x the best of " + names +
@@ -433,9 +457,18 @@ std::string format_targets(const ReportTable* seeds, const ReportTable* misalign
       if (!vc.empty()) {
         o << "  check   production distributions, cold (not a target): tuned vs the best of " << names
           << " in ns per call (geometric mean over " << vc.size() << "): " << ratio(geomean(vc));
-        if (!low.empty())
-          o << "; " << low.size() << " below 1.0x: "
-            << worst(*distributions, low, [&](const ReportRow& r) { return vs_columns(*distributions, r, sys).first; });
+        if (!low.empty()) {
+          // Worst first, each named with the column it is measured against (glibc or aocl).
+          std::sort(low.begin(), low.end(), [&](const ReportRow* a, const ReportRow* b) {
+            return vs_columns(*distributions, *a, sys).first < vs_columns(*distributions, *b, sys).first;
+          });
+          o << "; " << low.size() << " below 1.0x: ";
+          for (std::size_t i = 0; i < low.size() && i < 4; ++i) {
+            const auto [v, c] = vs_columns(*distributions, *low[i], sys);
+            o << (i ? ", " : "") << low[i]->label << " " << ratio(v) << " (" << distributions->columns[c] << ")";
+          }
+          if (low.size() > 4) o << ", ...";
+        }
         o << "\n";
       }
     }
@@ -742,6 +775,9 @@ Result<ReportResult> run_report(const Routine& tuned, const Workload& w, const R
     text += placement_line(peers(op), tuned, opt.others, reinterpret_cast<const void*>(&distance_label));
     out(text + "\n");
   }
+  if (!sections.points && !opt.svg_path.empty() && opt.progress)
+    opt.progress("no plot: it draws the point table, which a distribution or profile workload does not have; " +
+                 opt.svg_path + " not written");
   if (sections.points) {
     ReportTable& t = res.points.emplace(report_points(tuned, w, opt));
     t.aligned_ratio = w.name == "misaligned";

@@ -311,8 +311,11 @@ ReplayBuffers::ReplayBuffers(std::uint64_t max_size, bool cold) : cold_(cold) {
   slot_ = (max_size + 2 * 4096 + 64 + 4095) & ~std::size_t{4095};
   std::size_t each = slot_;
   if (cold) {
-    each = std::max<std::size_t>(256u << 20, 64 * slot_);
-    slots_ = each / slot_;
+    // A call starts at one of the 65536 pages of the first 256 MiB and its slot fits behind any
+    // of them: the calls spread over 256 MiB whatever the longest length (slots side by side
+    // left a workload with a 4 MiB length 64 places, which stayed in the caches).
+    each = (std::size_t{256} << 20) + slot_;
+    slots_ = (std::size_t{256} << 20) / 4096;
   }
   mapped_ = 2 * each;
   void* p = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -6,8 +6,9 @@
 //      glibc at each point — every routine of a point timed interleaved, round by round, three
 //      passes over the matrix, medians;
 //   2. the eight production size distributions (replayed call sequences, ns per call, hot
-//      cache) with the same columns and the geometric means; for a distribution or profile
-//      workload (`--workload profile:FILE`), that workload's own calls instead (report_replays());
+//      cache, then each again cold: report_distributions()) with the same columns and the
+//      geometric means; for a distribution or profile workload (`--workload profile:FILE`), that
+//      workload's own calls instead (report_replays());
 //   3. the misaligned-destination matrix (workload.hpp, misaligned_workload(): 4 KiB..512 KiB at
 //      dst offsets 0, 1, 4, 15, 33 past a page-aligned src, and 4, 33 past with src 2048 past)
 //      with the tuned routine's ratio to its own aligned copy;
@@ -43,7 +44,9 @@ struct ReportOptions {
                              ///< point workload gets freshly mapped buffers, so one lucky or
                              ///< unlucky physical placement does not decide a figure
   std::vector<OtherRoutine> others;  ///< columns between the peers and "tuned"; not peers
-  std::string svg_path;      ///< run_report(): write the speedup plot here (empty: no plot)
+  std::string svg_path;      ///< run_report(): write the speedup plot here (empty: no plot; a
+                             ///< distribution or profile workload has no point table to plot,
+                             ///< said through `progress`)
   std::string svg_title;     ///< run_report(): the plot's title (empty: "OPERATION: tuned vs glibc")
   std::function<void(const std::string&)> progress;
 };
@@ -84,7 +87,7 @@ struct ReportTable {
 ReportTable report_points(const Routine& tuned, const Workload& w, const ReportOptions& opt);
 
 /// Measures `tuned` and every peer on each named distribution (load_distribution(): a shipped
-/// name or a .csv file; replayed, hot cache), the rows of report_replays(). With `with_cold`,
+/// name or a .csv file; replayed, hot cache), rows as report_replays() makes them. With `with_cold`,
 /// after those rows one more per distribution, "NAME (cold)" (CacheState::kCold, throughput
 /// only): the same lengths with each call's lines in none of the caches (calls spread over
 /// 256 MiB), where a masked move pays for every line its window spans (docs/performance.md,
@@ -96,10 +99,10 @@ ReportTable report_distributions(const Routine& tuned, const std::vector<std::st
 /// (replay_calls(), 32768 calls: lengths drawn from the distribution, or for a profile the
 /// program's own calls window by window in program order at its page offsets; spread over
 /// 256 MiB when Workload::cold), every routine interleaved round by round, medians of
-/// opt.passes. Rows, ns per call: for memcpy and memmove one row of throughput (the calls
-/// independent), labelled with the workload's name, and one "NAME read back" row (each call's
-/// source waits on a load of the previous copy: timing.hpp, replay()); for fill the throughput
-/// row only. A point workload in `ws` is skipped.
+/// opt.passes. Rows, ns per call: one row of throughput (the calls independent), labelled with
+/// the workload's name, and for memcpy and memmove of a warm workload one "NAME read back" row
+/// (each call's source waits on a load of the previous copy: timing.hpp, replay(); from cold
+/// lines every routine would wait as long on memory). A point workload in `ws` is skipped.
 ReportTable report_replays(const Routine& tuned, const std::vector<Workload>& ws, const ReportOptions& opt);
 
 /// The lengths of the use table (bytes): 64 KiB, 256 KiB, 1 MiB, 4 MiB, 16 MiB, 64 MiB.

@@ -138,7 +138,9 @@ std::vector<Measurement> compare(const std::vector<CopyFn>& fns, BenchBuffers& b
 
 /// Buffers for replaying a sequence of calls (workload.hpp, Call). Hot: src and dst windows of
 /// max_size + 8 KiB + 64, reused by every call (L1/L2-resident, as LLVM libc's benchmarks).
-/// Cold: each call lands at a different place of two 256 MiB arenas, so its lines are not cached.
+/// Cold: call i starts at a page of the first 256 MiB of each of two arenas (256 MiB plus one
+/// window: about 530 MB together for the production lengths), picked by a multiplicative hash
+/// of i, so its lines are not cached (on a CPU whose last-level cache is below 256 MiB).
 class ReplayBuffers {
  public:
   ReplayBuffers(std::uint64_t max_size, bool cold);
@@ -157,7 +159,7 @@ class ReplayBuffers {
   bool cold() const { return cold_; }
 
  private:
-  std::size_t base(std::size_t i) const { return cold_ ? (i * 2654435761u) % slots_ * slot_ : 0; }
+  std::size_t base(std::size_t i) const { return cold_ ? (i * 2654435761u) % slots_ * 4096 : 0; }
   std::uint8_t* src_ = nullptr;
   std::uint8_t* dst_ = nullptr;
   std::size_t mapped_ = 0, slot_ = 0, slots_ = 1;

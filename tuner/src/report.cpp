@@ -187,15 +187,23 @@ ReportTable report_points(const Routine& tuned, const Workload& w, const ReportO
 
 namespace {
 
+/// Throughput and read back for copies; fill has no read-back replay.
+std::vector<Use> replay_uses(Operation op) {
+  if (op == Operation::kMemcpy || op == Operation::kMemmove) return {Use::kCopy, Use::kThenRead};
+  return {Use::kCopy};
+}
+
 /// Replays `w` (32768 calls of replay_calls(), the search's length, another seed than its) for
-/// every routine of `entries`, interleaved, medians of opt.passes, and appends one row per use
-/// of `uses` to `t`: labelled with the workload's name (" read back" added for Use::kThenRead),
-/// CacheState::kCold for a cold workload.
+/// every routine of `entries`, interleaved, medians of opt.passes, and appends a row to `t` per
+/// use: throughput, and for a warm memcpy or memmove workload read back too (from cold lines
+/// every routine waits as long on memory, so a cold workload gets throughput alone). Rows are
+/// labelled with the workload's name (" read back" added for Use::kThenRead), CacheState::kCold
+/// for a cold workload.
 void replay_rows(ReportTable& t, const Routine& tuned, const std::vector<const void*>& entries, const Workload& w,
-                 const std::vector<Use>& uses, const ReportOptions& opt) {
+                 const ReportOptions& opt) {
   const auto calls = replay_calls(w, 32768, 0x5EED);
   ReplayBuffers rb(w.distribution->max_size(), w.cold);
-  for (const Use use : uses) {
+  for (const Use use : w.cold ? std::vector<Use>{Use::kCopy} : replay_uses(tuned.operation())) {
     TimingOptions tu;
     tu.rounds = opt.rounds;
     tu.use = use;
@@ -214,22 +222,11 @@ void replay_rows(ReportTable& t, const Routine& tuned, const std::vector<const v
   if (opt.progress) opt.progress("report: " + w.name + " done");
 }
 
-/// Throughput and read back for copies; fill has no read-back replay.
-std::vector<Use> replay_uses(Operation op) {
-  if (op == Operation::kMemcpy || op == Operation::kMemmove) return {Use::kCopy, Use::kThenRead};
-  return {Use::kCopy};
-}
-
 }  // namespace
 
 ReportTable report_distributions(const Routine& tuned, const std::vector<std::string>& names,
                                  const ReportOptions& opt, bool with_cold) {
-  const auto ps = peers(tuned.operation());
-  ReportTable t = table_for(ps, opt);
-  t.per_call = true;
-  const auto entries = entries_of(ps, tuned, opt);
-  ThreadPin pin;
-  std::vector<Workload> cold;
+  std::vector<Workload> ws, cold;
   for (const auto& name : names) {
     auto d = load_distribution(name);
     if (!d) {
@@ -239,17 +236,17 @@ ReportTable report_distributions(const Routine& tuned, const std::vector<std::st
     Workload w;
     w.name = d->name;
     w.distribution = std::move(d).value();
-    replay_rows(t, tuned, entries, w, replay_uses(tuned.operation()), opt);
     if (with_cold) {
-      w.name += " (cold)";
-      w.cold = true;
-      cold.push_back(std::move(w));
+      Workload c = w;
+      c.name += " (cold)";
+      c.cold = true;
+      cold.push_back(std::move(c));
     }
+    ws.push_back(std::move(w));
   }
-  // The cold rows after the warm ones, throughput alone: read back from a line not in any cache,
-  // every routine waits as long on memory.
-  for (const Workload& w : cold) replay_rows(t, tuned, entries, w, {Use::kCopy}, opt);
-  return t;
+  // The cold rows after the warm ones.
+  ws.insert(ws.end(), std::make_move_iterator(cold.begin()), std::make_move_iterator(cold.end()));
+  return report_replays(tuned, ws, opt);
 }
 
 ReportTable report_replays(const Routine& tuned, const std::vector<Workload>& ws, const ReportOptions& opt) {
@@ -259,8 +256,7 @@ ReportTable report_replays(const Routine& tuned, const std::vector<Workload>& ws
   const auto entries = entries_of(ps, tuned, opt);
   ThreadPin pin;
   for (const Workload& w : ws)
-    if (w.is_distribution())  // read back from cold lines: every routine waits as long on memory
-      replay_rows(t, tuned, entries, w, w.cold ? std::vector<Use>{Use::kCopy} : replay_uses(tuned.operation()), opt);
+    if (w.is_distribution()) replay_rows(t, tuned, entries, w, opt);
   return t;
 }
 
@@ -336,15 +332,22 @@ std::string format_targets(const ReportTable* seeds, const ReportTable* misalign
   auto line = [&](bool met, const std::string& target, const std::string& figure) {
     o << (met ? "  met     " : "  MISSED  ") << target << ": " << figure << "\n";
   };
-  // Rows of `t` where pred() holds, worst first by `key`, as "label 0.93x (vs glibc)".
-  auto worst = [](const ReportTable& t, const std::vector<const ReportRow*>& rows, auto key) {
+  // The first four of `rows`, worst first by `key`, as "label 0.93x (NAME)", NAME = against(row):
+  // what the ratio is measured against (no parentheses where it is empty: the target says).
+  auto worst = [](const std::vector<const ReportRow*>& rows, auto key, auto against) {
     std::string s;
     std::vector<const ReportRow*> v = rows;
     std::sort(v.begin(), v.end(), [&](auto a, auto b) { return key(*a) < key(*b); });
-    for (std::size_t i = 0; i < v.size() && i < 4; ++i)
-      s += (i ? ", " : "") + v[i]->label + " " + ratio(key(*v[i])) + " (best peer " + t.best_peer(*v[i]) + ")";
+    for (std::size_t i = 0; i < v.size() && i < 4; ++i) {
+      const std::string name = against(*v[i]);
+      s += (i ? ", " : "") + v[i]->label + " " + ratio(key(*v[i])) + (name.empty() ? "" : " (" + name + ")");
+    }
     if (v.size() > 4) s += ", ...";
     return s;
+  };
+  // ... measured against the row's best peer.
+  auto best_peer_of = [](const ReportTable& t) {
+    return [p = &t](const ReportRow& r) { return "best peer " + p->best_peer(r); };
   };
   o << "performance targets (docs/performance.md; ratios measured in this run):\n";
   if (seeds && !seeds->rows.empty()) {
@@ -358,7 +361,7 @@ std::string format_targets(const ReportTable* seeds, const ReportTable* misalign
     line(low.empty(), "every seeds' point >= 0.97x the best peer",
          low.empty() ? "lowest " + ratio(mn) + " over " + std::to_string(seeds->rows.size()) + " points"
                      : std::to_string(low.size()) + " of " + std::to_string(seeds->rows.size()) + " points below: " +
-                           worst(*seeds, low, key));
+                           worst(low, key, best_peer_of(*seeds)));
     for (const auto& r : seeds->rows)
       if (r.point.size >= (std::uint64_t{64} << 20)) {
         const double v = seeds->vs_best(r);
@@ -406,11 +409,13 @@ std::string format_targets(const ReportTable* seeds, const ReportTable* misalign
              low_peer[k].empty()
                  ? "lowest " + ratio(mp[k]) + " over " + std::to_string(seen[k]) + " points"
                  : std::to_string(low_peer[k].size()) + " of " + std::to_string(seen[k]) + " points below: " +
-                       worst(*misaligned, low_peer[k], [&](const ReportRow& r) { return misaligned->vs_best(r); }));
+                       worst(low_peer[k], [&](const ReportRow& r) { return misaligned->vs_best(r); },
+                             best_peer_of(*misaligned)));
     line(low_own.empty(), "4 KiB-512 KiB, dst misaligned: >= 0.85x the tuned routine's aligned copy",
          low_own.empty() ? "lowest " + ratio(ma)
                          : std::to_string(low_own.size()) + " points below: " +
-                               worst(*misaligned, low_own, [&](const ReportRow& r) { return misaligned->vs_aligned(r); }));
+                               worst(low_own, [&](const ReportRow& r) { return misaligned->vs_aligned(r); },
+                                     [](const ReportRow&) { return std::string(); }));
   }
   if (distributions && !distributions->rows.empty()) {
     const std::vector<std::size_t> sys = system_columns(*distributions);
@@ -457,18 +462,11 @@ std::string format_targets(const ReportTable* seeds, const ReportTable* misalign
       if (!vc.empty()) {
         o << "  check   production distributions, cold (not a target): tuned vs the best of " << names
           << " in ns per call (geometric mean over " << vc.size() << "): " << ratio(geomean(vc));
-        if (!low.empty()) {
-          // Worst first, each named with the column it is measured against (glibc or aocl).
-          std::sort(low.begin(), low.end(), [&](const ReportRow* a, const ReportRow* b) {
-            return vs_columns(*distributions, *a, sys).first < vs_columns(*distributions, *b, sys).first;
-          });
-          o << "; " << low.size() << " below 1.0x: ";
-          for (std::size_t i = 0; i < low.size() && i < 4; ++i) {
-            const auto [v, c] = vs_columns(*distributions, *low[i], sys);
-            o << (i ? ", " : "") << low[i]->label << " " << ratio(v) << " (" << distributions->columns[c] << ")";
-          }
-          if (low.size() > 4) o << ", ...";
-        }
+        if (!low.empty())  // each named with the column it is measured against (glibc or aocl)
+          o << "; " << low.size() << " below 1.0x: "
+            << worst(
+                   low, [&](const ReportRow& r) { return vs_columns(*distributions, r, sys).first; },
+                   [&](const ReportRow& r) { return distributions->columns[vs_columns(*distributions, r, sys).second]; });
         o << "\n";
       }
     }

@@ -287,6 +287,45 @@ TEST_CASE("code_path() names the code each large copy, move and fill executes (s
   }
 }
 
+TEST_CASE("n = 0 executes no load or store, masked classes too (single-stepped)") {
+  if (!single_step_works()) {
+    COPYSYNTH_SKIP_PART("this process gets no single-step traps (SIGTRAP taken by a debugger?)");
+    return;
+  }
+  // A masked load or store with a zero mask touches no byte but is still issued: it fetches the
+  // lines of its window, and in a page not yet faulted in takes a microcode assist on every call
+  // (docs/performance.md, eighteenth round). So n = 0 must leave before any memory access, at a
+  // page's start, middle and end, for the plain ladder and every masked class.
+  const IsaFeatures& isa = CpuInfo::host().features();
+  const bool masks = isa.has(Feature::kAVX512F) && isa.has(Feature::kAVX512VL) && isa.has(Feature::kAVX512BW) &&
+                     isa.has(Feature::kBMI2);
+  Region a(3 * kPageBytes), b(3 * kPageBytes);
+  std::size_t plans = 0;
+  for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill})
+    for (unsigned m : {0u, 16u, 32u, 64u, 128u})
+      for (bool shift : {false, true}) {
+        if ((m != 0 && !masks) || (m == 0 && shift)) continue;
+        CopyParams p;
+        p.operation = op;
+        p.vector_width = m == 16 ? 16 : m == 32 ? 32 : CpuInfo::host().features().max_vector_bytes() >= 64 ? 64 : 16;
+        p.mask_max = m;
+        p.mask_shift = shift;
+        const Routine r = test::build(p);
+        ++plans;
+        for (std::size_t off : {std::size_t{0}, std::size_t{1}, std::size_t{2048}, kPageBytes - 1}) {
+          const test::ExecutedCode e = test::trace_call(r, b.base + kPageBytes + off, a.base + kPageBytes + off, 0x5a, 0);
+          CHECK_MESSAGE(e.complete, r.name() << " at page offset " << off);
+          CHECK_MESSAGE(e.memory_accesses == 0, r.name() << " at page offset " << off << ": " << e.memory_accesses
+                                                         << " loads or stores for n = 0");
+        }
+      }
+  MESSAGE(plans << " plans traced with n = 0" << std::string(masks ? "" : " (no masked class: this CPU lacks AVX-512BW)"));
+  // The tracer counts what it is shown: the same plans copy 1 byte with a load and a store.
+  CopyParams p;
+  p.operation = Operation::kMemcpy;
+  CHECK(test::trace_call(test::build(p), b.base, a.base, 0, 1).memory_accesses >= 2);
+}
+
 TEST_CASE("the tracer sees what it is shown: rep, non-temporal stores, prefetch") {
   if (!single_step_works()) {
     COPYSYNTH_SKIP_PART("this process gets no single-step traps (SIGTRAP taken by a debugger?)");

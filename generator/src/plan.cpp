@@ -213,6 +213,7 @@ std::string describe_class(const CopyPlan& plan, const SizeClass& c) {
              "(mask_shift), the head/tail ladder where that would cross a page too";
       else
         o << "; a block crossing a 4 KiB page takes the head/tail ladder";
+      o << "; n = 0 returns before any access";
       break;
     case Strategy::kBlock: o << "one " << c.block << "-byte " << (fill ? "store" : "move"); break;
     case Strategy::kHeadTail:

@@ -33,6 +33,9 @@ struct ExecutedCode {
   bool non_temporal = false;  ///< a non-temporal store (movnti, (v)movntdq, (v)movntps/pd) ran
   bool prefetch = false;      ///< a prefetch instruction ran
   std::size_t instructions = 0;  ///< instructions traced inside the routine
+  /// Instructions traced with an explicit memory operand: loads and stores, masked or not (a
+  /// zero mask still counts: the access is issued); not lea, nor ret's and push's stack slots.
+  std::size_t memory_accesses = 0;
   std::size_t first_marker = 0;  ///< 1-based number of the first rep, non-temporal store or prefetch (0: none)
   bool complete = false;      ///< traced up to the return (no early stop)
 };
@@ -99,6 +102,13 @@ inline void on_trap(int, siginfo_t*, void* context) {
       s.seen.prefetch = s.seen.prefetch || is_prefetch(in.mnemonic);
       if (!s.seen.first_marker && (s.seen.rep || s.seen.non_temporal || s.seen.prefetch))
         s.seen.first_marker = s.seen.instructions;
+      ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+      if (ZYAN_SUCCESS(ZydisDecoderDecodeOperands(&s.decoder, &ctx, &in, ops, in.operand_count_visible)))
+        for (std::size_t i = 0; i < in.operand_count_visible; ++i)
+          if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY && ops[i].mem.type == ZYDIS_MEMOP_TYPE_MEM) {
+            ++s.seen.memory_accesses;
+            break;
+          }
     }
     stop = s.seen.rep || s.seen.non_temporal || s.seen.instructions >= s.max_instructions;
     s.stopped = s.stopped || stop;

@@ -55,6 +55,13 @@ check "a table per operation" bash -c "grep -q '== fill ==' '$tmp/out3' && grep 
 check "fill is compared with memset" grep -q "system memset GB/s" "$tmp/out3"
 check "the existing memcpy entry is kept" grep -q "kept the memcpy entry" "$tmp/err3"
 check "wisdom holds three entries" bash -c "grep -c '\"workload\": \"seeds\"' '$tmp/best.json' | grep -qx 3"
+# --versus a file without this operation's entry (a tuning that kept the system memset): said,
+# and the report made without that column (it used to stop there, after the other reports).
+"$at" --from "$tmp/best.json" --op fill --report --workload MemcpyGoogleA --versus "$tmp/second.json" >"$tmp/rep_fill" 2>"$tmp/rep_fill_err"
+rc=$?
+check "--report --versus a file without fill exits 0 (rc=$rc)" test $rc -eq 0
+check "--versus without a fill entry is said" grep -q "second.json has no fill entry" "$tmp/rep_fill_err"
+check "the fill report is made without that column" bash -c "grep -q '^MemcpyGoogleA ' '$tmp/rep_fill' && ! grep -q 'second.json' '$tmp/rep_fill'"
 "$at" --from "$tmp/best.json" --op fill >"$tmp/out4" 2>/dev/null
 rc=$?
 check "--from --op fill re-measures only fill (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'system memset' '$tmp/out4' && ! grep -q 'system memcpy' '$tmp/out4'"

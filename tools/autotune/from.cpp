@@ -23,16 +23,17 @@ using namespace copysynth;
 namespace autotune {
 namespace {
 
-/// --versus FILE: the routine of `op` in another wisdom file of this CPU, built and verified.
-Result<Routine> versus_routine(const std::string& path, Operation op, const CpuInfo& cpu) {
-  auto vw = load_wisdom_for(path, cpu);
-  if (!vw) return make_error(vw.error().code, "--versus " + path + ": " + vw.error().message);
-  const WisdomEntry* ve = vw->find(op);
-  if (!ve) return make_error(ErrorCode::kWisdomMismatch, path + " has no " + std::string(name_of(op)) + " entry");
+/// --versus FILE: the routine of `op` in another wisdom file of this CPU (loaded once, before
+/// anything is measured), built and verified; std::nullopt where the file has no entry for `op`
+/// (a tuning that kept the system routine for it: autotune --emit writes no entry slower than
+/// the system's).
+Result<std::optional<Routine>> versus_routine(const Wisdom& vw, Operation op, const CpuInfo& cpu) {
+  const WisdomEntry* ve = vw.find(op);
+  if (!ve) return std::optional<Routine>();
   auto vr = Routine::build(ve->plan, cpu);
   if (!vr) return vr.error();
   COPYSYNTH_TRY(check_routine(*vr));
-  return vr;
+  return std::optional<Routine>(std::move(vr).value());
 }
 
 }  // namespace
@@ -53,6 +54,12 @@ int run_from(const Options& o) {
                                                            (held.empty() ? "none" : held) +
                                                            "); tune it with autotune --op " + want + " --emit " +
                                                            o.from_path));
+  }
+  std::optional<Wisdom> versus;  // --versus FILE, read before anything is measured
+  if (!o.versus_path.empty()) {
+    auto vw = load_wisdom_for(o.versus_path, o.cpu);
+    if (!vw) return fail(make_error(vw.error().code, "--versus " + o.versus_path + ": " + vw.error().message));
+    versus = std::move(vw).value();
   }
   // Each entry's workload, made before anything is measured: the entry's own unless --workload
   // says otherwise ("NAME (cold)" for cold ones). Entries of one workload name are made together,
@@ -109,12 +116,19 @@ int run_from(const Options& o) {
       ro.svg_path = report_svg_path(o.svg_path, e->operation, i);
       ro.svg_title = std::string(name_of(e->operation)) + " on " + o.cpu.brand() + ": tuned vs glibc";
       std::optional<Routine> other;  // --versus: the same operation from another file
-      if (!o.versus_path.empty()) {
-        auto vr = versus_routine(o.versus_path, e->operation, o.cpu);
-        if (!vr) return fail(vr.error());
-        other.emplace(std::move(vr).value());
-        ro.others.push_back({std::filesystem::path(o.versus_path).filename().string(), &*other});
-        o.progress("--versus: " + other->name() + " from " + o.versus_path + ", verified");
+      if (versus) {
+        auto vr = versus_routine(*versus, e->operation, o.cpu);
+        if (!vr) return fail(make_error(vr.error().code, "--versus " + o.versus_path + ": " + vr.error().message));
+        other = std::move(vr).value();
+        if (other) {
+          ro.others.push_back({std::filesystem::path(o.versus_path).filename().string(), &*other});
+          o.progress("--versus: " + other->name() + " from " + o.versus_path + ", verified");
+        } else {
+          // Said on stderr whatever -q says: the table lacks a column the command asked for.
+          std::cerr << "autotune: --versus " << o.versus_path << " has no " << name_of(e->operation)
+                    << " entry (that tuning kept the system routine): the " << name_of(e->operation)
+                    << " report without its column\n";
+        }
       }
       auto rep = run_report(*r, workload, ro, [](const std::string& text) { std::cout << text << std::flush; });
       if (!rep) return fail(rep.error());

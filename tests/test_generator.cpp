@@ -891,28 +891,39 @@ TEST_CASE("assemble: a fixed simple plan starts with mov rax, rdi") {
   }
 }
 
-TEST_CASE("masked class: page guard before the masked moves, unmasked ladder behind it") {
-  // mask_max = M: lengths 0..M take masked moves unless [src, src+M) or [dst, dst+M) crosses a
+TEST_CASE("masked class: n = 0 exit and page guard before the masked moves, unmasked ladder behind it") {
+  // mask_max = M: lengths 1..M take masked moves unless [src, src+M) or [dst, dst+M) crosses a
   // 4 KiB page (fault suppression into an unmapped page is a microcode assist); the crossing
-  // path is the unmasked ladder n = 0, 1, (1, 2], ..., (M/2, M].
+  // path is the unmasked ladder n = 0, 1, (1, 2], ..., (M/2, M]. n = 0 returns first: a zero mask
+  // still issues the accesses (test_paths traces it on AVX-512BW hosts; this checks the code of
+  // every form on any host, the longest jump included: mask_shift, 128, low bank).
   for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill})
-    for (std::uint32_t m : {16u, 32u, 64u, 128u}) {
+    for (std::uint32_t m : {16u, 32u, 64u, 128u})
+      for (bool shift : {false, true})
+        for (RegisterBank bank : {RegisterBank::kLow, RegisterBank::kHigh}) {
       CAPTURE(name_of(op));
       CAPTURE(m);
+      CAPTURE(shift);
       CopyParams p = params_w(64);
       p.operation = op;
       p.mask_max = m;
+      p.mask_shift = shift;
+      p.register_bank = bank;
       const CopyPlan plan = plan_for(p);
       REQUIRE(plan.classes.front().strategy == Strategy::kMasked);
       CHECK(plan.classes.front().hi == m);
       CHECK(plan.classes[1].lo == m + 1);
       std::string listing;
       REQUIRE(assemble(plan, &listing).ok());
+      const auto zero = listing.find("test rdx, rdx\nshort jz ");  // a rel8 jump: in range
       const auto guard = listing.find("test ecx, 4096\njnz ");
       const auto first_mask = listing.find("{k1}");
+      REQUIRE(zero != std::string::npos);
       REQUIRE(guard != std::string::npos);
       REQUIRE(first_mask != std::string::npos);
+      CHECK(zero < guard);
       CHECK(guard < first_mask);
+      if (shift) continue;  // the rest is the guard of the whole block (mask_shift: test_verify)
       // The block's last byte is what the guard looks at: dst always, src for copies.
       CHECK(contains(listing, "lea ecx, [rdi+" + std::to_string(m - 1) + "]"));
       CHECK(contains(listing, "lea r8d, [rsi+" + std::to_string(m - 1) + "]") == (op != Operation::kFill));

@@ -452,10 +452,15 @@ class RoutineEmitter {
   /// still fetches the lines its window spans, and a window in a page that has no page-table
   /// entry yet (mapped, never touched) takes a microcode assist on every call, since the copy
   /// itself never touches that page. Measured on AMD family 26 (docs/performance.md, eighteenth
-  /// round): n = 0 alone at about 340 TSC ticks per call in a page never touched, against 4-6 in
-  /// the branch; sqlite3's own memmove calls, 71 % of them n = 0, 5.6 ns per n = 0 call warm
-  /// and 68 ns cold against glibc's 3.1 and 4.7. Bound after the class's first ret by
-  /// bind_zero_length_exit().
+  /// round; docs/perf/zero-length/): n = 0 in a page never touched about 1300 TSC ticks per call
+  /// before (two masked moves), 4.9 with the exit; sqlite3's own memmove calls, 71 % of them
+  /// n = 0, 6.2 -> 3.1 ns per call warm (glibc 3.8), 68 -> 14 cold. What it costs: the production
+  /// mixes (0.7-7.6 % of their calls n = 0, drawn independently) about 6 % by throughput, read
+  /// back level. The other forms measured, against this one: both pointers moved to the stack by
+  /// cmov for n = 0 (no branch, 4 uops, the accesses still issued) 0-4 % more throughput and 4 %
+  /// less read back; n - 1 ORed into the page guard's test (2 uops, the guard's branch) the same
+  /// throughput and 6-7 % less read back.
+  /// Bound after the class's first ret by bind_zero_length_exit().
   Label zero_length_exit() {
     const Label zero = a_.newLabel();
     comment("n = 0: nothing to do, and a zero-mask access would still fetch its lines");

@@ -34,8 +34,10 @@ struct ExecutedCode {
   bool prefetch = false;      ///< a prefetch instruction ran
   std::size_t instructions = 0;  ///< instructions traced inside the routine
   /// Instructions traced with an explicit memory operand: loads and stores, masked or not (a
-  /// zero mask still counts: the access is issued); not lea, nor ret's and push's stack slots.
+  /// zero mask still counts: the access is issued); not lea, nor the implicit operands of ret,
+  /// push, movs and stos.
   std::size_t memory_accesses = 0;
+  std::size_t undecoded = 0;  ///< traced instructions Zydis could not decode (nothing counted for them)
   std::size_t first_marker = 0;  ///< 1-based number of the first rep, non-temporal store or prefetch (0: none)
   bool complete = false;      ///< traced up to the return (no early stop)
 };
@@ -109,6 +111,8 @@ inline void on_trap(int, siginfo_t*, void* context) {
             ++s.seen.memory_accesses;
             break;
           }
+    } else {
+      ++s.seen.undecoded;
     }
     stop = s.seen.rep || s.seen.non_temporal || s.seen.instructions >= s.max_instructions;
     s.stopped = s.stopped || stop;

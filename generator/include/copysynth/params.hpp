@@ -231,9 +231,10 @@ struct MaskMax {
   using type = std::uint32_t;
   static constexpr std::string_view unit = "bytes";
   static constexpr std::string_view doc =
-      "lengths 0..mask_max take one masked load and store (AVX-512BW vmovdqu8 with a bzhi mask; "
+      "lengths 1..mask_max take one masked load and store (AVX-512BW vmovdqu8 with a bzhi mask; "
       "128: two of 64 bytes) instead of the small head/tail classes, unless the block would cross "
-      "a 4 KiB page; 0 = off. A masked load fetches every cache line its window spans, also one "
+      "a 4 KiB page (n = 0 returns before any access: a zero mask still fetches the window's lines, "
+      "and in a page never touched takes a microcode assist); 0 = off. A masked load fetches every cache line its window spans, also one "
       "whose bytes are all masked off: from cold lines the wider masks lose (AMD family 26, "
       "MemcpyGoogleQ's calls up to 64 bytes cold: 0 / 16 / 64 / 128 at 25.5 / 29.8 / 37.9 / "
       "39.4 ns per call, glibc 26.5; warm 11.0 / 4.7 / 3.0 / 3.2; docs/perf/cold-masked/). "

@@ -24,7 +24,9 @@
 //   kMasked          0 <= n <= block (16, 32 or 64): one AVX-512BW masked load and store of
 //                    `block` bytes with the mask (1 << n) - 1 (bzhi); block 128: two masked
 //                    64-byte moves, at +0 and +64. Masked-off bytes are never accessed (AVX-512
-//                    fault suppression), so no branch per small class. When [src, src+block) or
+//                    fault suppression), so no branch per small class; one for n = 0, which
+//                    returns first (a zero mask still issues the accesses: emit.cpp
+//                    zero_length_exit()). When [src, src+block) or
 //                    [dst, dst+block) crosses a 4 KiB page, the call takes the unmasked classes
 //                    of `page_cross` instead (n = 0, n = 1, head/tail (b, 2b], built by the
 //                    template): fault suppression into an unmapped page costs a microcode assist

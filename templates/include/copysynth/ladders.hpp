@@ -35,9 +35,10 @@
 // Classes are (b, 2b] — upper bounds inclusive, as glibc's [VEC, 2*VEC] — so a power-of-two
 // length takes the smaller block.
 // head_tail_max = B moves the loop's start down to max(2B + 1, 4V) (the default B is 4V).
-// With mask_max = M (AVX-512BW hosts), the classes up to M become one: lengths 0..M take a single
-// masked load and store of M bytes (M = 128: two of 64 bytes), and the head/tail classes start at
-// M + 1. A call whose masked block would cross a 4 KiB page (src or dst) takes the unmasked
+// With mask_max = M (AVX-512BW hosts), the classes up to M become one: lengths 1..M take a single
+// masked load and store of M bytes (M = 128: two of 64 bytes), n = 0 returns at the class's head
+// before any access (the emitter's one test; the plan's class is still 0..M), and the head/tail
+// classes start at M + 1. A call whose masked block would cross a 4 KiB page (src or dst) takes the unmasked
 // classes 0..M instead, inside the masked class (fault suppression into an unmapped page is a
 // microcode assist, ~70x slower): small_ladder(M), the plan's `page_cross` classes,
 //

@@ -172,7 +172,9 @@ int main(int argc, char** argv) {
       ->type_name("FILE");
   app.add_option("--versus", o.versus_path,
                  "With --report: also time the routine of another wisdom file of this CPU (same "
-                 "operation) in the same rounds, as an extra column, e.g. to compare two tuning runs")
+                 "operation) in the same rounds, as an extra column, e.g. to compare two tuning runs; an "
+                 "operation the file has no entry for (its tuning kept the system routine) is said and "
+                 "reported without that column")
       ->type_name("FILE");
   app.add_option("--emit-asm", o.asm_path,
                  "With --from: write the tuned routine (one operation: --op, default memcpy) as a GNU "

@@ -24,13 +24,14 @@ namespace autotune {
 namespace {
 
 /// --versus FILE: the routine of `op` in another wisdom file of this CPU (loaded once, before
-/// anything is measured), built and verified; std::nullopt where the file has no entry for `op`
+/// anything is measured), rebuilt as build_entry() rebuilds --from's (byte-identical to the one
+/// tuned, else kWisdomMismatch) and verified; std::nullopt where the file has no entry for `op`
 /// (a tuning that kept the system routine for it: autotune --emit writes no entry slower than
 /// the system's).
 Result<std::optional<Routine>> versus_routine(const Wisdom& vw, Operation op, const CpuInfo& cpu) {
   const WisdomEntry* ve = vw.find(op);
   if (!ve) return std::optional<Routine>();
-  auto vr = Routine::build(ve->plan, cpu);
+  auto vr = build_entry(vw, *ve, cpu);
   if (!vr) return vr.error();
   COPYSYNTH_TRY(check_routine(*vr));
   return std::optional<Routine>(std::move(vr).value());
@@ -98,6 +99,12 @@ int run_from(const Options& o) {
       for (std::size_t k = 0; k < group.size(); ++k) workloads[group[k]] = std::move(wl[k]);
     }
   }
+  // Every entry's routine, and with --report --versus every routine of the other file, is built
+  // and verified before anything is measured: a routine that fails stops the run before the first
+  // report rather than after the operations before it (a run of three reports takes minutes).
+  std::vector<Routine> routines;
+  std::vector<std::optional<Routine>> others(entries.size());  // --versus: the same operation from another file
+  routines.reserve(entries.size());
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const WisdomEntry* e = entries[i];
     auto r = build_entry(*w, *e, o.cpu);
@@ -105,8 +112,25 @@ int run_from(const Options& o) {
     o.progress("loaded " + o.from_path + ": " + r->name() + " (" + std::to_string(r->size()) +
                " bytes of code, identical to the tuned one); verifying");
     if (auto st = check_routine(*r); !st) return fail(st.error());
+    routines.push_back(std::move(r).value());
+    if (!o.report || !versus) continue;
+    auto vr = versus_routine(*versus, e->operation, o.cpu);
+    if (!vr) return fail(make_error(vr.error().code, "--versus " + o.versus_path + ": " + vr.error().message));
+    others[i] = std::move(vr).value();
+    if (others[i]) {
+      o.progress("--versus: " + others[i]->name() + " from " + o.versus_path + ", verified");
+    } else {
+      // Said on stderr whatever -q says: the table lacks a column the command asked for.
+      std::cerr << "autotune: --versus " << o.versus_path << " has no " << name_of(e->operation)
+                << " entry (that tuning kept the system routine): the " << name_of(e->operation)
+                << " report without its column\n";
+    }
+  }
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const WisdomEntry* e = entries[i];
+    const Routine* r = &routines[i];
     const Workload& workload = workloads[i];
-    o.progress("verified; measuring " +
+    o.progress(std::string(name_of(e->operation)) + ": measuring " +
                (workload.is_distribution() ? workload.name : std::to_string(workload.points.size()) + " points"));
     if (o.show_plan) std::cerr << to_string(r->plan());
     if (entries.size() > 1) std::cout << (i == 0 ? "" : "\n") << "== " << name_of(e->operation) << " ==\n";
@@ -115,21 +139,8 @@ int run_from(const Options& o) {
       ro.progress = o.progress;
       ro.svg_path = report_svg_path(o.svg_path, e->operation, i);
       ro.svg_title = std::string(name_of(e->operation)) + " on " + o.cpu.brand() + ": tuned vs glibc";
-      std::optional<Routine> other;  // --versus: the same operation from another file
-      if (versus) {
-        auto vr = versus_routine(*versus, e->operation, o.cpu);
-        if (!vr) return fail(make_error(vr.error().code, "--versus " + o.versus_path + ": " + vr.error().message));
-        other = std::move(vr).value();
-        if (other) {
-          ro.others.push_back({std::filesystem::path(o.versus_path).filename().string(), &*other});
-          o.progress("--versus: " + other->name() + " from " + o.versus_path + ", verified");
-        } else {
-          // Said on stderr whatever -q says: the table lacks a column the command asked for.
-          std::cerr << "autotune: --versus " << o.versus_path << " has no " << name_of(e->operation)
-                    << " entry (that tuning kept the system routine): the " << name_of(e->operation)
-                    << " report without its column\n";
-        }
-      }
+      if (others[i])
+        ro.others.push_back({std::filesystem::path(o.versus_path).filename().string(), &*others[i]});
       auto rep = run_report(*r, workload, ro, [](const std::string& text) { std::cout << text << std::flush; });
       if (!rep) return fail(rep.error());
       out.entries.push_back(*e);

@@ -98,7 +98,10 @@ sed -n 's/^Routines.*//; s/^  \(__copysynth_tuned_[a-z]*\)  \(.*\)/lib: \1 = \2/
 # -P: one library per profile-tuned wisdom.
 declare -A prof_lib=()
 for w in "${!prof_wisdom[@]}"; do
-  if ! "$at" --show "${prof_wisdom[$w]}" | grep -q '^host\[[0-9]*\]\.entries=[1-9]'; then
+  # (--show's whole output first: grep -q stops reading at the first match, and autotune, still
+  # writing, would die of SIGPIPE, which pipefail turns into "no entry" at random.)
+  "$at" --show "${prof_wisdom[$w]}" >"$tmp/show.txt"
+  if ! grep -q '^host\[[0-9]*\]\.entries=[1-9]' "$tmp/show.txt"; then
     # `autotune --app` left every operation to the system routines (its verdicts are in the file):
     # "prof" is then the program as it is, with no preload.
     prof_lib[$w]=none

@@ -358,6 +358,15 @@ check "--workload profile:FILE tunes memcpy (rc=$rc)" bash -c "test $rc -eq 0 &&
 # (A winner clearly slower than the system memcpy on its workload is not written, and said.)
 check "the wisdom names the profile as its workload, or says why nothing was written" \
   bash -c "grep -q '\"workload\": \"profile:$tmp/prog.prof\"' '$tmp/prof.json' 2>/dev/null || grep -q 'not written, programs keep the system memcpy' '$tmp/perr'"
+# --report of a seeds-tuned entry on a program's calls: the report, then how to tune for those calls;
+# of the entry tuned for them: no such note.
+"$at" --from "$tmp/best.json" --op memcpy --report --workload "profile:$tmp/prog.prof" >"$tmp/prep" 2>/dev/null; rc=$?
+check "--report of a seeds entry on a profile says how to tune for it (rc=$rc)" \
+  bash -c "test $rc -eq 0 && grep -q 'read back' '$tmp/prep' && grep -qF 'note    this memcpy was tuned for seeds, not for these calls; to tune for them: autotune --op memcpy --workload profile:$tmp/prog.prof --emit FILE' '$tmp/prep'"
+if [ -e "$tmp/prof.json" ]; then
+  "$at" --from "$tmp/prof.json" --report >"$tmp/prep2" 2>/dev/null; rc=$?
+  check "--report of the entry tuned for that profile: no note (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'read back' '$tmp/prep2' && ! grep -q 'note ' '$tmp/prep2'"
+fi
 "$at" --quick --budget 2 --op memmove --workload "profile:$tmp/prog.prof" >/dev/null 2>"$tmp/perr2"; rc=$?
 check "--workload profile: an operation the program never called: exit 1, what it has (rc=$rc)" bash -c "test $rc -eq 1 && grep -q 'no memmove call; tune what it has: --op memcpy,fill' '$tmp/perr2'"
 : >"$tmp/empty.prof"

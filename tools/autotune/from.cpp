@@ -66,6 +66,10 @@ int run_from(const Options& o) {
   // says otherwise ("NAME (cold)" for cold ones). Entries of one workload name are made together,
   // so a profile that lacks some of their operations names all of them at once (profile_workloads).
   std::vector<Workload> workloads(entries.size());
+  // --report on a program's profile that the entry was not tuned for: the command that tunes for
+  // those calls, said after the report (its read-back row is where a seeds-tuned routine loses
+  // most on a program's short copies: docs/performance.md, nineteenth round).
+  std::vector<std::string> profile_note(entries.size());
   {
     std::vector<std::pair<std::string, bool>> names(entries.size());
     for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -82,6 +86,12 @@ int run_from(const Options& o) {
                            " entry's workload is the " + wname + " points, timed hot (add --workload MemcpyGoogleA, "
                            "a FILE.csv or profile:FILE)");
       names[i] = {wname, wcold};
+      const std::string op(name_of(entries[i]->operation));
+      const std::string tuned_for = entries[i]->workload.empty() ? "seeds" : entries[i]->workload;
+      if (o.report && wname.rfind("profile:", 0) == 0 && tuned_for != wname + (wcold ? " (cold)" : ""))
+        profile_note[i] = "  note    this " + op + " was tuned for " + tuned_for +
+                          ", not for these calls; to tune for them: autotune --op " + op + " --workload " + wname +
+                          (wcold ? " --cold" : "") + " --emit FILE, then let the program judge it (docs/profile-guided.md)\n";
     }
     std::vector<bool> done(entries.size(), false);
     for (std::size_t i = 0; i < entries.size(); ++i) {
@@ -143,6 +153,7 @@ int run_from(const Options& o) {
         ro.others.push_back({std::filesystem::path(o.versus_path).filename().string(), &*others[i]});
       auto rep = run_report(*r, workload, ro, [](const std::string& text) { std::cout << text << std::flush; });
       if (!rep) return fail(rep.error());
+      std::cout << profile_note[i] << std::flush;
       out.entries.push_back(*e);
       continue;
     }

@@ -165,7 +165,8 @@ int main(int argc, char** argv) {
                "print the tables, the read bandwidth and which performance targets are met. With a distribution "
                "or profile:FILE workload (the entry's own, or --workload; --cold too): that workload's calls "
                "replayed instead (throughput, and read back for memcpy and memmove when warm), its ratio to the "
-               "best of glibc and AOCL-LibMem printed as a check");
+               "best of glibc and AOCL-LibMem printed as a check; for a profile the entry was not tuned "
+               "for, a note with the command that tunes for those calls");
   app.add_option("--svg", o.svg_path,
                  "With --report: write a plot of the speedup over glibc against the length, one line per "
                  "alignment (other operations than the first get -OPERATION before the extension)")

@@ -71,10 +71,10 @@ sed '/"code_fnv1a64"/{N;s/"code_fnv1a64": "[0-9a-f]*",\(\n *"operation": "'"$lat
 check "the stale copy differs only in $late's hash" bash -c "diff '$tmp/best.json' '$tmp/stale.json' | grep -c '^[<>]' | grep -qx 2"
 "$at" --from "$tmp/stale.json" --op memcpy,fill --report --workload MemcpyGoogleA >"$tmp/rep_stale" 2>"$tmp/rep_stale_err"
 rc=$?
-check "--from a stale $late entry fails before any report (rc=$rc)" bash -c "test $rc -ne 0 && ! test -s '$tmp/rep_stale' && grep -q 'rebuilt $late routine' '$tmp/rep_stale_err'"
+check "--from a stale $late entry fails before any report (rc=$rc)" bash -c "test $rc -eq 2 && ! test -s '$tmp/rep_stale' && grep -q 'rebuilt $late routine' '$tmp/rep_stale_err'"
 "$at" --from "$tmp/best.json" --op memcpy,fill --report --workload MemcpyGoogleA --versus "$tmp/stale.json" >"$tmp/rep_stale" 2>"$tmp/rep_stale_err"
 rc=$?
-check "--versus a stale $late entry fails before any report (rc=$rc)" bash -c "test $rc -ne 0 && ! test -s '$tmp/rep_stale' && grep -q -- '--versus .*stale.json: .*rebuilt $late routine' '$tmp/rep_stale_err'"
+check "--versus a stale $late entry fails before any report (rc=$rc)" bash -c "test $rc -eq 2 && ! test -s '$tmp/rep_stale' && grep -q -- '--versus .*stale.json: .*rebuilt $late routine' '$tmp/rep_stale_err'"
 "$at" --from "$tmp/best.json" --op fill >"$tmp/out4" 2>/dev/null
 rc=$?
 check "--from --op fill re-measures only fill (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'system memset' '$tmp/out4' && ! grep -q 'system memcpy' '$tmp/out4'"

@@ -109,9 +109,10 @@ int run_from(const Options& o) {
       for (std::size_t k = 0; k < group.size(); ++k) workloads[group[k]] = std::move(wl[k]);
     }
   }
-  // Every entry's routine, and with --report --versus every routine of the other file, is built
-  // and verified before anything is measured: a routine that fails stops the run before the first
-  // report rather than after the operations before it (a run of three reports takes minutes).
+  // The routine of every operation to be measured (--op), and with --report --versus the other
+  // file's routine of each of them, is built and verified before anything is measured: a routine
+  // that fails stops the run before the first report rather than after the operations before it
+  // (a run of three reports takes minutes). Entries not selected by --op are not looked at.
   std::vector<Routine> routines;
   std::vector<std::optional<Routine>> others(entries.size());  // --versus: the same operation from another file
   routines.reserve(entries.size());
@@ -122,6 +123,7 @@ int run_from(const Options& o) {
     o.progress("loaded " + o.from_path + ": " + r->name() + " (" + std::to_string(r->size()) +
                " bytes of code, identical to the tuned one); verifying");
     if (auto st = check_routine(*r); !st) return fail(st.error());
+    o.progress("verified " + r->name());
     routines.push_back(std::move(r).value());
     if (!o.report || !versus) continue;
     auto vr = versus_routine(*versus, e->operation, o.cpu);

@@ -175,8 +175,9 @@ int main(int argc, char** argv) {
                  "With --report: also time the routine of another wisdom file of this CPU (same "
                  "operation) in the same rounds, as an extra column, e.g. to compare two tuning runs; an "
                  "operation the file has no entry for (its tuning kept the system routine) is said and "
-                 "reported without that column. Every routine of both files is rebuilt (byte-identical to "
-                 "the one tuned, as --from requires) and verified before anything is measured")
+                 "reported without that column. Both files' routines of every operation reported (--op) are "
+                 "rebuilt (byte-identical to the ones tuned, as --from requires) and verified before anything "
+                 "is measured")
       ->type_name("FILE");
   app.add_option("--emit-asm", o.asm_path,
                  "With --from: write the tuned routine (one operation: --op, default memcpy) as a GNU "

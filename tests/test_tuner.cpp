@@ -1033,6 +1033,16 @@ TEST_CASE("report tables: other routines are columns but not peers; vs aligned; 
   const std::string text = t.format();
   CHECK(text.find("vs other.json") != std::string::npos);
   CHECK(text.find("vs aligned") == std::string::npos);
+  // A name longer than a column (a --versus file's) widens every column: names and values stay
+  // apart by a space at least, and each value sits under its name.
+  ReportTable wide = t;
+  wide.columns[2] = "a-rather-long-tuning-run.json";
+  const std::string wt = wide.format();
+  CHECK(wt.find("dpdk a-rather-long-tuning-run.json") != std::string::npos);  // (was "dpdka-rather-...")
+  const std::size_t header_end = wt.find("a-rather-long-tuning-run.json") + std::string("a-rather-long-tuning-run.json").size();
+  const std::size_t row = wt.find('\n') + 1;
+  const std::size_t value_end = wt.find("1000.00", row) + std::string("1000.00").size();
+  CHECK(value_end - row == header_end);  // right-aligned under the name
 
   ReportTable m;
   m.columns = {"glibc", "tuned"};

@@ -100,8 +100,11 @@ std::string ReportTable::format() const {
     for (const auto& r : rows) width = std::max(width, r.label.size() + 1);
   const auto padded = [&](std::string s) { return s.append(width - std::min(width, s.size()), ' '); };
   o << (per_call ? padded("Workload (ns/call)") : labelled ? padded("Length, use, cache (GB/s)") : "       Len  Src/Dst ");
+  // Value columns are 13 wide, or wider for a longer name (a --versus file's): one space at least.
+  int cw = 13;
+  for (const auto& c : columns) cw = std::max(cw, static_cast<int>(std::min<std::size_t>(c.size(), 48)) + 1);
   for (const auto& c : columns) {
-    std::snprintf(b, sizeof b, "%13s", c.c_str());
+    std::snprintf(b, sizeof b, "%*.48s", cw, c.c_str());
     o << b;
   }
   o << "  vs best peer  vs glibc" << (aligned_ratio ? "  vs aligned" : "") << "\n";
@@ -115,7 +118,7 @@ std::string ReportTable::format() const {
       o << b;
     }
     for (double v : r.value) {
-      snprintf_c(b, sizeof b, "%13.2f", v);
+      snprintf_c(b, sizeof b, "%*.2f", cw, v);
       o << b;
     }
     snprintf_c(b, sizeof b, "  %11.2fx  %7.2fx", vs_best(r), vs_glibc(r));

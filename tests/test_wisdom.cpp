@@ -1101,6 +1101,11 @@ TEST_CASE("build_entry rebuilds the tuned code and refuses code that differs" *
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().code == ErrorCode::kWisdomMismatch);
   CHECK_MESSAGE(contains(bad.error().message, "differs from the one tuned"), bad.error().message);
+  // Written by this version: the message says the generator changed or the file was edited,
+  // rather than "made by X, this is X".
+  CHECK_MESSAGE(contains(bad.error().message, "both copysynth " COPYSYNTH_VERSION ": this build's code generator changed since, or the file was edited"),
+                bad.error().message);
+  CHECK_FALSE(contains(bad.error().message, "made by copysynth"));
   // The version that wrote the file does not decide (README, copysynth.h): the code does.
   Wisdom older = w;
   older.generator_version = "0.0.1";

@@ -734,8 +734,12 @@ Result<Routine> build_entry(const Wisdom& w, const WisdomEntry& e, const CpuInfo
   if (fnv1a64(r->bytes()) != e.code_hash)
     return make_error(ErrorCode::kWisdomMismatch,
                       "the rebuilt " + std::string(name_of(e.operation)) +
-                          " routine's code differs from the one tuned (the wisdom was made by copysynth " +
-                          w.generator_version + ", this is " + COPYSYNTH_VERSION +
+                          " routine's code differs from the one tuned (" +
+                          (w.generator_version == COPYSYNTH_VERSION
+                               ? "both copysynth " + w.generator_version +
+                                     ": this build's code generator changed since, or the file was edited"
+                               : "the wisdom was made by copysynth " + w.generator_version + ", this is " +
+                                     COPYSYNTH_VERSION) +
                           "); re-run autotune --emit on this host");
   return r;
 }

@@ -80,6 +80,12 @@ struct ReportTable {
   /// tuned at this row / tuned at the row of the same size and src offset with dst offset 0
   /// (point tables), or, without one, at the same size's 0/0 row; 0 when there is neither.
   double vs_aligned(const ReportRow& r) const;
+  /// The table as text (C locale, whatever std::locale::global() says): a header, one line per
+  /// row — its label (or length and src/dst offsets), one value per column in the table's unit
+  /// (GB/s, or ns per call where per_call), then vs best peer, vs glibc and, with aligned_ratio,
+  /// vs aligned — and a geometric-mean summary line (one for the warm rows and one for the cold
+  /// rows where a replay table has both). Value columns are 13 characters wide, or one more than
+  /// the longest column name (names of more than 48 characters are cut there).
   std::string format() const;
 };
 

@@ -311,14 +311,16 @@ TEST_CASE("rep_aligned_from (a rep band split by dst alignment) assembles to exa
   CHECK(checked == 6);
 }
 
-TEST_CASE("rep_chunk (rep in pieces) assembles to exactly the JIT bytes") {
+TEST_CASE("rep_chunk (rep in pieces) and rep_chunk_stop assemble to exactly the JIT bytes") {
   // Not in asm_grid(): the golden hashes are keyed on the grid's plans.
   require_tools();
   TempDir dir;
   int checked = 0;
   for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill})
-    for (unsigned unit : {1u, 8u}) {
+    for (unsigned form : {1u, 8u, 0u}) {  // 0: byte elements, one instruction again from 2^30
+      const unsigned unit = form == 8 ? 8 : 1;
       CopyParams p;
+      if (form == 0) p.rep_chunk_stop = std::uint64_t{1} << 30;  // the largest stop: an imm32 compare
       p.operation = op;
       p.vector_width = 32;
       p.rep_threshold = 16384;
@@ -329,7 +331,7 @@ TEST_CASE("rep_chunk (rep in pieces) assembles to exactly the JIT bytes") {
       check_round_trip(dir, p, "rch_" + std::to_string(checked));
       ++checked;
     }
-  CHECK(checked == 6);
+  CHECK(checked == 9);
 }
 
 TEST_CASE("rep_aligned_mutual (rep only for mutually aligned buffers) assembles to exactly the JIT bytes") {

@@ -89,7 +89,7 @@ const SizeClass* class_of(const CopyPlan& plan, std::uint64_t n) {
 TEST_CASE("param_field_names lists every CopyParams field in declaration order") {
   const std::vector<std::string> expected{"operation",     "vector_width",  "unroll",
                                           "prefetch_distance", "prefetch_hint", "prefetch_min", "nt_threshold",
-                                          "rep_threshold", "rep_stop", "rep_resume", "rep_chunk", "rep_unit", "rep_align_dst", "rep_aligned_only", "rep_aligned_from", "rep_aligned_mutual", "alias_window", "rep_alias_window", "nt_pages", "nt_width", "loop_pipeline", "shift_realign", "loop_align",
+                                          "rep_threshold", "rep_stop", "rep_resume", "rep_chunk", "rep_chunk_stop", "rep_unit", "rep_align_dst", "rep_aligned_only", "rep_aligned_from", "rep_aligned_mutual", "alias_window", "rep_alias_window", "nt_pages", "nt_width", "loop_pipeline", "shift_realign", "loop_align",
                                           "nop_form", "register_bank", "head_tail_width", "head_tail_max", "mask_max", "mask_shift"};
   CHECK(param_field_names() == expected);
 }
@@ -114,11 +114,12 @@ TEST_CASE("CopyParams JSON round trip") {
     const CopyParams p;
     const json j = to_json(p);
     REQUIRE(j.is_object());
-    // prefetch_min, rep_resume, rep_aligned_from, nt_width, mask_shift, rep_chunk and
-    // rep_aligned_mutual are left out at their defaults: readers older than the fields refuse
-    // unknown keys.
-    CHECK(j.size() == param_field_names().size() - 7);
+    // prefetch_min, rep_resume, rep_aligned_from, nt_width, mask_shift, rep_chunk,
+    // rep_chunk_stop and rep_aligned_mutual are left out at their defaults: readers older than
+    // the fields refuse unknown keys.
+    CHECK(j.size() == param_field_names().size() - 8);
     CHECK_FALSE(j.contains("rep_chunk"));
+    CHECK_FALSE(j.contains("rep_chunk_stop"));
     CHECK_FALSE(j.contains("rep_aligned_mutual"));
     CHECK_FALSE(j.contains("rep_aligned_from"));
     CHECK_FALSE(j.contains("prefetch_min"));
@@ -538,6 +539,66 @@ TEST_CASE("rep_chunk: a multiple of 4096 up to 2^30, not for clear_page; the pla
   CHECK(large_lengths_differ(p, wide, 65537, 0, 0));  // 64 KiB pieces against 1 MiB ones
   CHECK(first_large_difference(p, none) == 65537u);
   CHECK(first_large_difference(wide, none) == kNever);  // the class ends below 1 MiB + 1
+}
+
+TEST_CASE("rep_chunk_stop: one rep instruction again from a length on; edges, text, bytes and the large-length model agree") {
+  const IsaFeatures all = IsaFeatures::for_level(IsaLevel::kAVX512);
+  CopyParams p;
+  p.rep_threshold = 4096;
+  p.rep_chunk = 65536;
+  CopyParams s = p;
+  s.rep_chunk_stop = 4 * 65536;
+  REQUIRE(validate(s, all).ok());
+  for (std::uint64_t bad : {std::uint64_t{0}, std::uint64_t{4095}, std::uint64_t{65536 + 64},
+                            (std::uint64_t{1} << 30) + 4096}) {
+    CopyParams q = s;
+    q.rep_chunk_stop = bad;
+    const Status st = validate(q, all);
+    REQUIRE_FALSE(st.ok());
+    CHECK(contains(st.error().message, "rep_chunk_stop"));
+  }
+  CopyParams page;
+  page.operation = Operation::kClearPage;
+  page.rep_threshold = 4096;
+  page.rep_chunk_stop = 65536;
+  const Status st = validate(page, all);
+  REQUIRE_FALSE(st.ok());
+  CHECK(contains(st.error().message, "rep_chunk_stop = 65536 does not apply to clear_page"));
+  // The stop is an edge, the text names it, the bytes differ from pieces throughout, and from
+  // one instruction throughout.
+  const CopyPlan plan = plan_for(s);
+  const auto edges = plan_edges(plan);
+  CHECK(std::count(edges.begin(), edges.end(), 4u * 65536) == 1);
+  CHECK(contains(to_string(plan), "in pieces of at most 65536 bytes below 262144 bytes (one instruction from there)"));
+  CopyParams none = p;
+  none.rep_chunk = kNever;
+  CHECK(*assemble(plan) != *assemble(plan_for(p)));
+  CHECK(*assemble(plan) != *assemble(plan_for(none)));
+  for (const SizeClass& c : plan.classes)
+    CHECK(rep_chunk_stop_in(s, c) == (c.strategy == Strategy::kRepString ? 4u * 65536 : kNever));
+  // Without pieces, at or below one piece, or beyond the rep class: no effect, no bytes, dropped.
+  CopyParams idle = none;
+  idle.rep_chunk_stop = 4 * 65536;
+  CHECK(*assemble(plan_for(idle)) == *assemble(plan_for(none)));
+  CHECK(without_idle_rep_fields(idle).rep_chunk_stop.value == kNever);
+  CopyParams low = p;
+  low.rep_chunk_stop = 65536;
+  CHECK(*assemble(plan_for(low)) == *assemble(plan_for(p)));
+  CHECK(without_idle_rep_fields(low).rep_chunk_stop.value == kNever);
+  CopyParams beyond = p;
+  beyond.rep_stop = 1 << 20;
+  beyond.rep_chunk_stop = 2 << 20;
+  CopyParams band = p;
+  band.rep_stop = 1 << 20;
+  CHECK(*assemble(plan_for(beyond)) == *assemble(plan_for(band)));
+  CHECK(without_idle_rep_fields(beyond).rep_chunk_stop.value == kNever);
+  CHECK(without_idle_rep_fields(s).rep_chunk_stop.value == 4u * 65536);
+  // The large-length model: pieces from one piece on, one instruction again from the stop.
+  CHECK_FALSE(large_lengths_differ(s, p, 4 * 65536 - 1, 0, 0));
+  CHECK(large_lengths_differ(s, p, 4 * 65536, 0, 0));
+  CHECK(large_lengths_differ(s, none, 65537, 0, 0));
+  CHECK_FALSE(large_lengths_differ(s, none, 4 * 65536, 0, 0));
+  CHECK(first_large_difference(s, p) == 4u * 65536);
 }
 
 TEST_CASE("validate: nt_width 32 needs vector_width 64; other widths are out of its domain") {

@@ -70,6 +70,7 @@ std::vector<std::uint64_t> lengths_of(const CopyPlan& plan) {
     for (std::uint64_t v : {k.lo, k.lo + 1, k.hi, k.lo + (std::min(k.hi, kMaxLength) - k.lo) / 2}) n.push_back(v);
     if (const std::uint64_t from = rep_aligned_from_in(p, k); from != kNever) n.insert(n.end(), {from - 1, from});
     if (const std::uint64_t piece = rep_chunk_in(p, k); piece != kNever) n.insert(n.end(), {piece, piece + 1});
+    if (const std::uint64_t stop = rep_chunk_stop_in(p, k); stop != kNever) n.insert(n.end(), {stop - 1, stop});
   }
   if (p.prefetch_min.value) n.insert(n.end(), {p.prefetch_min.value - 1, p.prefetch_min.value});
   std::sort(n.begin(), n.end());
@@ -196,6 +197,7 @@ std::vector<CopyParams> rule_cases(Operation op) {
     p.rep_resume = 1u << 20;
     p.rep_aligned_from = 65536;
     p.rep_chunk = 131072;
+    p.rep_chunk_stop = 3 * 131072;  // pieces from 128 KiB, one instruction again from 384 KiB
     p.rep_unit = 8;
     p.rep_align_dst = true;
     out.push_back(p);
@@ -235,6 +237,7 @@ std::vector<CopyParams> random_cases(Operation op, std::mt19937_64& rng, int cou
     if (rng() % 3 == 0) p.rep_aligned_only = true;
     else if (rng() % 2) p.rep_aligned_from = at();
     if (rng() % 3 == 0) p.rep_chunk = pick(std::vector<std::uint64_t>{4096, 16384, 65536});
+    if (p.rep_chunk.value != kNever && rng() % 2) p.rep_chunk_stop = p.rep_chunk.value * pick(std::vector<std::uint64_t>{2, 3, 8});
     p.rep_unit = rng() % 2 ? 8 : 1;
     p.rep_align_dst = rng() % 2;
     if (copy) {

@@ -147,6 +147,20 @@ std::vector<std::size_t> standard_sizes() {
 
 // ================================================================================ Routine ==
 
+TEST_CASE("short_name: rep in pieces, and one instruction again from rep_chunk_stop") {
+  CopyParams p;
+  p.rep_threshold = 4096;
+  p.rep_chunk = 2u << 20;
+  CHECK(short_name(p) == "memcpy/v32u4/pf0/nt-never/rep-4096a/al64long/repchunk2097152");
+  p.rep_chunk_stop = 64u << 20;
+  CHECK(short_name(p) == "memcpy/v32u4/pf0/nt-never/rep-4096a/al64long/repchunk2097152-67108864");
+  p.prefetch_distance = 1024;
+  p.prefetch_min = 32768;
+  p.rep_stop = 8u << 20;
+  p.rep_resume = 32u << 20;
+  CHECK(short_name(p) == "memcpy/v32u4/pf1024t0+32768/nt-never/rep-4096a-8388608+33554432/al64long/repchunk2097152-67108864");
+}
+
 TEST_CASE("Routine::build copies correctly for every host width, unroll and NOP form") {
   const auto sizes = standard_sizes();
   const std::uint32_t aligns[] = {64, 16, 32, 64, 1};  // per unroll index: cover every loop_align

@@ -1093,7 +1093,9 @@ class RoutineEmitter {
 
   /// The rep string instruction over rdx bytes at rdi (and rsi): one instruction, or with
   /// rep_chunk (when class `c` reaches past it) one per piece of rep_chunk bytes while more than
-  /// that is left, then one for the rest (1..rep_chunk bytes). Each instruction advances rdi and
+  /// that is left, then one for the rest (1..rep_chunk bytes); with rep_chunk_stop (when `c`
+  /// reaches it: rep_chunk_stop_in) a length of at least that many bytes skips the pieces and
+  /// goes as one instruction. Each instruction advances rdi and
   /// rsi past its piece, so the pieces follow one another in ascending order as one rep would.
   /// `q`: rep_unit 8 (movsq / stosq; the caller writes the last 8 bytes, so the rest's count is
   /// rdx / 8 rounded down). Writes rcx and rdx.
@@ -1110,6 +1112,12 @@ class RoutineEmitter {
               std::to_string(chunk) + "-byte piece");
       a_.cmp(x86::rdx, bytes);
       a_.jbe(rest);
+      if (const std::uint64_t stop = rep_chunk_stop_in(p_, c); stop != kNever) {
+        // check_plan(): a multiple of 4096 up to 2^30, an imm32.
+        comment("rep_chunk_stop: " + std::to_string(stop) + " B or more: one rep for the whole length");
+        a_.cmp(x86::rdx, static_cast<int32_t>(stop));
+        a_.jae(rest);
+      }
       pad_loop_head();  // every backward-branch target is a loop head
       bind(piece, "rep_piece");
       a_.mov(x86::ecx, q ? bytes / 8 : bytes);

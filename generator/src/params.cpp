@@ -193,6 +193,10 @@ Status validate(const CopyParams& p, const IsaFeatures& target) {
     return make_error(ErrorCode::kInvalidParams,
                       "rep_chunk = " + std::to_string(p.rep_chunk.value) +
                           " does not apply to clear_page (one 4096-byte length): use \"never\"");
+  if (p.rep_chunk_stop.value != kNever && p.operation.value == Operation::kClearPage)
+    return make_error(ErrorCode::kInvalidParams,
+                      "rep_chunk_stop = " + std::to_string(p.rep_chunk_stop.value) +
+                          " does not apply to clear_page (one 4096-byte length): use \"never\"");
   if (p.nt_pages.value > 1 && p.vector_width.value < 16)
     return make_error(ErrorCode::kInvalidParams,
                       "nt_pages = " + std::to_string(p.nt_pages.value) +

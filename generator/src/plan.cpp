@@ -75,6 +75,9 @@ Status check_class(const CopyPlan& plan, const char* which, std::size_t i, const
       if (const std::uint64_t k = plan.params.rep_chunk.value;
           k != kNever && (k < 4096 || k % 4096 != 0 || k > (std::uint64_t{1} << 30)))
         return class_error(which, i, c, "rep_chunk must be a multiple of 4096 up to 2^30, or never");
+      if (const std::uint64_t k = plan.params.rep_chunk_stop.value;
+          k != kNever && (k < 4096 || k % 4096 != 0 || k > (std::uint64_t{1} << 30)))
+        return class_error(which, i, c, "rep_chunk_stop must be a multiple of 4096 up to 2^30, or never");
       if (plan.params.rep_align_dst && c.lo < 64)
         return class_error(which, i, c, "rep movsb with dst alignment needs n >= 64");
       break;
@@ -158,6 +161,11 @@ std::uint64_t rep_chunk_in(const CopyParams& p, const SizeClass& c) {
   return c.strategy == Strategy::kRepString && k != kNever && c.hi > k ? k : kNever;
 }
 
+std::uint64_t rep_chunk_stop_in(const CopyParams& p, const SizeClass& c) {
+  const std::uint64_t piece = rep_chunk_in(p, c), stop = p.rep_chunk_stop.value;
+  return piece != kNever && stop != kNever && stop > piece && c.hi >= stop ? stop : kNever;
+}
+
 std::vector<std::uint64_t> plan_edges(const CopyPlan& plan) {
   std::vector<std::uint64_t> e;
   const CopyParams& p = plan.params;
@@ -173,6 +181,8 @@ std::vector<std::uint64_t> plan_edges(const CopyPlan& plan) {
     if (const std::uint64_t piece = rep_chunk_in(p, c); piece != kNever)
       for (std::uint64_t k = c.lo / piece + 1, j = 0; j < 2; ++k, ++j)
         if (const std::uint64_t n = k * piece; n > c.lo && n <= c.hi) e.push_back(n);
+    // rep_chunk_stop: where one instruction takes over from the pieces again.
+    if (const std::uint64_t stop = rep_chunk_stop_in(p, c); stop != kNever && stop > c.lo) e.push_back(stop);
   }
   return e;
 }
@@ -251,6 +261,8 @@ std::string describe_class(const CopyPlan& plan, const SizeClass& c) {
       // rep_chunk: one instruction per piece (emit.cpp, rep_pieces).
       if (const std::uint64_t piece = rep_chunk_in(p, c); piece != kNever)
         o << ", in pieces of at most " << piece << " bytes";
+      if (const std::uint64_t stop = rep_chunk_stop_in(p, c); stop != kNever)
+        o << " below " << stop << " bytes (one instruction from there)";
       // rep_aligned_only, or rep_aligned_from at or inside this class (emit.cpp, rep_string).
       if (const std::uint64_t from = rep_aligned_from_in(p, c); from != kNever) {
         const char* when = rep_test_mutual(p) ? "dst and src are not mutually 64-byte aligned"

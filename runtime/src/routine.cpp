@@ -51,7 +51,7 @@ std::string short_name(const CopyParams& p) {
   s += "/pf" + std::to_string(p.prefetch_distance.value);
   if (p.prefetch_distance.value) s += std::string(name_of(p.prefetch_hint.value));
   if (p.prefetch_distance.value && p.prefetch_min.value)  // pf1024t0+32768: from 32 KiB on
-    s += "+" + std::to_string(p.prefetch_min.value);
+    s += '+', s += std::to_string(p.prefetch_min.value);  // not "+" + string: GCC 12 -Wrestrict false positive
   s += "/nt-" + bytes_or_never(p.nt_threshold);
   if (p.nt_threshold.value != kNever && p.nt_width.value) {  // nt-16777216v32
     s += 'v';
@@ -63,8 +63,8 @@ std::string short_name(const CopyParams& p) {
     if (p.rep_align_dst) s += "a";
     // The band's end and a second band: rep-32768-2097152+16777216.
     if (p.rep_stop.value != kNever) {
-      s += "-" + bytes_or_never(p.rep_stop);
-      if (p.rep_resume.value != kNever && p.rep_resume.value > p.rep_stop.value) s += "+" + bytes_or_never(p.rep_resume);
+      s += '-', s += bytes_or_never(p.rep_stop);
+      if (p.rep_resume.value != kNever && p.rep_resume.value > p.rep_stop.value) s += '+', s += bytes_or_never(p.rep_resume);
     }
   }
   s += "/al" + std::to_string(p.loop_align.value) + std::string(name_of(p.nop_form.value));
@@ -77,8 +77,14 @@ std::string short_name(const CopyParams& p) {
   if (p.rep_threshold.value != kNever && p.rep_aligned_mutual &&
       (p.rep_aligned_only || p.rep_aligned_from.value != kNever))  // the test is (dst - src) mod 64
     s += "/repmutual";
-  if (p.rep_threshold.value != kNever && p.rep_chunk.value != kNever)  // rep in pieces: /repchunk2097152
-    s += "/repchunk", s += std::to_string(p.rep_chunk.value);
+  if (p.rep_threshold.value != kNever && p.rep_chunk.value != kNever) {  // rep in pieces: /repchunk2097152
+    s += "/repchunk";
+    s += std::to_string(p.rep_chunk.value);
+    if (p.rep_chunk_stop.value != kNever) {  // one instruction again from 64 MiB: /repchunk2097152-67108864
+      s += '-';
+      s += std::to_string(p.rep_chunk_stop.value);
+    }
+  }
   return s;
 }
 

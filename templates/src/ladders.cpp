@@ -163,9 +163,13 @@ bool differ_at(const CopyPlan& pa, const CopyPlan& pb, std::uint64_t n, std::uin
   // Both run rep here: a guard that did not send this copy to the loop (an aligned dst, no
   // 4K aliasing) is a compare, not other code.
   if (ca.strategy == Strategy::kRepString) {
-    // rep_chunk: pieces from one piece on (rep_pieces(), emit.cpp), one instruction below.
+    // rep_chunk: pieces from one piece on (rep_pieces(), emit.cpp), one instruction below, and
+    // from rep_chunk_stop on again.
     const auto piece = [n](const CopyParams& p) {
-      return p.rep_chunk.value != kNever && n > p.rep_chunk.value ? p.rep_chunk.value : kNever;
+      const std::uint64_t stop = p.rep_chunk_stop.value;
+      return p.rep_chunk.value != kNever && n > p.rep_chunk.value && (stop == kNever || stop <= p.rep_chunk.value || n < stop)
+                 ? p.rep_chunk.value
+                 : kNever;
     };
     return a.rep_unit.value != b.rep_unit.value || a.rep_align_dst.value != b.rep_align_dst.value ||
            piece(a) != piece(b);
@@ -184,14 +188,16 @@ bool large_lengths_differ(const CopyParams& a, const CopyParams& b, std::uint64_
 
 CopyParams without_idle_rep_fields(CopyParams p) {
   if (p.operation.value == Operation::kClearPage) return p;
-  bool pieces = false, gate = false;
+  bool pieces = false, gate = false, stop = false;
   for (const SizeClass& c : vector_ladder(p).classes) {
     pieces = pieces || rep_chunk_in(p, c) != kNever;
+    stop = stop || rep_chunk_stop_in(p, c) != kNever;
     // emit.cpp, rep_string: the alignment test is emitted where it splits or covers the class.
     const std::uint64_t from = rep_aligned_from_in(p, c);
     gate = gate || (from != kNever && from <= c.hi);
   }
   if (!pieces) p.rep_chunk = kNever;
+  if (!stop) p.rep_chunk_stop = kNever;
   if (!gate) p.rep_aligned_mutual = false;
   return p;
 }
@@ -211,6 +217,9 @@ std::uint64_t first_large_difference(const CopyParams& a, const CopyParams& b) {
   // ... and where rep starts to run in pieces.
   for (const CopyParams* p : {&a, &b})
     if (p->rep_chunk.value != kNever) starts.push_back(p->rep_chunk.value + 1);
+  // ... and where they stop again.
+  for (const CopyParams* p : {&a, &b})
+    if (p->rep_chunk.value != kNever && p->rep_chunk_stop.value != kNever) starts.push_back(p->rep_chunk_stop.value);
   std::sort(starts.begin(), starts.end());
   // {16, 16}: dst misaligned, src and dst mutually aligned (rep_aligned_mutual tells them apart);
   // {0, 64}: mutually aligned and 4K-aliasing for a window above 64 (rep_alias_window then

@@ -197,6 +197,23 @@ struct RepChunk {
   /// unknown key and build the same code when it is absent.
   static constexpr bool written_at_default = false;
 };
+struct RepChunkStop {
+  using type = std::uint64_t;
+  static constexpr std::string_view unit = "bytes";
+  static constexpr std::string_view doc =
+      "with rep_chunk: lengths of at least this many bytes go as one rep string instruction again, "
+      "so that beyond the caches the CPU's own streaming protocol moves them (AMD family 26 guest, "
+      "fill of 64 MiB: one rep stosb 42.5 GB/s, in 2 MiB pieces 36.7; a copy of 32 MiB in one "
+      "instruction already streams and loses 26 %; docs/performance.md, twentieth round). A multiple "
+      "of 4096 up to 2^30. \"never\" = pieces at every length above rep_chunk. No effect without "
+      "rep_chunk and a rep class reaching this length; not for clear_page";
+  static constexpr type def = kNever;
+  static constexpr type lo = 4096, hi = std::uint64_t{1} << 30, step = 4096;
+  static constexpr bool allows_never = true;
+  /// Left out of to_json() at its default (as rep_chunk): builds before this field refuse an
+  /// unknown key and build the same code when it is absent.
+  static constexpr bool written_at_default = false;
+};
 struct RegisterBank {
   using type = copysynth::RegisterBank;
   static constexpr std::string_view unit = "";
@@ -426,6 +443,7 @@ struct CopyParams {
                            (Param<spec::RepStop>, rep_stop),
                            (Param<spec::RepResume>, rep_resume),
                            (Param<spec::RepChunk>, rep_chunk),
+                           (Param<spec::RepChunkStop>, rep_chunk_stop),
                            (Param<spec::RepUnit>, rep_unit),
                            (Param<spec::RepAlignDst>, rep_align_dst),
                            (Param<spec::RepAlignedOnly>, rep_aligned_only),

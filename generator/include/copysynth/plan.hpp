@@ -125,10 +125,16 @@ bool rep_test_mutual(const CopyParams& p);
 /// ask this.
 std::uint64_t rep_chunk_in(const CopyParams& p, const SizeClass& c);
 
+/// The length (bytes) from which rep class `c` goes as one instruction again although it has
+/// pieces (rep_chunk_stop, params.hpp): rep_chunk_stop when rep_chunk_in(p, c) is a piece, the
+/// stop lies above it and some length of `c` reaches it (c.hi >= stop); kNever otherwise.
+std::uint64_t rep_chunk_stop_in(const CopyParams& p, const SizeClass& c);
+
 /// Every length where behaviour changes: each class's lo and hi+1 (below 2^64-1), and
 /// rep_aligned_from where it splits a rep class, and in a rep class with rep_chunk the first two
 /// multiples of rep_chunk above its start that lie inside it (rep_chunk and 2 x rep_chunk in a
-/// class starting below one piece). Verification tests each edge ±72.
+/// class starting below one piece), and rep_chunk_stop_in() where it lies inside the class.
+/// Verification tests each edge ±72.
 std::vector<std::uint64_t> plan_edges(const CopyPlan& plan);
 
 /// The ladder on one page: a title line, then one line per class, e.g.

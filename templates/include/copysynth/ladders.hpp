@@ -123,7 +123,7 @@ CodePath code_path(const CopyPlan& plan, std::uint64_t n, std::uint32_t src_offs
 /// (with rep_aligned_mutual, for a copy: (dst - src) mod 64 != 0) or rep_alias_window a copy that would 4K-alias
 /// (0 < (dst - src) mod 4096 < window; not for fill); inside a loop class, the loop without
 /// prefetch below prefetch_min; and where both run rep, its form (rep_unit, rep_align_dst, and
-/// whether n > rep_chunk runs it in pieces of which size: a guard that let the copy through is
+/// whether n > rep_chunk runs it in pieces of which size, below rep_chunk_stop: a guard that let the copy through is
 /// one compare, not other code), for the non-temporal loop
 /// in both, nt_pages and nt_width. The other fields
 /// are not compared: for parameter sets with different kernels the answer says nothing. Not for
@@ -136,7 +136,8 @@ bool large_lengths_differ(const CopyParams& a, const CopyParams& b, std::uint64_
 /// the same code at every length and placement).
 std::uint64_t first_large_difference(const CopyParams& a, const CopyParams& b);
 
-/// `p` with rep_chunk "never" when no rep class of its ladder reaches past one piece, and
+/// `p` with rep_chunk "never" when no rep class of its ladder reaches past one piece,
+/// rep_chunk_stop "never" when no rep class with pieces reaches it (rep_chunk_stop_in), and
 /// rep_aligned_mutual false when no rep class tests alignment (rep_aligned_only, or
 /// rep_aligned_from at or below a rep class's end): such a field changes no byte, and a wisdom
 /// file without it is read by builds older than the field (params.hpp, written_at_default).

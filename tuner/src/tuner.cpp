@@ -268,6 +268,7 @@ class Search {
     plain.params.rep_aligned_only = false;
     plain.params.rep_aligned_mutual = false;
     plain.params.rep_chunk = kNever;         // ... as one instruction
+    plain.params.rep_chunk_stop = kNever;
     plain.params.nt_threshold = kNever;
     plain.params.nt_width = 0;  // the seeds' own widths (a 32-byte routine has no narrower loop)
     plain.params.prefetch_distance = 0;
@@ -336,6 +337,7 @@ class Search {
     c.params.rep_aligned_mutual = f.rep_aligned_mutual;
     c.params.rep_alias_window = f.rep_alias_window;
     c.params.rep_chunk = f.rep_chunk;
+    c.params.rep_chunk_stop = f.rep_chunk_stop;
     c.params.nt_threshold = f.nt_threshold;
     c.params.nt_pages = f.nt_pages;
     c.params.nt_width = c.params.vector_width.value == 64 ? f.nt_width.value : 0u;
@@ -385,6 +387,7 @@ class Search {
       c.params.rep_resume = kNever;
       c.params.rep_aligned_from = kNever;  // no rep class: the fields would change no code
       c.params.rep_chunk = kNever;
+      c.params.rep_chunk_stop = kNever;
       alt.emplace_back("the winner without rep", c);
     }
     if (winner.params.nt_threshold.value != kNever) {
@@ -552,6 +555,9 @@ class Search {
         // seed's band (seeds(): the peers' one instruction) takes the winner's pieces.
         comp.params.rep_chunk =
             winner.params.rep_chunk.value != kNever ? winner.params.rep_chunk.value : rep_src->params.rep_chunk.value;
+        // One instruction again beyond the caches is the stage beyond the caches' call.
+        comp.params.rep_chunk_stop =
+            winner.params.rep_chunk.value != kNever ? winner.params.rep_chunk_stop.value : kNever;
         comp.params = keep_rep_split(comp.params, winner.params);
       }
       const Candidate& last = live[want[groups - 1]];
@@ -1451,6 +1457,7 @@ class Search {
         c.params.rep_aligned_mutual = false;  // dst alone (base may be an incumbent with it)
         c.params.rep_alias_window = 0;
         c.params.rep_chunk = chunk;
+        c.params.rep_chunk_stop = kNever;  // the stage beyond the caches decides it
         variants.push_back(c);
         // The same as one instruction whatever the length (the ladder's sizes from 2 MiB on,
         // timed one page past, tell them apart), for a CPU whose rep wins there only as one
@@ -1527,6 +1534,7 @@ class Search {
         out.params.rep_aligned_mutual = p.rep_aligned_mutual;
         out.params.rep_alias_window = p.rep_alias_window;
         out.params.rep_chunk = p.rep_chunk;
+        out.params.rep_chunk_stop = p.rep_chunk_stop;
       }
     }
     // Both forms per length: rep with dst aligned first below a length X, rep only for a
@@ -1582,6 +1590,7 @@ class Search {
           out.params.rep_aligned_mutual = b.rep_aligned_mutual;
           out.params.rep_alias_window = a.rep_alias_window;
           out.params.rep_chunk = a.rep_chunk;
+          out.params.rep_chunk_stop = a.rep_chunk_stop;
         }
       }
     out.params = without_idle_rep_fields(out.params);  // a band within one piece: no pieces
@@ -1720,13 +1729,16 @@ class Search {
   /// only: one Zen 5 run took non-temporal stores from 16 MiB where rep again was 1.2x faster
   /// than both). The choice is confirmed solo; if it does not confirm, it is tried again with its
   /// first threshold one ladder size up when its worst case was there, then the best option of
-  /// the other kind.
+  /// the other kind. Where the incumbent's rep class runs in pieces (rep_chunk) up to the
+  /// ladder's top, rep as one instruction again (rep_chunk_stop) is a third option, timed in the
+  /// same rounds and chosen alone (choose_threshold), never with the others.
   Candidate beyond_caches_stage(const Candidate& incumbent) {
     const std::string name = "beyond the caches";
     Candidate base = incumbent;
     base.params.nt_threshold = kNever;
     base.params.nt_width = 0;
     base.params.rep_resume = kNever;
+    base.params.rep_chunk_stop = kNever;
     if (!get(base)) base = incumbent;
     const std::uint64_t loop_lo = loop_start(base.params);
     std::vector<std::uint64_t> sizes;
@@ -1760,6 +1772,21 @@ class Search {
         variants.push_back(c);
         from.push_back(0);
       }
+    // One rep instruction again (rep_chunk_stop) where the rep class in pieces reaches the
+    // ladder's top: beyond the caches the CPU's streaming rep can beat both the pieces and the
+    // non-temporal loop (AMD family 26, fill of 64 MiB: 42.5 GB/s against 36.7 in pieces and
+    // 41.0 non-temporal; a copy of 32 MiB in one instruction lost 26 %: docs/performance.md,
+    // twentieth round). Timed as one instruction from just above one piece; the ladder picks
+    // where it starts to win.
+    const bool whole = !opt_.quick && base.params.rep_threshold.value != kNever &&
+                       base.params.rep_chunk.value != kNever && base.params.rep_chunk.value < sizes.back() &&
+                       ladder_strategy(base.params, sizes.back()) == Strategy::kRepString;
+    if (whole) {
+      Candidate c = base;
+      c.params.rep_chunk_stop = base.params.rep_chunk.value + 4096;
+      variants.push_back(c);
+      from.push_back(0);
+    }
     std::vector<const Routine*> rs{get(base)};
     std::vector<Candidate> live;
     std::vector<std::uint64_t> live_from;
@@ -1770,12 +1797,14 @@ class Search {
         live_from.push_back(from[i]);
       }
     const bool has_again = again && !live.empty() && live[0].params.rep_resume.value != kNever;
-    if (rs[0] == nullptr || live.size() < (has_again ? 2u : 1u)) return incumbent;
+    const bool has_whole = whole && !live.empty() && live.back().params.rep_chunk_stop.value != kNever;
+    if (rs[0] == nullptr || live.size() < (has_again ? 2u : 1u) + (has_whole ? 1u : 0u)) return incumbent;
+    const std::size_t nt_end = live.size() - (has_whole ? 1 : 0);  // non-temporal variants: [first_nt, nt_end)
     // dst 4 past with src 2048 past: misaligned without 4K aliasing (as the rep stage's rows),
     // so a variant that hands aliasing copies to the loop is timed on a misaligned rep too.
     const std::vector<Offsets> dst_aligns{{0, 0}, {2048, 4}};
     say(name + ": comparing the incumbent without them (its loop or rep class at these sizes) with " +
-        (has_again ? "rep string instructions again and " : "") +
+        (has_again ? "rep string instructions again and " : "") + (has_whole ? "rep as one instruction and " : "") +
         "non-temporal stores at " + std::to_string(sizes.size()) + " sizes x " + std::to_string(dst_aligns.size()) +
         " src/dst offsets, warm, " + std::to_string(uses().size()) + " use patterns, and cold as a check");
     const Ladder l = time_ladder(name, rs, sizes, dst_aligns, live_from);
@@ -1794,6 +1823,9 @@ class Search {
       std::string what;
       if (c.params.rep_resume.value != kNever)
         what = "rep again from " + std::to_string(c.params.rep_resume.value) + " bytes";
+      if (c.params.rep_chunk_stop.value != kNever)
+        what = "rep as one instruction (not in " + size_label(c.params.rep_chunk.value) + " pieces) from " +
+               std::to_string(c.params.rep_chunk_stop.value) + " bytes";
       if (c.params.nt_threshold.value != kNever)
         what += (what.empty() ? "" : ", then ") + std::string("non-temporal stores (") + nt_name(c.params) +
                 ") from " + std::to_string(c.params.nt_threshold.value) + " bytes";
@@ -1819,7 +1851,19 @@ class Search {
           ladder_lines(l, 0) + "\n    -> alone: " + a.why);
       add(a.index, decide::kNoThreshold, 0, a.gain);
     }
-    for (std::size_t v = first_nt; v < live.size(); ++v) {
+    if (has_whole) {
+      const std::size_t v = live.size() - 1;
+      const decide::ThresholdChoice w = decide::choose_threshold(l.objective(v), l.check(v), tol, min_gain);
+      say(name + ": rep as one instruction (the rep class runs in " + size_label(base.params.rep_chunk.value) +
+          " pieces), incumbent time / variant time:" + ladder_lines(l, v) + "\n    -> alone: " + w.why);
+      if (w.index != decide::kNoThreshold) {
+        Option o{base, w.gain, {}};
+        o.c.params.rep_chunk_stop = std::max(l.sizes[w.index], base.params.rep_chunk.value + 4096);
+        o.what = describe(o.c);
+        options.push_back(o);
+      }
+    }
+    for (std::size_t v = first_nt; v < nt_end; ++v) {
       const decide::ThresholdChoice b = decide::choose_threshold(l.objective(v), l.check(v), tol, min_gain);
       std::string verdict = "\n    -> alone: " + b.why;
       add(decide::kNoThreshold, b.index, v, b.gain);
@@ -1848,7 +1892,8 @@ class Search {
     std::vector<Option> tries{options[0]};
     for (const auto& o : options)
       if ((o.c.params.rep_resume.value == kNever) != (options[0].c.params.rep_resume.value == kNever) ||
-          (o.c.params.nt_threshold.value == kNever) != (options[0].c.params.nt_threshold.value == kNever)) {
+          (o.c.params.nt_threshold.value == kNever) != (options[0].c.params.nt_threshold.value == kNever) ||
+          (o.c.params.rep_chunk_stop.value == kNever) != (options[0].c.params.rep_chunk_stop.value == kNever)) {
         tries.push_back(o);
         break;
       }
@@ -1862,12 +1907,15 @@ class Search {
       log_.push_back(line);
       // The ladder's verdict stands when there is no time to confirm it; a fallback's does not.
       if (!time_left()) return i == 0 ? o.c : base;
-      const std::uint64_t first = std::min(o.c.params.rep_resume.value, o.c.params.nt_threshold.value);
+      const std::uint64_t first = std::min({o.c.params.rep_resume.value, o.c.params.nt_threshold.value,
+                                            o.c.params.rep_chunk_stop.value});
       std::uint64_t worst_at = 0;
       if (confirmed_solo(name + ": " + o.what, *rs[0], *r, {first, l.sizes.back()}, &worst_at)) return o.c;
       if (const auto next = one_size_up(l.sizes, first, worst_at)) {
         Option up = o;
-        if (up.c.params.rep_resume.value == first) {
+        if (up.c.params.rep_chunk_stop.value == first) {
+          up.c.params.rep_chunk_stop = *next;
+        } else if (up.c.params.rep_resume.value == first) {
           up.c.params.rep_resume = *next;
           if (*next >= up.c.params.nt_threshold.value) up.c.params.rep_resume = kNever;  // nothing left of the band
         } else {
@@ -1958,7 +2006,8 @@ CopyParams keep_rep_split(CopyParams composite, const CopyParams& winner) {
   if (x == kNever || c.rep_aligned_from.value != kNever || c.rep_aligned_only.value || winner.rep_aligned_only.value)
     return composite;
   if (c.rep_unit.value != winner.rep_unit.value || c.rep_align_dst.value != winner.rep_align_dst.value ||
-      c.rep_alias_window.value != winner.rep_alias_window.value || c.rep_chunk.value != winner.rep_chunk.value)
+      c.rep_alias_window.value != winner.rep_alias_window.value || c.rep_chunk.value != winner.rep_chunk.value ||
+      c.rep_chunk_stop.value != winner.rep_chunk_stop.value)
     return composite;
   // Not when the composite's first band reaches into the winner's second one (rep_resume, which
   // takes any dst): the split would send a misaligned dst to the loop there. A band starting at

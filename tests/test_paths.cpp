@@ -132,6 +132,22 @@ void check_paths(const CopyParams& p, Region& a, Region& b, Tally& t) {
         REQUIRE(e.instructions > 0);
         CHECK(got.strategy == want.strategy);
         if (want.strategy == Strategy::kAlignedLoop) CHECK(got.prefetch == want.prefetch);
+        // Pieces or one instruction (rep_chunk, rep_chunk_stop): the first rep's count is one
+        // piece exactly where more than a piece is left after rep_align_dst's head (1..64 bytes)
+        // and n is below the stop, which applies to n itself.
+        if (got.strategy == Strategy::kRepString && op != Operation::kClearPage) {
+          const auto k = std::find_if(plan.classes.begin(), plan.classes.end(),
+                                      [n](const SizeClass& c) { return c.lo <= n && n <= c.hi; });
+          REQUIRE(k != plan.classes.end());
+          const std::uint64_t piece = rep_chunk_in(p, *k), stop = rep_chunk_stop_in(p, *k);
+          const std::uint64_t head =
+              p.rep_align_dst ? 64 - (reinterpret_cast<std::uintptr_t>(dst) & 63) : 0;  // 1..64
+          const std::uint64_t unit = p.rep_unit.value;
+          const bool pieces = piece != kNever && n - head > piece && (stop == kNever || n < stop);
+          INFO("first rep count " << e.first_rep_count << ", piece " << piece << ", stop " << stop);
+          if (pieces) CHECK(e.first_rep_count == piece / unit);
+          else CHECK(e.first_rep_count == (n - head) / unit);
+        }
         // The call still did its job with the trap flag on.
         if (op == Operation::kFill) {
           CHECK(dst[0] == c);
@@ -206,6 +222,18 @@ std::vector<CopyParams> rule_cases(Operation op) {
       p.rep_alias_window = 256;
       out.push_back(p);
     }
+  }
+  for (unsigned unit : {1u, 8u}) {
+    CopyParams p = base();  // rep in 16 KiB pieces, one instruction again from 64 KiB
+    p.rep_aligned_from = kNever;
+    p.rep_aligned_only = false;
+    p.rep_stop = kNever;
+    p.rep_resume = kNever;
+    p.rep_chunk = 16384;
+    p.rep_chunk_stop = 65536;
+    p.rep_unit = unit;
+    p.rep_align_dst = unit == 1;  // the head moves the count left below the stop
+    out.push_back(p);
   }
   if (copy) {
     CopyParams p = base();  // 4K-alias window, any dst

@@ -1097,8 +1097,9 @@ class RoutineEmitter {
   /// reaches it: rep_chunk_stop_in) a length of at least that many bytes skips the pieces and
   /// goes as one instruction. Each instruction advances rdi and
   /// rsi past its piece, so the pieces follow one another in ascending order as one rep would.
+  /// With rep_align_dst, rcx holds the head's advance (rep_string) and is read for the stop.
   /// `q`: rep_unit 8 (movsq / stosq; the caller writes the last 8 bytes, so the rest's count is
-  /// rdx / 8 rounded down). Writes rcx and rdx.
+  /// rdx / 8 rounded down). Writes rcx and rdx (and r11 for the stop).
   void rep_pieces(const SizeClass& c, bool q) {
     const auto rep = [&] {
       if (fill()) q ? a_.rep().stosq() : a_.rep().stosb();
@@ -1113,9 +1114,16 @@ class RoutineEmitter {
       a_.cmp(x86::rdx, bytes);
       a_.jbe(rest);
       if (const std::uint64_t stop = rep_chunk_stop_in(p_, c); stop != kNever) {
-        // check_plan(): a multiple of 4096 up to 2^30, an imm32.
-        comment("rep_chunk_stop: " + std::to_string(stop) + " B or more: one rep for the whole length");
-        a_.cmp(x86::rdx, static_cast<int32_t>(stop));
+        // The stop applies to the length n, not to the count left after rep_align_dst's head
+        // (1..64 bytes, still in rcx: rep_string): n = rdx + rcx there. check_plan(): a multiple
+        // of 4096 up to 2^30, an imm32.
+        comment("rep_chunk_stop: n >= " + std::to_string(stop) + ": one rep for the whole length");
+        if (p_.rep_align_dst && op_ != Operation::kClearPage) {
+          a_.lea(x86::r11, x86::ptr(x86::rdx, x86::rcx));
+          a_.cmp(x86::r11, static_cast<int32_t>(stop));
+        } else {
+          a_.cmp(x86::rdx, static_cast<int32_t>(stop));
+        }
         a_.jae(rest);
       }
       pad_loop_head();  // every backward-branch target is a loop head

@@ -39,6 +39,9 @@ struct ExecutedCode {
   std::size_t memory_accesses = 0;
   std::size_t undecoded = 0;  ///< traced instructions Zydis could not decode (nothing counted for them)
   std::size_t first_marker = 0;  ///< 1-based number of the first rep, non-temporal store or prefetch (0: none)
+  /// rcx as the first rep string instruction began: its count of elements (bytes, or qwords for
+  /// movsq/stosq); 0 when none ran. One piece's count where the rep class runs in pieces.
+  std::uint64_t first_rep_count = 0;
   bool complete = false;      ///< traced up to the return (no early stop)
 };
 
@@ -99,6 +102,8 @@ inline void on_trap(int, siginfo_t*, void* context) {
     ZydisDecoderContext ctx;
     ZydisDecodedInstruction in;
     if (ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&s.decoder, &ctx, s.code + off, s.size - off, &in))) {
+      if (!s.seen.rep && is_rep_string(in))
+        s.seen.first_rep_count = static_cast<std::uint64_t>(uc->uc_mcontext.gregs[REG_RCX]);
       s.seen.rep = s.seen.rep || is_rep_string(in);
       s.seen.non_temporal = s.seen.non_temporal || is_non_temporal_store(in.mnemonic);
       s.seen.prefetch = s.seen.prefetch || is_prefetch(in.mnemonic);

@@ -75,6 +75,7 @@ check "--from a stale $late entry fails before any report (rc=$rc)" bash -c "tes
 "$at" --from "$tmp/best.json" --op memcpy,fill --report --workload MemcpyGoogleA --versus "$tmp/stale.json" >"$tmp/rep_stale" 2>"$tmp/rep_stale_err"
 rc=$?
 check "--versus a stale $late entry fails before any report (rc=$rc)" bash -c "test $rc -eq 2 && ! test -s '$tmp/rep_stale' && grep -q -- '--versus .*stale.json: .*rebuilt $late routine' '$tmp/rep_stale_err'"
+check "--versus's stale-entry advice does not tell the user to overwrite the file compared against" bash -c "grep -q -- 'tune that one again into a file of its own' '$tmp/rep_stale_err' && ! grep -q 're-run autotune --emit on this host' '$tmp/rep_stale_err'"
 "$at" --from "$tmp/best.json" --op fill >"$tmp/out4" 2>/dev/null
 rc=$?
 check "--from --op fill re-measures only fill (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'system memset' '$tmp/out4' && ! grep -q 'system memcpy' '$tmp/out4'"

@@ -127,7 +127,17 @@ int run_from(const Options& o) {
     routines.push_back(std::move(r).value());
     if (!o.report || !versus) continue;
     auto vr = versus_routine(*versus, e->operation, o.cpu);
-    if (!vr) return fail(make_error(vr.error().code, "--versus " + o.versus_path + ": " + vr.error().message));
+    if (!vr) {
+      // build_entry's advice (re-run autotune --emit on this host) would overwrite the very file
+      // the user wants to compare against: say what --versus needs instead.
+      std::string msg = vr.error().message;
+      const std::string advice = "; re-run autotune --emit on this host";
+      if (vr.error().code == ErrorCode::kWisdomMismatch && msg.ends_with(advice))
+        msg.replace(msg.size() - advice.size(), advice.size(),
+                    "; --versus times only a routine this build rebuilds byte-identically: tune that one again "
+                    "into a file of its own (autotune --emit OTHER.json) and compare with that, or leave out --versus");
+      return fail(make_error(vr.error().code, "--versus " + o.versus_path + ": " + msg));
+    }
     others[i] = std::move(vr).value();
     if (others[i]) {
       o.progress("--versus: " + others[i]->name() + " from " + o.versus_path + ", verified");

@@ -317,21 +317,23 @@ TEST_CASE("rep_chunk (rep in pieces) and rep_chunk_stop assemble to exactly the 
   TempDir dir;
   int checked = 0;
   for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill})
-    for (unsigned form : {1u, 8u, 0u}) {  // 0: byte elements, one instruction again from 2^30
-      const unsigned unit = form == 8 ? 8 : 1;
+    // 0: byte elements, dst aligned first, one instruction again from 2^30 (n = rdx + rcx);
+    // 16: 8-byte elements in 64 KiB pieces, dst as given, the same stop (n = rdx).
+    for (unsigned form : {1u, 8u, 0u, 16u}) {
+      const unsigned unit = form == 8 || form == 16 ? 8 : 1;
       CopyParams p;
-      if (form == 0) p.rep_chunk_stop = std::uint64_t{1} << 30;  // the largest stop: an imm32 compare
+      if (form == 0 || form == 16) p.rep_chunk_stop = std::uint64_t{1} << 30;  // the largest stop: an imm32 compare
       p.operation = op;
       p.vector_width = 32;
       p.rep_threshold = 16384;
       p.rep_unit = unit;
       p.rep_align_dst = unit == 1;
-      p.rep_chunk = unit == 1 ? 65536 : std::uint64_t{1} << 30;  // the largest chunk: an imm32 count
+      p.rep_chunk = unit == 1 || form == 16 ? 65536 : std::uint64_t{1} << 30;  // the largest chunk: an imm32 count
       p.loop_align = unit == 1 ? 64 : 1;
       check_round_trip(dir, p, "rch_" + std::to_string(checked));
       ++checked;
     }
-  CHECK(checked == 9);
+  CHECK(checked == 12);
 }
 
 TEST_CASE("rep_aligned_mutual (rep only for mutually aligned buffers) assembles to exactly the JIT bytes") {

@@ -593,6 +593,13 @@ TEST_CASE("rep_chunk_stop: one rep instruction again from a length on; edges, te
   CHECK(*assemble(plan_for(beyond)) == *assemble(plan_for(band)));
   CHECK(without_idle_rep_fields(beyond).rep_chunk_stop.value == kNever);
   CHECK(without_idle_rep_fields(s).rep_chunk_stop.value == 4u * 65536);
+  // A stop at or below the class's start: every length of it goes as one instruction, and the
+  // ladder's text does not speak of pieces.
+  CopyParams under = p;
+  under.rep_threshold = 8 * 65536;
+  under.rep_chunk_stop = 4 * 65536;
+  CHECK_FALSE(contains(to_string(plan_for(under)), "in pieces"));
+  CHECK(contains(to_string(plan_for(p)), "in pieces"));
   // The large-length model: pieces from one piece on, one instruction again from the stop.
   CHECK_FALSE(large_lengths_differ(s, p, 4 * 65536 - 1, 0, 0));
   CHECK(large_lengths_differ(s, p, 4 * 65536, 0, 0));

@@ -223,7 +223,8 @@ std::vector<CopyParams> rule_cases(Operation op) {
       out.push_back(p);
     }
   }
-  for (unsigned unit : {1u, 8u}) {
+  for (unsigned form : {0u, 1u, 2u, 3u}) {
+    const unsigned unit = form & 1 ? 8 : 1;
     CopyParams p = base();  // rep in 16 KiB pieces, one instruction again from 64 KiB
     p.rep_aligned_from = kNever;
     p.rep_aligned_only = false;
@@ -232,7 +233,7 @@ std::vector<CopyParams> rule_cases(Operation op) {
     p.rep_chunk = 16384;
     p.rep_chunk_stop = 65536;
     p.rep_unit = unit;
-    p.rep_align_dst = unit == 1;  // the head moves the count left below the stop
+    p.rep_align_dst = form < 2;  // the head moves the count left below the stop
     out.push_back(p);
   }
   if (copy) {

@@ -76,8 +76,11 @@ TEST_CASE("every operation x width x unroll x threshold x NOP form passes the su
           if (copy_op(op) && w >= 16 && u <= 4 && t % 3 != 1) p.loop_pipeline = true;
           // One and two pieces lie inside the grid's lengths (the rep class reaches 64 MiB).
           if (op != Operation::kClearPage && t % 3 != 2) p.rep_chunk = 4096u << (t % 4);
-          // ... and one instruction again from three pieces on, in half of those (rep_chunk_stop).
-          if (op != Operation::kClearPage && t % 3 == 0 && t % 2 == 0) p.rep_chunk_stop = 3 * (4096u << (t % 4));
+          // ... and one instruction again three pieces into the rep class (rep_chunk_stop): from
+          // 4095 on with rep_unit 8 and dst as given (t % 6 == 3), in 65536..266239 with rep_unit 1
+          // and dst aligned first (t % 6 == 4: the head's advance counts into n).
+          if (op != Operation::kClearPage && (t % 6 == 3 || t % 6 == 4))
+            p.rep_chunk_stop = 3 * (4096u << (t % 4)) + (t % 6 == 4 ? 65536u : 0u);
           const IsaFeatures& isa = host();
           const bool evex = isa.has(Feature::kAVX512F) && isa.has(Feature::kAVX512VL);
           if (evex && w >= 16 && op != Operation::kClearPage) {

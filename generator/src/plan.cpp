@@ -259,10 +259,12 @@ std::string describe_class(const CopyPlan& plan, const SizeClass& c) {
         << (p.rep_unit.value == 8 ? " + overlapping 8-byte tail" : "")
         << (p.rep_align_dst && p.operation.value != Operation::kClearPage ? " after aligning dst to 64" : "");
       // rep_chunk: one instruction per piece (emit.cpp, rep_pieces).
-      if (const std::uint64_t piece = rep_chunk_in(p, c); piece != kNever)
+      // rep_chunk_stop at or below the class's start: no length of it runs the pieces.
+      if (const std::uint64_t piece = rep_chunk_in(p, c), stop = rep_chunk_stop_in(p, c);
+          piece != kNever && (stop == kNever || stop > c.lo)) {
         o << ", in pieces of at most " << piece << " bytes";
-      if (const std::uint64_t stop = rep_chunk_stop_in(p, c); stop != kNever)
-        o << " below " << stop << " bytes (one instruction from there)";
+        if (stop != kNever) o << " below " << stop << " bytes (one instruction from there)";
+      }
       // rep_aligned_only, or rep_aligned_from at or inside this class (emit.cpp, rep_string).
       if (const std::uint64_t from = rep_aligned_from_in(p, c); from != kNever) {
         const char* when = rep_test_mutual(p) ? "dst and src are not mutually 64-byte aligned"

@@ -1775,7 +1775,7 @@ class Search {
     // One rep instruction again (rep_chunk_stop) where the rep class in pieces reaches the
     // ladder's top: beyond the caches the CPU's streaming rep can beat both the pieces and the
     // non-temporal loop (AMD family 26, fill of 64 MiB: 42.5 GB/s against 36.7 in pieces and
-    // 41.0 non-temporal; a copy of 32 MiB in one instruction lost 26 %: docs/performance.md,
+    // 41.0 non-temporal; a fill of 32 MiB in one instruction lost 26 %: docs/performance.md,
     // twentieth round). Timed as one instruction from just above one piece; the ladder picks
     // where it starts to win.
     const bool whole = !opt_.quick && base.params.rep_threshold.value != kNever &&
@@ -1879,6 +1879,7 @@ class Search {
     std::stable_sort(options.begin(), options.end(), [](const Option& a, const Option& b) { return a.gain > b.gain; });
     if (options.empty()) {
       const std::string line = name + ": neither " + std::string(has_again ? "rep again nor " : "") +
+                               std::string(has_whole ? "rep as one instruction nor " : "") +
                                "non-temporal stores (no size from which it wins every use pattern by 3% in total "
                                "without a 3% loss)";
       say(line);

@@ -203,10 +203,11 @@ struct RepChunkStop {
   static constexpr std::string_view doc =
       "with rep_chunk: lengths of at least this many bytes go as one rep string instruction again, "
       "so that beyond the caches the CPU's own streaming protocol moves them (AMD family 26 guest, "
-      "fill of 64 MiB: one rep stosb 42.5 GB/s, in 2 MiB pieces 36.7; a copy of 32 MiB in one "
+      "fill of 64 MiB: one rep stosb 42.5 GB/s, in 2 MiB pieces 36.7; a fill of 32 MiB in one "
       "instruction already streams and loses 26 %; docs/performance.md, twentieth round). A multiple "
       "of 4096 up to 2^30. \"never\" = pieces at every length above rep_chunk. No effect without "
-      "rep_chunk and a rep class reaching this length; not for clear_page";
+      "rep_chunk and a rep class reaching this length, nor at or below rep_chunk (every length "
+      "with pieces is above it); not for clear_page";
   static constexpr type def = kNever;
   static constexpr type lo = 4096, hi = std::uint64_t{1} << 30, step = 4096;
   static constexpr bool allows_never = true;

@@ -177,7 +177,7 @@ Result<TuneResult> tune(const Workload& w, const TuneOptions& opt);
 /// rep_aligned_only, rep_alias_window, rep_aligned_from, rep_aligned_mutual) from the size class where the band
 /// starts, often a seed, and seeds never split a band. Returns `composite` with `winner`'s
 /// rep_aligned_from (and its test, rep_aligned_mutual) where the two forms (rep_unit,
-/// rep_align_dst, rep_alias_window, rep_chunk) are otherwise the same, the composite has no split of
+/// rep_align_dst, rep_alias_window, rep_chunk, rep_chunk_stop) are otherwise the same, the composite has no split of
 /// its own, the split lies below the composite's rep_stop (a band starting at or above it then
 /// takes rep only for an aligned dst, as the winner does there), and the composite's first band
 /// does not reach past the winner's rep_resume (where the winner's second band takes any dst);

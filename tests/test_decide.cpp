@@ -42,6 +42,31 @@ TEST_CASE("pick: the incumbent stays unless beaten by the margin; ties go to the
   CHECK(pick({1.0, 1.04}, 0.05) == 0);            // a larger margin
 }
 
+TEST_CASE("pick_tiebreak: near ties among winners go to the better tiebreak, the incumbent rule stays") {
+  // mask_max 64 and 128 as the small stage saw them: 1.40 and 1.39 in the blend, the mix 1.10
+  // and 1.20: within 3 %, so the mix decides.
+  CHECK(pick_tiebreak({1.0, 1.40, 1.39}, {0, 1.10, 1.20}) == 2);
+  CHECK(pick({1.0, 1.40, 1.39}) == 1);                            // what pick() alone keeps
+  CHECK(pick_tiebreak({1.0, 1.40, 1.30}, {0, 1.10, 1.50}) == 1);  // 7.7 % apart: not a tie
+  CHECK(pick_tiebreak({1.0, 1.40, 1.30}, {0, 1.10, 1.50}, 0.01, 0.08) == 2);  // a wider tie
+  // A challenger must still beat the incumbent by the margin, however good its tiebreak.
+  CHECK(pick_tiebreak({1.0, 1.005, 1.004}, {5, 3, 4}) == 0);
+  CHECK(pick_tiebreak({1.0, 1.02, 1.005}, {0, 1, 9}) == 1);
+  // The incumbent is tied too when within `tie` of the best winner: a better mix keeps it.
+  CHECK(pick_tiebreak({1.0, 1.02}, {2, 1}) == 0);
+  CHECK(pick_tiebreak({1.0, 1.05}, {2, 1}) == 1);                 // 5 % ahead: not a tie
+  CHECK(pick_tiebreak({1.0, 1.02, 1.025}, {1.5, 1, 2}) == 2);
+  // Equal or missing tiebreaks: pick()'s choice.
+  CHECK(pick_tiebreak({1.0, 1.20, 1.19}, {}) == pick({1.0, 1.20, 1.19}));
+  CHECK(pick_tiebreak({1.0, 1.19, 1.20, 1.18}, {0, 2, 2, 2}) == pick({1.0, 1.19, 1.20, 1.18}));
+  CHECK(pick_tiebreak({1.0, 1.19, 1.20, 1.18}, {0, 2, 2, 3}) == 3);
+  CHECK(pick_tiebreak({}, {}) == 0);
+  // A tiebreak difference inside its own margin (2 % by default) decides nothing.
+  CHECK(pick_tiebreak({1.0, 1.20, 1.19}, {0, 1.00, 1.01}) == 1);
+  CHECK(pick_tiebreak({1.0, 1.20, 1.19}, {0, 1.00, 1.01}, 0.01, 0.03, 0.005) == 2);
+  CHECK(pick_tiebreak({1.0, 1.01}, {1.01, 1.0}) == 1);
+}
+
 TEST_CASE("pick_pairwise: each challenger is judged against the incumbent where the two differ") {
   // Cases: 1, 64 and 4096 bytes (the same code in every row), 32 KiB, 16 MiB.
   const std::vector<double> ref{10, 10, 10, 10, 10};

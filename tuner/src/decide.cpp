@@ -92,6 +92,21 @@ std::size_t pick(const std::vector<double>& scores, double margin) {
   return 0;
 }
 
+std::size_t pick_tiebreak(const std::vector<double>& scores, const std::vector<double>& tiebreak, double margin,
+                          double tie, double tiebreak_margin) {
+  const std::size_t top = pick(scores, margin);
+  if (top == 0) return 0;
+  const auto tb = [&](std::size_t i) { return i < tiebreak.size() ? tiebreak[i] : 0.0; };
+  const auto wins = [&](std::size_t i) { return scores[i] >= scores[0] * (1 + margin); };
+  double best = 0;
+  for (std::size_t i = 1; i < scores.size(); ++i)
+    if (wins(i)) best = std::max(best, scores[i]);
+  std::size_t out = top;
+  for (std::size_t i = 0; i < scores.size(); ++i)
+    if ((i == 0 || wins(i)) && scores[i] * (1 + tie) >= best && tb(i) > tb(out)) out = i;
+  return tb(out) > tb(top) * (1 + tiebreak_margin) ? out : top;
+}
+
 namespace {
 
 /// choose_threshold's admissibility rule for the lengths [t, e) of every row: no size loses more

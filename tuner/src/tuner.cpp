@@ -921,6 +921,15 @@ class Search {
     return short_name(c.params) + "/" + dispatch_name(c.dispatch);
   }
 
+  /// The small-length fields label() leaves out, for the lines where two configurations differ
+  /// only there: " (mask_max 128, head/tail width 32, hand-over 256, registers high)".
+  static std::string small_detail(const Candidate& c) {
+    const CopyParams& p = c.params;
+    return " (mask_max " + std::to_string(p.mask_max.value) + ", head/tail width " +
+           std::to_string(p.head_tail_width.value) + ", hand-over " + std::to_string(p.head_tail_max.value) +
+           ", registers " + (p.register_bank == RegisterBank::kHigh ? "high" : "low") + ")";
+  }
+
   void say(const std::string& s) {
     if (opt_.progress) opt_.progress(fmt("[%5.1fs] ", now() - t0_) + s);
   }
@@ -1056,8 +1065,10 @@ class Search {
   /// Each routine's score against the system routine on `pts` (decide::score: the
   /// loss-weighted geometric mean of the per-point speedups), from one cost table timed in the
   /// same rounds; distribution workloads: the replay's speedup in ns per call (replay_speedups).
+  /// Where the stage blends in the production mix (mix_), `mix_out`, when given, receives the
+  /// mix's speedups alone, one per routine (empty when the stage blends none).
   std::vector<double> score(const std::vector<const Routine*>& rs, const std::vector<Point>& pts,
-                            unsigned rounds) {
+                            unsigned rounds, std::vector<double>* mix_out = nullptr) {
     TimingOptions t = timing_;
     t.rounds = rounds;
     std::vector<const void*> fns{system_routine(op_)};
@@ -1068,6 +1079,7 @@ class Search {
     // mix's speedup (replay_speedups): each counts half, or the mix two thirds.
     const bool blend = mix_ != Mix::kNone && mix_buf_;
     const std::vector<double> mix = blend ? replay_speedups(fns, mix_calls_, *mix_buf_, t) : std::vector<double>{};
+    if (mix_out) *mix_out = mix;
     const decide::CostTable table = cost_table(fns, pts, t);
     std::vector<double> s(rs.size());
     for (std::size_t i = 0; i < rs.size(); ++i) {
@@ -1133,6 +1145,13 @@ class Search {
   /// per stage: the seeds and the kernel take half, the small lengths, the hand-over and the
   /// dispatch tree two thirds; the other stages none).
   enum class Mix { kNone, kHalf, kTwoThirds };
+  /// In a blended stage, winners whose scores lie within this of each other (relative) are a tie
+  /// that the production mix alone decides (decide::pick_tiebreak): the blend's run-to-run
+  /// spread on this project's host is 1-3 % (docs/performance.md, twenty-first round).
+  static constexpr double kMixTie = 0.03;
+  /// ... and the mix decides such a tie only when it favours one by more than this (relative):
+  /// a mix difference inside its own noise leaves the blend's pick.
+  static constexpr double kMixTieMargin = 0.02;
   Mix mix_ = Mix::kNone;
   /// Sets mix_ for one stage's scope.
   struct WithMix {
@@ -1169,7 +1188,8 @@ class Search {
     stats_.timed += static_cast<unsigned>(rs.size());
     say(std::string(name) + ": timing " + std::to_string(rs.size()) + " verified candidates on " +
         (w_.is_distribution() ? "the replay of " + w_.name : std::to_string(pts.size()) + " points"));
-    std::vector<double> s = score(rs, pts, halving ? std::max(3u, timing_.rounds / 3) : timing_.rounds);
+    std::vector<double> mix;  // the production mix's part of each score (blended stages only)
+    std::vector<double> s = score(rs, pts, halving ? std::max(3u, timing_.rounds / 3) : timing_.rounds, &mix);
     if (halving && rs.size() > 4 && time_left()) {
       // Keep the best third (and the incumbent, index 0); re-score them with full rounds.
       std::vector<std::size_t> idx(rs.size());
@@ -1186,15 +1206,36 @@ class Search {
       }
       live = l2;
       rs = r2;
-      s = score(rs, pts, timing_.rounds);
+      s = score(rs, pts, timing_.rounds, &mix);
     }
-    std::size_t bi = decide::pick(s, 0.01);  // the incumbent unless beaten by 1%
+    // The incumbent unless beaten by 1 %; among winners within 3 % of the best, the one the
+    // production mix favours by more than 2 % (decide::pick_tiebreak), where the stage blends
+    // the mix in.
+    std::size_t bi = decide::pick(s, 0.01);
+    if (!mix.empty()) {
+      const std::size_t by_mix = decide::pick_tiebreak(s, mix, 0.01, kMixTie, kMixTieMargin);
+      if (by_mix != bi) {
+        say(std::string(name) + ": " + label(live[by_mix]) + small_detail(live[by_mix]) + " and " + label(live[bi]) +
+            small_detail(live[bi]) + " within " +
+            fmt("%.0f", 100 * kMixTie) + "% (" + fmt("%.3f", s[by_mix]) + "x vs " + fmt("%.3f", s[bi]) +
+            "x); the production mix decides (" + fmt("%.3f", mix[by_mix]) + "x vs " + fmt("%.3f", mix[bi]) + "x)");
+        bi = by_mix;
+      }
+    }
     if (bi != 0 && s[bi] < s[0] * 1.05 && time_left()) {
       // A narrow win may be noise: confirm it head to head with twice the rounds.
-      const auto c = score({rs[0], rs[bi]}, pts, 2 * timing_.rounds);
+      // In a blended stage the tie rule holds here too: a win within kMixTie that the mix does
+      // not share keeps the incumbent.
+      std::vector<double> cmix;
+      const auto c = score({rs[0], rs[bi]}, pts, 2 * timing_.rounds, &cmix);
       if (c[1] < c[0] * 1.01) {
         say(std::string(name) + ": " + label(live[bi]) + " did not confirm its " + fmt("%.1f", 100 * (s[bi] / s[0] - 1)) +
             "% win head to head (" + fmt("%.3f", c[1]) + "x vs " + fmt("%.3f", c[0]) + "x); keeping the incumbent");
+        bi = 0;
+      } else if (!cmix.empty() && decide::pick_tiebreak({c[0], c[1]}, {cmix[0], cmix[1]}, 0.01, kMixTie, kMixTieMargin) == 0) {
+        say(std::string(name) + ": " + label(live[bi]) + " won by " + fmt("%.1f", 100 * (c[1] / c[0] - 1)) +
+            "% head to head, within " + fmt("%.0f", 100 * kMixTie) + "%, and the production mix favours the incumbent (" +
+            fmt("%.3f", cmix[0]) + "x vs " + fmt("%.3f", cmix[1]) + "x); keeping the incumbent");
         bi = 0;
       } else {
         s[0] = c[0];

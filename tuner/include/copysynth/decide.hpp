@@ -52,6 +52,22 @@ std::vector<double> best_of(const CostTable& t, const std::vector<std::size_t>& 
 /// kept (0: the incumbent). Keeps two runs from flip-flopping on noise.
 std::size_t pick(const std::vector<double>& scores, double margin = 0.01);
 
+/// The incumbent rule of pick() with a second judge for near ties. Where pick() keeps the
+/// incumbent, so does this. Otherwise every challenger that beats the incumbent by `margin`
+/// and comes within `tie` (relative) of the highest such score counts as tied, and so does the
+/// incumbent if it comes within `tie` of that score too; the tied one with the highest
+/// `tiebreak[i]` replaces pick()'s choice if its tiebreak is more than `tiebreak_margin`
+/// (relative) above that choice's (a tiebreak difference inside its own noise decides nothing).
+/// The tuner's blended stages pass the production mix's speedup as `tiebreak`, 0.03 as `tie`
+/// and 0.02 as `tiebreak_margin`: where the blend of points and mix cannot tell two
+/// configurations apart (mask_max 64 and 128 for memcpy on a Zen 5 host came within 1-3 % in
+/// the blend while the mix alone was 6-7 % apart: docs/performance.md, twenty-first round), the
+/// calls of real programs decide, not the noise of one run, whichever of the two is the
+/// incumbent. `tiebreak` shorter than `scores` counts missing entries as 0. Returns the index
+/// kept (0: the incumbent).
+std::size_t pick_tiebreak(const std::vector<double>& scores, const std::vector<double>& tiebreak,
+                          double margin = 0.01, double tie = 0.03, double tiebreak_margin = 0.02);
+
 /// The incumbent rule when each challenger differs from the incumbent at other cases (a rep
 /// band from 32 KiB, a non-temporal threshold at 16 MiB): challenger i (rows 1.. of `cost`)
 /// and the incumbent (row 0) are both scored (score()) against `ref` on `weight[i]` (per case;

@@ -71,13 +71,12 @@ Status check_class(const CopyPlan& plan, const char* which, std::size_t i, const
       break;
     case Strategy::kRepString:
       if (c.lo < 4 * V) return class_error(which, i, c, "the rep class must lie above the loop's start");
-      // rep_pieces() (emit.cpp) takes the piece as an imm32 and a whole number of qwords.
-      if (const std::uint64_t k = plan.params.rep_chunk.value;
-          k != kNever && (k < 4096 || k % 4096 != 0 || k > (std::uint64_t{1} << 30)))
-        return class_error(which, i, c, "rep_chunk must be a multiple of 4096 up to 2^30, or never");
-      if (const std::uint64_t k = plan.params.rep_chunk_stop.value;
-          k != kNever && (k < 4096 || k % 4096 != 0 || k > (std::uint64_t{1} << 30)))
-        return class_error(which, i, c, "rep_chunk_stop must be a multiple of 4096 up to 2^30, or never");
+      // rep_pieces() (emit.cpp) takes the piece and the stop as imm32s, the piece a whole
+      // number of qwords.
+      for (const auto& [k, field] : {std::pair{plan.params.rep_chunk.value, "rep_chunk"},
+                                     std::pair{plan.params.rep_chunk_stop.value, "rep_chunk_stop"}})
+        if (k != kNever && (k < 4096 || k % 4096 != 0 || k > (std::uint64_t{1} << 30)))
+          return class_error(which, i, c, std::string(field) + " must be a multiple of 4096 up to 2^30, or never");
       if (plan.params.rep_align_dst && c.lo < 64)
         return class_error(which, i, c, "rep movsb with dst alignment needs n >= 64");
       break;
@@ -164,6 +163,11 @@ std::uint64_t rep_chunk_in(const CopyParams& p, const SizeClass& c) {
 std::uint64_t rep_chunk_stop_in(const CopyParams& p, const SizeClass& c) {
   const std::uint64_t piece = rep_chunk_in(p, c), stop = p.rep_chunk_stop.value;
   return piece != kNever && stop != kNever && stop > piece && c.hi >= stop ? stop : kNever;
+}
+
+std::uint64_t rep_piece_at(const CopyParams& p, std::uint64_t n) {
+  const std::uint64_t k = p.rep_chunk.value, stop = p.rep_chunk_stop.value;
+  return k != kNever && n > k && (stop == kNever || stop <= k || n < stop) ? k : kNever;
 }
 
 std::vector<std::uint64_t> plan_edges(const CopyPlan& plan) {

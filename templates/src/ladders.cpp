@@ -164,15 +164,9 @@ bool differ_at(const CopyPlan& pa, const CopyPlan& pb, std::uint64_t n, std::uin
   // 4K aliasing) is a compare, not other code.
   if (ca.strategy == Strategy::kRepString) {
     // rep_chunk: pieces from one piece on (rep_pieces(), emit.cpp), one instruction below, and
-    // from rep_chunk_stop on again.
-    const auto piece = [n](const CopyParams& p) {
-      const std::uint64_t stop = p.rep_chunk_stop.value;
-      return p.rep_chunk.value != kNever && n > p.rep_chunk.value && (stop == kNever || stop <= p.rep_chunk.value || n < stop)
-                 ? p.rep_chunk.value
-                 : kNever;
-    };
+    // from rep_chunk_stop on again (rep_piece_at, plan.hpp).
     return a.rep_unit.value != b.rep_unit.value || a.rep_align_dst.value != b.rep_align_dst.value ||
-           piece(a) != piece(b);
+           rep_piece_at(a, n) != rep_piece_at(b, n);
   }
   if (ca.strategy == Strategy::kNonTemporalLoop)
     return a.nt_pages.value != b.nt_pages.value || a.nt_width.value != b.nt_width.value;

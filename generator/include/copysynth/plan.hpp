@@ -130,6 +130,15 @@ std::uint64_t rep_chunk_in(const CopyParams& p, const SizeClass& c);
 /// stop lies above it and some length of `c` reaches it (c.hi >= stop); kNever otherwise.
 std::uint64_t rep_chunk_stop_in(const CopyParams& p, const SizeClass& c);
 
+/// The piece (bytes) in which a rep class with params `p` moves a length of `n` bytes: rep_chunk
+/// when n exceeds one piece and lies below rep_chunk_stop (or the stop is never, or at or below
+/// one piece), kNever (one instruction) otherwise: the per-length form of rep_chunk_in() and
+/// rep_chunk_stop_in(), as emit() (rep_pieces) runs it, except that emit() compares the piece
+/// with the count left after rep_align_dst's head (1-64 bytes), so a length at most 64 bytes
+/// above one piece may still go as one instruction there. templates' large-length model
+/// (differ_at) asks this.
+std::uint64_t rep_piece_at(const CopyParams& p, std::uint64_t n);
+
 /// Every length where behaviour changes: each class's lo and hi+1 (below 2^64-1), and
 /// rep_aligned_from where it splits a rep class, and in a rep class with rep_chunk the first two
 /// multiples of rep_chunk above its start that lie inside it (rep_chunk and 2 x rep_chunk in a

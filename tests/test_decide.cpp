@@ -245,6 +245,37 @@ TEST_CASE("choose_threshold: rows the variant ties do not veto it; a row it lose
   CHECK(choose_threshold({tie, tie}, {}, tol, min_gain, true).index == kNoThreshold);
 }
 
+TEST_CASE("ties_at_top: a tie at the ladder's largest size alone") {
+  const double tol = std::log(1.03);
+  // The twenty-first round's Debian 13 fill: one instruction loses from 4 to 32 MiB (streaming),
+  // ties at 64 MiB warm (1.01, 1.00, 1.01) and wins cold (1.16): no threshold by the 3 % rule,
+  // a tie at the top.
+  const std::vector<std::vector<double>> gain{
+      {0, 0, std::log(0.43), std::log(0.78), std::log(1.01)},
+      {0, 0, std::log(0.40), std::log(0.85), std::log(1.00)},
+      {0, 0, std::log(0.48), std::log(0.85), std::log(1.01)}};
+  const std::vector<std::vector<double>> check{{0, 0, std::log(0.59), std::log(1.00), std::log(1.16)}};
+  CHECK(choose_threshold(gain, check, tol, std::log(1.03)).index == kNoThreshold);
+  CHECK(ties_at_top(gain, check, tol));
+  // A loss beyond the tolerance at the top, in an objective row or in the check: no tie.
+  auto g = gain;
+  g[1].back() = std::log(0.96);
+  CHECK_FALSE(ties_at_top(g, check, tol));
+  auto c = check;
+  c[0].back() = std::log(0.96);
+  CHECK_FALSE(ties_at_top(gain, c, tol));
+  // Small losses within the tolerance whose mean is negative: no tie.
+  g = gain;
+  for (auto& row : g) row.back() = std::log(0.99);
+  CHECK_FALSE(ties_at_top(g, check, tol));
+  // Only the top counts: losses below it do not veto.
+  g = gain;
+  g[0][3] = std::log(0.5);
+  CHECK(ties_at_top(g, check, tol));
+  CHECK_FALSE(ties_at_top({}, {}, tol));
+  CHECK_FALSE(ties_at_top({{}}, {}, tol));
+}
+
 TEST_CASE("choose_gap: between two rep bands the loop must earn the gap by the threshold rule") {
   // Rows: loop time over rep time inverted, i.e. cost_rep / cost_loop (> 1: the loop faster).
   const double tol = std::log(1.03), min_gain = std::log(1.03);

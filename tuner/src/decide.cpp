@@ -179,6 +179,19 @@ ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
   return out;
 }
 
+bool ties_at_top(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,
+                 double tolerance) {
+  if (gain.empty()) return false;
+  double sum = 0;
+  for (const auto* rows : {&gain, &check})
+    for (const auto& row : *rows) {
+      if (row.empty()) return false;
+      if (row.back() < -tolerance) return false;
+    }
+  for (const auto& row : gain) sum += row.back();
+  return sum >= 0;
+}
+
 ThresholdChoice choose_gap(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,
                            double tolerance, double min_gain) {
   // The same rule with the roles swapped: the loop is the variant, rep the base.

@@ -1146,9 +1146,10 @@ class Search {
   /// dispatch tree two thirds; the other stages none).
   enum class Mix { kNone, kHalf, kTwoThirds };
   /// In a blended stage, winners whose scores lie within this of each other (relative) are a tie
-  /// that the production mix alone decides (decide::pick_tiebreak): the blend's run-to-run
-  /// spread on this project's host is 1-3 % (docs/performance.md, twenty-first round).
-  static constexpr double kMixTie = 0.03;
+  /// that the production mix alone decides (decide::pick_tiebreak): within one small stage on
+  /// this project's host the four mask_max 128 candidates (register bank and head/tail width,
+  /// which change a few instructions) spread 2-7 % (docs/performance.md, twenty-first round).
+  static constexpr double kMixTie = 0.05;
   /// ... and the mix decides such a tie only when it favours one by more than this (relative):
   /// a mix difference inside its own noise leaves the blend's pick.
   static constexpr double kMixTieMargin = 0.02;
@@ -1208,9 +1209,9 @@ class Search {
       rs = r2;
       s = score(rs, pts, timing_.rounds, &mix);
     }
-    // The incumbent unless beaten by 1 %; among winners within 3 % of the best, the one the
-    // production mix favours by more than 2 % (decide::pick_tiebreak), where the stage blends
-    // the mix in.
+    // The incumbent unless beaten by 1 %; among winners within kMixTie of the best, the one the
+    // production mix favours by more than kMixTieMargin (decide::pick_tiebreak), where the
+    // stage blends the mix in.
     std::size_t bi = decide::pick(s, 0.01);
     if (!mix.empty()) {
       const std::size_t by_mix = decide::pick_tiebreak(s, mix, 0.01, kMixTie, kMixTieMargin);
@@ -1396,8 +1397,9 @@ class Search {
 
   /// Confirms a threshold: `base` and `chosen`, the complete routines, each timed in runs of its
   /// own (no neighbour's cache footprint), at each of `sizes` (dst and src at offset 0), every
-  /// use pattern, warm. Confirmed when `chosen` is >= 1% faster on the geometric mean and no
-  /// pattern loses more than 6%. Says and logs the verdict with the worst case, `what` naming the
+  /// use pattern, warm. Confirmed when `chosen` is at least `min_gain` times as fast on the
+  /// geometric mean (1.01; 1.0 for a tie taken as one, decide::ties_at_top) and no pattern loses
+  /// more than 6%. Says and logs the verdict with the worst case, `what` naming the
   /// threshold; *worst_size (if given) is the size of the worst case (0 when none loses). The
   /// rule is decide::confirm().
   ///
@@ -1407,7 +1409,7 @@ class Search {
   /// at 64 MiB whose rep stosb band beats the loop 1.16-1.47x in every later measurement
   /// confirmed at 1.000x once in one run of each (docs/performance.md, sixth round).
   bool confirmed_solo(const std::string& what, const Routine& base, const Routine& chosen,
-                      std::vector<std::uint64_t> sizes, std::uint64_t* worst_size = nullptr) {
+                      std::vector<std::uint64_t> sizes, std::uint64_t* worst_size = nullptr, double min_gain = 1.01) {
     TimingOptions tc = ladder_timing();
     tc.solo = true;
     tc.max_seconds = (opt_.quick ? 0.5 : 2.0) / 3;
@@ -1431,7 +1433,7 @@ class Search {
         names.push_back(size_label(sz) + " " + std::string(use_name(u)));
         case_size.push_back(sz);
       }
-    const decide::Confirmation c = decide::confirm(runs, 1.01, 1.06);
+    const decide::Confirmation c = decide::confirm(runs, min_gain, 1.06);
     // Only a loss names a size: a threshold retried one size up is one that lost there.
     if (worst_size) *worst_size = c.worst != decide::kNoCase ? case_size[c.worst] : 0;
     const std::string line = what + (c.ok ? " confirmed in solo runs: " : " did not confirm in solo runs: ") +
@@ -1859,6 +1861,7 @@ class Search {
       std::string what;
     };
     std::vector<Option> options;
+    std::string tie_whole;  // key() of the one-instruction option taken on a tie, if any
     const double tol = std::log(1.03), min_gain = std::log(1.03);
     const auto describe = [](const Candidate& c) {
       std::string what;
@@ -1901,6 +1904,19 @@ class Search {
         Option o{base, w.gain, {}};
         o.c.params.rep_chunk_stop = std::max(l.sizes[w.index], base.params.rep_chunk.value + 4096);
         o.what = describe(o.c);
+        options.push_back(o);
+      } else if (decide::ties_at_top(l.objective(v), l.check(v), std::log(1.06))) {
+        // A tie at the largest size goes to one instruction (decide::ties_at_top: the pieces'
+        // speed there moves by a third from run to run, one instruction's does not), judged
+        // with the solo confirmation's loss limit (6 %): one 64 MiB cell of the ladder moves
+        // that much (0.94-1.12 across the rows of one fill ladder, twenty-first round), and
+        // the solo runs below decide. Gain 0: any non-temporal option that wins comes first.
+        Option o{base, 0.0, {}};
+        o.c.params.rep_chunk_stop = std::max(l.sizes.back(), base.params.rep_chunk.value + 4096);
+        o.what = describe(o.c) + " (a tie at the largest size)";
+        tie_whole = key(o.c);
+        say(name + ": rep as one instruction ties the pieces at " + size_label(l.sizes.back()) +
+            " (no pattern loses more than 6%, none in total): taken there if it confirms and nothing wins");
         options.push_back(o);
       }
     }
@@ -1952,7 +1968,10 @@ class Search {
       const std::uint64_t first = std::min({o.c.params.rep_resume.value, o.c.params.nt_threshold.value,
                                             o.c.params.rep_chunk_stop.value});
       std::uint64_t worst_at = 0;
-      if (confirmed_solo(name + ": " + o.what, *rs[0], *r, {first, l.sizes.back()}, &worst_at)) return o.c;
+      // A tie confirms as a tie (no 1 % gain asked), under the same loss limit.
+      if (confirmed_solo(name + ": " + o.what, *rs[0], *r, {first, l.sizes.back()}, &worst_at,
+                         key(o.c) == tie_whole ? 1.0 : 1.01))
+        return o.c;
       if (const auto next = one_size_up(l.sizes, first, worst_at)) {
         Option up = o;
         if (up.c.params.rep_chunk_stop.value == first) {

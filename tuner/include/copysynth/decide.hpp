@@ -58,12 +58,12 @@ std::size_t pick(const std::vector<double>& scores, double margin = 0.01);
 /// incumbent if it comes within `tie` of that score too; the tied one with the highest
 /// `tiebreak[i]` replaces pick()'s choice if its tiebreak is more than `tiebreak_margin`
 /// (relative) above that choice's (a tiebreak difference inside its own noise decides nothing).
-/// The tuner's blended stages pass the production mix's speedup as `tiebreak`, 0.03 as `tie`
+/// The tuner's blended stages pass the production mix's speedup as `tiebreak`, 0.05 as `tie`
 /// and 0.02 as `tiebreak_margin`: where the blend of points and mix cannot tell two
-/// configurations apart (mask_max 64 and 128 for memcpy on a Zen 5 host came within 1-3 % in
-/// the blend while the mix alone was 6-7 % apart: docs/performance.md, twenty-first round), the
-/// calls of real programs decide, not the noise of one run, whichever of the two is the
-/// incumbent. `tiebreak` shorter than `scores` counts missing entries as 0. Returns the index
+/// configurations apart (mask_max 64 and 128 for memcpy on a Zen 5 host came within 3-8 % in
+/// the blend while the mix alone was 3-12 % apart, and noise picked 64 in about one tuning of
+/// four: docs/performance.md, twenty-first round), the calls of real programs decide, not the
+/// noise of one run, whichever of the two is the incumbent. `tiebreak` shorter than `scores` counts missing entries as 0. Returns the index
 /// kept (0: the incumbent).
 std::size_t pick_tiebreak(const std::vector<double>& scores, const std::vector<double>& tiebreak,
                           double margin = 0.01, double tie = 0.03, double tiebreak_margin = 0.02);
@@ -184,6 +184,20 @@ TwoThresholds choose_two_thresholds(const std::vector<std::vector<double>>& a_ga
 /// (rep_stop moves up) and from end on (rep_resume moves down, when end < the gap's length).
 ThresholdChoice choose_gap(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,
                            double tolerance, double min_gain);
+
+/// The tie rule at a ladder's largest size, for a variant that choose_threshold() did not take
+/// (gain and check as there): true when, at the last size alone, no row (objective or check)
+/// loses more than `tolerance` and the objective rows' mean gain is not negative. The stage
+/// beyond the caches takes rep as one instruction (rep_chunk_stop) from the ladder's largest
+/// size (64 MiB) on such a tie: there the 2 MiB pieces' speed moves by a third from run to run
+/// (fill of 64 MiB 28.9-43.0 GB/s on a Zen 5 host) while one instruction's stays with glibc's
+/// and AOCL-LibMem's, which use it; a ladder timed while the pieces ran fast saw a tie, kept
+/// them, and the report then had fill of 64 MiB at 0.76-0.86x (docs/performance.md, twentieth
+/// and twenty-first rounds). Only the largest size: below it, on this CPU, one instruction can
+/// tie in one run and lose 2.5x in the next (rep's streaming switch, eleventh round).
+/// An empty ladder gives false.
+bool ties_at_top(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,
+                 double tolerance);
 
 /// A threshold's confirmation in solo runs (the tuner's confirmed_solo(): each routine timed in
 /// runs of its own, no neighbour's cache footprint). runs[c]: case c's ratios cost(base) /

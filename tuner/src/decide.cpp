@@ -180,7 +180,7 @@ ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
 }
 
 bool ties_at_top(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,
-                 double tolerance) {
+                 double tolerance, double mean_tolerance) {
   if (gain.empty()) return false;
   double sum = 0;
   for (const auto* rows : {&gain, &check})
@@ -189,7 +189,7 @@ bool ties_at_top(const std::vector<std::vector<double>>& gain, const std::vector
       if (row.back() < -tolerance) return false;
     }
   for (const auto& row : gain) sum += row.back();
-  return sum >= 0;
+  return sum / static_cast<double>(gain.size()) >= -mean_tolerance;
 }
 
 ThresholdChoice choose_gap(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,

@@ -53,20 +53,21 @@ std::vector<double> best_of(const CostTable& t, const std::vector<std::size_t>& 
 std::size_t pick(const std::vector<double>& scores, double margin = 0.01);
 
 /// The incumbent rule of pick() with a second judge for near ties. Where pick() keeps the
-/// incumbent, so does this. Otherwise every challenger that beats the incumbent by `margin`
+/// incumbent (no challenger beats it by `margin`), so does this: the incumbent keeps its place
+/// whatever the tiebreak says. Otherwise every challenger that beats the incumbent by `margin`
 /// and comes within `tie` (relative) of the highest such score counts as tied, and so does the
-/// incumbent if it comes within `tie` of that score too; the tied one with the highest
-/// `tiebreak[i]` replaces pick()'s choice if its tiebreak is more than `tiebreak_margin`
-/// (relative) above that choice's (a tiebreak difference inside its own noise decides nothing).
-/// The tuner's blended stages pass the production mix's speedup as `tiebreak`, 0.05 as `tie`
-/// and 0.02 as `tiebreak_margin`: where the blend of points and mix cannot tell two
-/// configurations apart (mask_max 64 and 128 for memcpy on a Zen 5 host came within 3-8 % in
-/// the blend while the mix alone was 3-12 % apart, and noise picked 64 in about one tuning of
-/// four: docs/performance.md, twenty-first round), the calls of real programs decide, not the
-/// noise of one run, whichever of the two is the incumbent. `tiebreak` shorter than `scores` counts missing entries as 0. Returns the index
-/// kept (0: the incumbent).
+/// incumbent if it comes within `tie` of that score; the tied one with the highest `tiebreak[i]`
+/// replaces pick()'s choice if its tiebreak is more than `tiebreak_margin` (relative) above that
+/// choice's (a tiebreak difference inside its own noise decides nothing). The tuner's blended
+/// stages pass the production mix's speedup as `tiebreak`, 0.05 as `tie` and 0.02 as
+/// `tiebreak_margin`: where the blend of points and mix cannot tell two configurations apart
+/// (near-identical mask_max 128 candidates spread 2-7 % within one small stage for memcpy on a
+/// Zen 5 host, mask_max 64 came 3-8 % behind them in the blend and 3-12 % in the mix, and noise
+/// picked 64 in some tunings: docs/performance.md, twenty-first round), the calls of real
+/// programs decide. Within the band the scores' other part counts for nothing. `tiebreak`
+/// shorter than `scores` counts missing entries as 0. Returns the index kept (0: the incumbent).
 std::size_t pick_tiebreak(const std::vector<double>& scores, const std::vector<double>& tiebreak,
-                          double margin = 0.01, double tie = 0.03, double tiebreak_margin = 0.02);
+                          double margin = 0.01, double tie = 0.05, double tiebreak_margin = 0.02);
 
 /// The incumbent rule when each challenger differs from the incumbent at other cases (a rep
 /// band from 32 KiB, a non-temporal threshold at 16 MiB): challenger i (rows 1.. of `cost`)
@@ -187,17 +188,19 @@ ThresholdChoice choose_gap(const std::vector<std::vector<double>>& gain, const s
 
 /// The tie rule at a ladder's largest size, for a variant that choose_threshold() did not take
 /// (gain and check as there): true when, at the last size alone, no row (objective or check)
-/// loses more than `tolerance` and the objective rows' mean gain is not negative. The stage
-/// beyond the caches takes rep as one instruction (rep_chunk_stop) from the ladder's largest
-/// size (64 MiB) on such a tie: there the 2 MiB pieces' speed moves by a third from run to run
-/// (fill of 64 MiB 28.9-43.0 GB/s on a Zen 5 host) while one instruction's stays with glibc's
-/// and AOCL-LibMem's, which use it; a ladder timed while the pieces ran fast saw a tie, kept
-/// them, and the report then had fill of 64 MiB at 0.76-0.86x (docs/performance.md, twentieth
-/// and twenty-first rounds). Only the largest size: below it, on this CPU, one instruction can
-/// tie in one run and lose 2.5x in the next (rep's streaming switch, eleventh round).
-/// An empty ladder gives false.
+/// loses more than `tolerance` and the objective rows' mean gain is at least -`mean_tolerance`
+/// (the check rows do not enter the mean). All-zero rows (a size where the two run the same
+/// code, not timed) count as a tie: the caller asks only at a size the variant was timed at.
+/// The stage beyond the caches takes rep as one instruction (rep_chunk_stop) from the ladder's
+/// largest size (64 MiB) on such a tie, if it then confirms solo as a tie: there the 2 MiB
+/// pieces' speed moves by a third from run to run (fill of 64 MiB 28.9-43.0 GB/s on a Zen 5
+/// host) while one instruction's stays with glibc's and AOCL-LibMem's, which use it; a ladder
+/// timed while the pieces ran fast saw a tie, kept them, and the report then had fill of 64 MiB
+/// at 0.76-0.86x (docs/performance.md, twentieth and twenty-first rounds). Only the largest
+/// size: below it, on this CPU, one instruction can tie in one run and lose 2.5x in the next
+/// (rep's streaming switch, eleventh round). An empty ladder gives false.
 bool ties_at_top(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,
-                 double tolerance);
+                 double tolerance, double mean_tolerance = 0);
 
 /// A threshold's confirmation in solo runs (the tuner's confirmed_solo(): each routine timed in
 /// runs of its own, no neighbour's cache footprint). runs[c]: case c's ratios cost(base) /

@@ -296,6 +296,61 @@ TEST_CASE("ties_at_top: a tie at the ladder's largest size alone") {
   CHECK_FALSE(ties_at_top({{}}, {}, tol));
 }
 
+TEST_CASE("never_loses: the pieces given back where the two tie or the pieces win") {
+  // The tuner's arguments (beyond_caches_stage): 6 % per value, the mean at most 1 % below.
+  const double tol = std::log(1.06), mean_tol = std::log(1.01);
+  const auto row = [](std::initializer_list<double> r) {
+    std::vector<double> out;
+    for (double x : r) out.push_back(std::log(x));
+    return out;
+  };
+  // Sizes 1M 2M 4M 8M 16M 32M 64M; pieces run at 4-32 MiB only (at 64 MiB one instruction in
+  // both: not timed, 0). The twenty-second round's forced runs on Zen 5: one instruction that
+  // runs at the pieces' speed (a tie, one row 6-9 % up at 32 MiB) ...
+  std::vector<std::vector<double>> gain{row({1, 1, 1, 1, 1, 1, 1}), row({1, 1, 1, 1, 1, 1.06, 1}),
+                                        row({1, 1, 1, 1, 1, 1.09, 1})};
+  std::vector<std::vector<double>> check{row({1, 1, 1, 1, 1, 1, 1})};
+  // Only the sizes where the pieces run count (4-32 MiB), ties (gains shrunk to 0) included.
+  const std::vector<bool> run{false, false, true, true, true, true, false};
+  double mean = -1;
+  CHECK(never_loses(gain, check, tol, mean_tol, run, &mean));
+  CHECK(mean == doctest::Approx((std::log(1.06) + std::log(1.09)) / 12));
+  // Every size: the mean over all seven.
+  CHECK(never_loses(gain, check, tol, mean_tol, {}, &mean));
+  CHECK(mean == doctest::Approx((std::log(1.06) + std::log(1.09)) / 21));
+  // ... and one instruction in its streaming state (0.39-0.47x the pieces at 4-16 MiB).
+  gain = {row({1, 1, 2.26, 2.0, 1.75, 1.13, 1}), row({1, 1, 2.34, 2.18, 1.69, 1.30, 1}),
+          row({1, 1, 1.90, 1.85, 1.75, 1.12, 1})};
+  check = {row({1, 0.96, 1.90, 1.54, 1.52, 1.0, 1})};
+  // (The cold check 4 % down at 2 MiB, within 6 %; outside the marked sizes it would not count.)
+  CHECK(never_loses(gain, check, tol, mean_tol));
+  CHECK(never_loses(gain, check, tol, mean_tol, run, &mean));
+  CHECK(mean > std::log(1.5));
+  // A cold check 15 % down at 32 MiB: no longer "never loses" (the threshold rule then gives
+  // the band where the pieces win, 4 MiB to below 32 MiB).
+  check = {row({1, 1, 1.90, 1.54, 1.52, 0.85, 1})};
+  CHECK_FALSE(never_loses(gain, check, tol, mean_tol, run));
+  const ThresholdChoice b = choose_threshold(gain, check, std::log(1.03), std::log(1.03), true);
+  CHECK(b.index == 2);
+  CHECK(b.end == 5);
+  // An objective row 7 % down at one size: a loss; outside the marked sizes it does not count.
+  gain = {row({1, 1, 1, 1, 1, 1, 1}), row({1, 0.93, 1, 1, 1.02, 1, 1}), row({1, 1, 1, 1, 1, 1, 1})};
+  check = {row({1, 1, 1, 1, 1, 1, 1})};
+  CHECK_FALSE(never_loses(gain, check, tol, mean_tol));
+  CHECK(never_loses(gain, check, tol, mean_tol, run));
+  // Every value within 6 %, but 1.5 % down on average where the pieces run: a loss.
+  gain = {row({1, 1, 0.98, 0.98, 0.98, 0.99, 1}), row({1, 1, 0.97, 0.99, 0.98, 0.99, 1}),
+          row({1, 1, 0.98, 0.98, 0.98, 0.99, 1})};
+  CHECK_FALSE(never_loses(gain, check, tol, mean_tol, run, &mean));
+  CHECK(mean < -mean_tol);
+  // No size marked, a mask of the wrong length, empty or ragged ladders: false.
+  CHECK_FALSE(never_loses(gain, check, tol, mean_tol, std::vector<bool>(7, false)));
+  CHECK_FALSE(never_loses(gain, check, tol, mean_tol, {true, true}));
+  CHECK_FALSE(never_loses({}, {}, tol, mean_tol));
+  CHECK_FALSE(never_loses({{}}, {}, tol, mean_tol));
+  CHECK_FALSE(never_loses({row({1.1, 1.1})}, {row({1.1})}, tol, mean_tol));
+}
+
 TEST_CASE("choose_gap: between two rep bands the loop must earn the gap by the threshold rule") {
   // Rows: loop time over rep time inverted, i.e. cost_rep / cost_loop (> 1: the loop faster).
   const double tol = std::log(1.03), min_gain = std::log(1.03);

@@ -192,6 +192,31 @@ bool ties_at_top(const std::vector<std::vector<double>>& gain, const std::vector
   return sum / static_cast<double>(gain.size()) >= -mean_tolerance;
 }
 
+bool never_loses(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,
+                 double tolerance, double mean_tolerance, const std::vector<bool>& columns, double* mean) {
+  if (mean) *mean = 0;
+  if (gain.empty() || gain.front().empty()) return false;
+  const std::size_t n = gain.front().size();
+  if (!columns.empty() && columns.size() != n) return false;
+  for (const auto* rows : {&gain, &check})
+    for (const auto& row : *rows)
+      if (row.size() != n) return false;
+  double sum = 0;
+  std::size_t timed = 0;
+  for (std::size_t s = 0; s < n; ++s) {
+    if (!columns.empty() && !columns[s]) continue;
+    ++timed;
+    for (const auto* rows : {&gain, &check})
+      for (const auto& row : *rows)
+        if (row[s] < -tolerance) return false;
+    for (const auto& row : gain) sum += row[s];
+  }
+  if (timed == 0) return false;
+  const double m = sum / static_cast<double>(timed * gain.size());
+  if (mean) *mean = m;
+  return m >= -mean_tolerance;
+}
+
 ThresholdChoice choose_gap(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,
                            double tolerance, double min_gain) {
   // The same rule with the roles swapped: the loop is the variant, rep the base.

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <random>
@@ -1425,7 +1426,7 @@ class Search {
   /// Confirms a threshold: `base` and `chosen`, the complete routines, each timed in runs of its
   /// own (no neighbour's cache footprint), at each of `sizes` (dst and src at offset 0), every
   /// use pattern, warm. Confirmed when `chosen` is at least `min_gain` times as fast on the
-  /// geometric mean (1.01; 1.0 for a tie taken as one, decide::ties_at_top) and no pattern loses
+  /// geometric mean (1.01; 1/1.03 for a tie taken as one, decide::ties_at_top and never_loses) and no pattern loses
   /// more than 6%. Says and logs the verdict with the worst case, `what` naming the
   /// threshold; *worst_size (if given) is the size of the worst case (0 when none loses). The
   /// rule is decide::confirm().
@@ -1803,7 +1804,11 @@ class Search {
   /// ladder's top, rep as one instruction again (rep_chunk_stop) is a third option, timed in the
   /// same rounds and chosen alone (choose_threshold), never with the others; where the threshold
   /// rule takes no size, a tie at the ladder's largest size (decide::ties_at_top) makes it an
-  /// option of gain 0 that needs its solo confirmation (as a tie) to be taken.
+  /// option of gain 0 that needs its solo confirmation (as a tie) to be taken. Where the
+  /// incumbent's rep class runs as one instruction below the ladder's top instead, the same in
+  /// 2 MiB pieces up to the top is the third option, taken unless it loses
+  /// (decide::never_loses), confirmed solo as a tie where the pieces run; the non-temporal
+  /// options then take the pieces too.
   Candidate beyond_caches_stage(const Candidate& incumbent) {
     const std::string name = "beyond the caches";
     Candidate base = incumbent;
@@ -1859,6 +1864,26 @@ class Search {
       variants.push_back(c);
       from.push_back(0);
     }
+    // The reverse: where the incumbent's rep class runs as one instruction at ladder sizes above
+    // one piece and below the top, the same in 2 MiB pieces there (rep_chunk) and one instruction
+    // again from the top (rep_chunk_stop). The rep stage's ladder ends at 8 MiB, and one
+    // instruction that ties the pieces there in one process can run 0.39-0.47x their speed at
+    // 4-16 MiB in another (the streaming switch, kRepChunk; docs/performance.md, twenty-second
+    // round): taken unless it loses (decide::never_loses), as the stable one of the two.
+    const bool pieces =
+        !opt_.quick && op_ != Operation::kClearPage && base.params.rep_threshold.value != kNever &&
+        base.params.rep_chunk.value == kNever &&
+        std::any_of(sizes.begin(), sizes.end(), [&](std::uint64_t s) {
+          return s > kRepChunk && s < sizes.back() &&
+                 ladder_strategy(base.params, timed_length(s)) == Strategy::kRepString;
+        });
+    if (pieces) {
+      Candidate c = base;
+      c.params.rep_chunk = kRepChunk;
+      c.params.rep_chunk_stop = sizes.back();
+      variants.push_back(c);
+      from.push_back(0);
+    }
     std::vector<const Routine*> rs{get(base)};
     std::vector<Candidate> live;
     std::vector<std::uint64_t> live_from;
@@ -1870,13 +1895,17 @@ class Search {
       }
     const bool has_again = again && !live.empty() && live[0].params.rep_resume.value != kNever;
     const bool has_whole = whole && !live.empty() && live.back().params.rep_chunk_stop.value != kNever;
-    if (rs[0] == nullptr || live.size() < (has_again ? 2u : 1u) + (has_whole ? 1u : 0u)) return incumbent;
-    const std::size_t nt_end = live.size() - (has_whole ? 1 : 0);  // non-temporal variants: [first_nt, nt_end)
+    const bool has_pieces = pieces && !live.empty() && live.back().params.rep_chunk.value != kNever;
+    if (rs[0] == nullptr || live.size() < (has_again ? 2u : 1u) + (has_whole || has_pieces ? 1u : 0u))
+      return incumbent;
+    // non-temporal variants: [first_nt, nt_end)
+    const std::size_t nt_end = live.size() - (has_whole || has_pieces ? 1 : 0);
     // dst 4 past with src 2048 past: misaligned without 4K aliasing (as the rep stage's rows),
     // so a variant that hands aliasing copies to the loop is timed on a misaligned rep too.
     const std::vector<Offsets> dst_aligns{{0, 0}, {2048, 4}};
     say(name + ": comparing the incumbent without them (its loop or rep class at these sizes) with " +
         (has_again ? "rep string instructions again and " : "") + (has_whole ? "rep as one instruction and " : "") +
+        (has_pieces ? "rep in " + size_label(kRepChunk) + " pieces and " : "") +
         "non-temporal stores at " + std::to_string(sizes.size()) + " sizes x " + std::to_string(dst_aligns.size()) +
         " src/dst offsets, warm, " + std::to_string(uses().size()) + " use patterns, and cold as a check");
     const Ladder l = time_ladder(name, rs, sizes, dst_aligns, live_from);
@@ -1890,15 +1919,20 @@ class Search {
       std::string what;
     };
     std::vector<Option> options;
-    std::string tie_whole;  // key() of the one-instruction option taken on a tie, if any
+    std::set<std::string> ties;  // key() of the options taken on a tie: confirmed as such, never unconfirmed
     const double tol = std::log(1.03), min_gain = std::log(1.03);
-    const auto describe = [](const Candidate& c) {
+    const auto describe = [&base](const Candidate& c) {
       std::string what;
       if (c.params.rep_resume.value != kNever)
         what = "rep again from " + std::to_string(c.params.rep_resume.value) + " bytes";
-      if (c.params.rep_chunk_stop.value != kNever)
-        what = "rep as one instruction (not in " + size_label(c.params.rep_chunk.value) + " pieces) from " +
-               std::to_string(c.params.rep_chunk_stop.value) + " bytes";
+      const auto add_part = [&what](const std::string& part) { what += (what.empty() ? "" : ", ") + part; };
+      if (c.params.rep_chunk.value != base.params.rep_chunk.value)
+        add_part("rep in " + size_label(c.params.rep_chunk.value) + " pieces");
+      // (One instruction again at or past the non-temporal threshold runs nowhere: not named.)
+      if (c.params.rep_chunk_stop.value < c.params.nt_threshold.value)
+        add_part(std::string(c.params.rep_chunk.value != base.params.rep_chunk.value ? "then " : "") +
+                 "rep as one instruction (not in " + size_label(c.params.rep_chunk.value) + " pieces) from " +
+                 std::to_string(c.params.rep_chunk_stop.value) + " bytes");
       if (c.params.nt_threshold.value != kNever)
         what += (what.empty() ? "" : ", then ") + std::string("non-temporal stores (") + nt_name(c.params) +
                 ") from " + std::to_string(c.params.nt_threshold.value) + " bytes";
@@ -1947,10 +1981,49 @@ class Search {
         Option o{base, 0.0, {}};
         o.c.params.rep_chunk_stop = std::max(l.sizes.back(), base.params.rep_chunk.value + 4096);
         o.what = describe(o.c) + " (a tie at the largest size)";
-        tie_whole = key(o.c);
+        ties.insert(key(o.c));
         say(name + ": rep as one instruction ties the pieces at " + size_label(l.sizes.back()) +
             " (no pattern loses more than 6%, the mean not more than 1%): taken there if it confirms solo and "
             "nothing wins");
+        options.push_back(o);
+      }
+    }
+    // Where the pieces given back run up to (rep_chunk_stop), kNever when they are not taken.
+    std::uint64_t pieces_stop = kNever;
+    if (has_pieces) {
+      const std::size_t v = live.size() - 1;
+      // A band where they win (as any threshold: 3 % in total, no row losing 3 %; one
+      // instruction again from its end), else the whole ladder below the top if they never lose.
+      const decide::ThresholdChoice b = decide::choose_threshold(l.objective(v), l.check(v), tol, min_gain, true);
+      // Judged where the pieces run: the ladder sizes above one piece and below the top.
+      std::vector<bool> run(l.sizes.size());
+      for (std::size_t i = 0; i < l.sizes.size(); ++i)
+        run[i] = l.sizes[i] > kRepChunk && l.sizes[i] < sizes.back() &&
+                 ladder_strategy(base.params, timed_length(l.sizes[i])) == Strategy::kRepString;
+      double mean = 0;
+      const bool holds =
+          decide::never_loses(l.objective(v), l.check(v), std::log(1.06), std::log(1.01), run, &mean);
+      std::string verdict;
+      Option o{live[v], 0.0, {}};
+      if (b.index != decide::kNoThreshold) {
+        pieces_stop = b.end < l.sizes.size() ? l.sizes[b.end] : sizes.back();
+        o.gain = b.gain;
+        verdict = "from " + size_label(l.sizes[b.index]) + " to below " + size_label(pieces_stop) + ": " + b.why;
+      } else if (holds && l.sizes.size() == sizes.size()) {
+        // Gain 0: non-temporal stores that win come first, and they take the pieces too (below).
+        pieces_stop = sizes.back();
+        verdict = "never loses (no pattern more than 6%, the mean " + fmt("%+.1f", 100 * (std::exp(mean) - 1)) +
+                  "%): taken if it confirms solo";
+      } else {
+        verdict = b.why + "; nor a tie (a pattern loses more than 6%, or the mean more than 1%)";
+      }
+      say(name + ": rep in " + size_label(kRepChunk) + " pieces below " + size_label(sizes.back()) +
+          " (the rep class runs as one instruction), incumbent time / variant time:" + ladder_lines(l, v) +
+          "\n    -> " + verdict);
+      if (pieces_stop != kNever) {
+        o.c.params.rep_chunk_stop = std::max(pieces_stop, kRepChunk + 4096);
+        o.what = describe(o.c);
+        if (o.gain == 0.0) ties.insert(key(o.c));
         options.push_back(o);
       }
     }
@@ -1967,6 +2040,13 @@ class Search {
       say(name + ": non-temporal stores (" + nt_name(live[v].params) + "), incumbent time / variant time:" +
           ladder_lines(l, v) + verdict);
     }
+    if (pieces_stop != kNever)
+      for (Option& o : options)
+        if (o.c.params.rep_chunk.value == kNever) {
+          o.c.params.rep_chunk = kRepChunk;
+          o.c.params.rep_chunk_stop = std::max(pieces_stop, kRepChunk + 4096);
+          o.what = describe(o.c);
+        }
     std::stable_sort(options.begin(), options.end(), [](const Option& a, const Option& b) { return a.gain > b.gain; });
     if (options.empty()) {
       const std::string line = name + ": neither " + std::string(has_again ? "rep again nor " : "") +
@@ -1998,14 +2078,27 @@ class Search {
       say(line);
       log_.push_back(line);
       // The ladder's verdict stands when there is no time to confirm it; a fallback's does not.
-      if (!time_left()) return i == 0 && key(o.c) != tie_whole ? o.c : base;  // a tie only confirmed
-      const std::uint64_t first = std::min({o.c.params.rep_resume.value, o.c.params.nt_threshold.value,
-                                            o.c.params.rep_chunk_stop.value});
+      const bool tie = ties.count(key(o.c)) > 0;
+      if (!time_left()) return i == 0 && !tie ? o.c : base;  // a tie only confirmed
+      const bool gives_pieces = o.c.params.rep_chunk.value != base.params.rep_chunk.value;
+      const std::uint64_t first =
+          std::min({o.c.params.rep_resume.value, o.c.params.nt_threshold.value,
+                    gives_pieces ? kNever : o.c.params.rep_chunk_stop.value});
+      std::vector<std::uint64_t> at{l.sizes.back()};
+      if (first != kNever) at.push_back(first);
+      // Pieces given back are confirmed where they run: the first ladder size above a piece and
+      // the last below the top (at the top one instruction runs in both).
+      if (gives_pieces) {
+        std::vector<std::uint64_t> run;  // the ladder sizes where the pieces run
+        for (std::uint64_t sz : l.sizes)
+          if (sz > kRepChunk && sz < o.c.params.rep_chunk_stop.value && sz < o.c.params.nt_threshold.value)
+            run.push_back(sz);
+        if (!run.empty()) at.insert(at.end(), {run.front(), run.back()});
+      }
       std::uint64_t worst_at = 0;
-      // A tie confirms as a tie (no 1 % gain asked), under the same loss limit.
-      if (confirmed_solo(name + ": " + o.what, *rs[0], *r, {first, l.sizes.back()}, &worst_at,
-                         key(o.c) == tie_whole ? 1.0 : 1.01))
-        return o.c;
+      // A tie confirms as no loss beyond the stage's tolerance (3 %; no 1 % gain asked), under
+      // the same loss limit per pattern.
+      if (confirmed_solo(name + ": " + o.what, *rs[0], *r, at, &worst_at, tie ? 1 / 1.03 : 1.01)) return o.c;
       if (const auto next = one_size_up(l.sizes, first, worst_at)) {
         Option up = o;
         if (up.c.params.rep_chunk_stop.value == first) {

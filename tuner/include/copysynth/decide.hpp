@@ -202,6 +202,22 @@ ThresholdChoice choose_gap(const std::vector<std::vector<double>>& gain, const s
 bool ties_at_top(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,
                  double tolerance, double mean_tolerance = 0);
 
+/// The no-loss rule, for a variant that the stable choice of two that often tie (gain and
+/// check as in choose_threshold(): log gains, variant over base, one row per use pattern or
+/// check, one column per ladder size, ascending). Only the sizes marked in `columns` count (the
+/// caller marks those where the two run different code; empty: every size). True when such a
+/// size exists, no value there (objective or check) is below -`tolerance`, and the mean of the
+/// objective rows over those sizes is at least -`mean_tolerance`; *mean (if given) gets that
+/// mean (0 when the rule stops early). The stage beyond the caches gives a rep class that
+/// runs as one instruction its 2 MiB pieces back below the ladder's top on this rule: on an AMD
+/// family 26 host one instruction tied the pieces at 4-8 MiB in one process and ran 0.39-0.47x
+/// their speed at 4-16 MiB in another (the CPU's streaming switch, docs/performance.md, eleventh
+/// and twenty-second rounds). Returns false for an empty ladder, rows (or `columns`) of unequal
+/// length, or no size marked.
+bool never_loses(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,
+                 double tolerance, double mean_tolerance, const std::vector<bool>& columns = {},
+                 double* mean = nullptr);
+
 /// A threshold's confirmation in solo runs (the tuner's confirmed_solo(): each routine timed in
 /// runs of its own, no neighbour's cache footprint). runs[c]: case c's ratios cost(base) /
 /// cost(chosen), one per run (a case: one size and use pattern); the case's ratio is their

@@ -1870,13 +1870,15 @@ class Search {
     // instruction that ties the pieces there in one process can run 0.39-0.47x their speed at
     // 4-16 MiB in another (the streaming switch, kRepChunk; docs/performance.md, twenty-second
     // round): taken unless it loses (decide::never_loses), as the stable one of the two.
-    const bool pieces =
-        !opt_.quick && op_ != Operation::kClearPage && base.params.rep_threshold.value != kNever &&
-        base.params.rep_chunk.value == kNever &&
-        std::any_of(sizes.begin(), sizes.end(), [&](std::uint64_t s) {
-          return s > kRepChunk && s < sizes.back() &&
-                 ladder_strategy(base.params, timed_length(s)) == Strategy::kRepString;
-        });
+    // Whether a routine with `q`'s rep class would run it in pieces at ladder size s (timed one
+    // page past it: 2 MiB + 4 KiB is two pieces) below the top.
+    const auto pieces_at = [&](const CopyParams& q, std::uint64_t s) {
+      return timed_length(s) > kRepChunk && s < sizes.back() &&
+             ladder_strategy(q, timed_length(s)) == Strategy::kRepString;
+    };
+    const bool pieces = !opt_.quick && op_ != Operation::kClearPage && base.params.rep_threshold.value != kNever &&
+                        base.params.rep_chunk.value == kNever &&
+                        std::any_of(sizes.begin(), sizes.end(), [&](std::uint64_t s) { return pieces_at(base.params, s); });
     if (pieces) {
       Candidate c = base;
       c.params.rep_chunk = kRepChunk;
@@ -1988,8 +1990,10 @@ class Search {
         options.push_back(o);
       }
     }
-    // Where the pieces given back run up to (rep_chunk_stop), kNever when they are not taken.
+    // Where the pieces given back run up to (rep_chunk_stop), kNever when they are not taken;
+    // taken on a tie, every option that carries them is confirmed before it is taken.
     std::uint64_t pieces_stop = kNever;
+    bool pieces_tie = false;
     if (has_pieces) {
       const std::size_t v = live.size() - 1;
       // A band where they win (as any threshold: 3 % in total, no row losing 3 %; one
@@ -1997,25 +2001,31 @@ class Search {
       const decide::ThresholdChoice b = decide::choose_threshold(l.objective(v), l.check(v), tol, min_gain, true);
       // Judged where the pieces run: the ladder sizes above one piece and below the top.
       std::vector<bool> run(l.sizes.size());
-      for (std::size_t i = 0; i < l.sizes.size(); ++i)
-        run[i] = l.sizes[i] > kRepChunk && l.sizes[i] < sizes.back() &&
-                 ladder_strategy(base.params, timed_length(l.sizes[i])) == Strategy::kRepString;
+      for (std::size_t i = 0; i < l.sizes.size(); ++i) run[i] = pieces_at(base.params, l.sizes[i]);
+      const std::size_t first_run = static_cast<std::size_t>(std::find(run.begin(), run.end(), true) - run.begin());
       double mean = 0;
       const bool holds =
           decide::never_loses(l.objective(v), l.check(v), std::log(1.06), std::log(1.01), run, &mean);
       std::string verdict;
       Option o{live[v], 0.0, {}};
-      if (b.index != decide::kNoThreshold) {
-        pieces_stop = b.end < l.sizes.size() ? l.sizes[b.end] : sizes.back();
+      // A band must start where the pieces start (every length above one piece runs them); one
+      // that ends where the budget cut the ladder stops at the first size not measured.
+      if (b.index != decide::kNoThreshold && b.index <= first_run) {
+        pieces_stop = b.end < l.sizes.size() ? l.sizes[b.end]
+                                             : sizes[std::min(l.sizes.size(), sizes.size() - 1)];
         o.gain = b.gain;
         verdict = "from " + size_label(l.sizes[b.index]) + " to below " + size_label(pieces_stop) + ": " + b.why;
       } else if (holds && l.sizes.size() == sizes.size()) {
         // Gain 0: non-temporal stores that win come first, and they take the pieces too (below).
         pieces_stop = sizes.back();
+        pieces_tie = true;
         verdict = "never loses (no pattern more than 6%, the mean " + fmt("%+.1f", 100 * (std::exp(mean) - 1)) +
                   "%): taken if it confirms solo";
       } else {
-        verdict = b.why + "; nor a tie (a pattern loses more than 6%, or the mean more than 1%)";
+        verdict = (b.index != decide::kNoThreshold ? "a band from " + size_label(l.sizes[b.index]) +
+                                                         ", above where the pieces start"
+                                                   : b.why) +
+                  "; nor a tie (a pattern loses more than 6%, or the mean more than 1%)";
       }
       say(name + ": rep in " + size_label(kRepChunk) + " pieces below " + size_label(sizes.back()) +
           " (the rep class runs as one instruction), incumbent time / variant time:" + ladder_lines(l, v) +
@@ -2040,17 +2050,29 @@ class Search {
       say(name + ": non-temporal stores (" + nt_name(live[v].params) + "), incumbent time / variant time:" +
           ladder_lines(l, v) + verdict);
     }
+    // The other options take the pieces too (up to rep again's start: that band was timed as
+    // one instruction), their versions without them kept as fallbacks (twins); with pieces
+    // taken on a tie, they are confirmed before they are taken.
+    std::map<std::string, Option> twins;  // key() of an option with the pieces -> without
+    std::set<std::string> confirm_first;  // key() of options never taken unconfirmed
     if (pieces_stop != kNever)
       for (Option& o : options)
         if (o.c.params.rep_chunk.value == kNever) {
+          const Option without = o;
           o.c.params.rep_chunk = kRepChunk;
-          o.c.params.rep_chunk_stop = std::max(pieces_stop, kRepChunk + 4096);
+          o.c.params.rep_chunk_stop =
+              std::max(std::min(pieces_stop, o.c.params.rep_resume.value), kRepChunk + 4096);
+          o.c.params = without_idle_rep_fields(o.c.params);
+          if (key(o.c) == key(without.c)) continue;  // the pieces run nowhere (non-temporal below them)
           o.what = describe(o.c);
+          twins.emplace(key(o.c), without);
+          if (pieces_tie) confirm_first.insert(key(o.c));
         }
     std::stable_sort(options.begin(), options.end(), [](const Option& a, const Option& b) { return a.gain > b.gain; });
     if (options.empty()) {
       const std::string line = name + ": neither " + std::string(has_again ? "rep again nor " : "") +
                                std::string(has_whole ? "rep as one instruction nor " : "") +
+                               std::string(has_pieces ? "rep in pieces nor " : "") +
                                "non-temporal stores (no size from which it wins every use pattern by 3% in total "
                                "without a 3% loss)";
       say(line);
@@ -2079,7 +2101,7 @@ class Search {
       log_.push_back(line);
       // The ladder's verdict stands when there is no time to confirm it; a fallback's does not.
       const bool tie = ties.count(key(o.c)) > 0;
-      if (!time_left()) return i == 0 && !tie ? o.c : base;  // a tie only confirmed
+      if (!time_left()) return i == 0 && !tie && !confirm_first.count(key(o.c)) ? o.c : base;  // a tie only confirmed
       const bool gives_pieces = o.c.params.rep_chunk.value != base.params.rep_chunk.value;
       const std::uint64_t first =
           std::min({o.c.params.rep_resume.value, o.c.params.nt_threshold.value,
@@ -2091,17 +2113,19 @@ class Search {
       if (gives_pieces) {
         std::vector<std::uint64_t> run;  // the ladder sizes where the pieces run
         for (std::uint64_t sz : l.sizes)
-          if (sz > kRepChunk && sz < o.c.params.rep_chunk_stop.value && sz < o.c.params.nt_threshold.value)
-            run.push_back(sz);
+          if (pieces_at(o.c.params, sz) && timed_length(sz) < o.c.params.rep_chunk_stop.value) run.push_back(sz);
         if (!run.empty()) at.insert(at.end(), {run.front(), run.back()});
       }
       std::uint64_t worst_at = 0;
       // A tie confirms as no loss beyond the stage's tolerance (3 %; no 1 % gain asked), under
       // the same loss limit per pattern.
       if (confirmed_solo(name + ": " + o.what, *rs[0], *r, at, &worst_at, tie ? 1 / 1.03 : 1.01)) return o.c;
+      // Failed: its version without the pieces next (after one size up, if any).
+      if (const auto twin = twins.find(key(o.c)); twin != twins.end())
+        tries.insert(tries.begin() + static_cast<std::ptrdiff_t>(i) + 1, twin->second);
       if (const auto next = one_size_up(l.sizes, first, worst_at)) {
         Option up = o;
-        if (up.c.params.rep_chunk_stop.value == first) {
+        if (!gives_pieces && up.c.params.rep_chunk_stop.value == first) {
           up.c.params.rep_chunk_stop = *next;
         } else if (up.c.params.rep_resume.value == first) {
           up.c.params.rep_resume = *next;

@@ -202,8 +202,8 @@ ThresholdChoice choose_gap(const std::vector<std::vector<double>>& gain, const s
 bool ties_at_top(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,
                  double tolerance, double mean_tolerance = 0);
 
-/// The no-loss rule, for a variant that the stable choice of two that often tie (gain and
-/// check as in choose_threshold(): log gains, variant over base, one row per use pattern or
+/// The no-loss rule: whether a variant, the more stable of two routines that often tie, loses
+/// nowhere (gain and check as in choose_threshold(): log gains, variant over base, one row per use pattern or
 /// check, one column per ladder size, ascending). Only the sizes marked in `columns` count (the
 /// caller marks those where the two run different code; empty: every size). True when such a
 /// size exists, no value there (objective or check) is below -`tolerance`, and the mean of the

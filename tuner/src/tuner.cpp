@@ -559,6 +559,16 @@ class Search {
         // One instruction again beyond the caches is the stage beyond the caches' call.
         comp.params.rep_chunk_stop =
             winner.params.rep_chunk.value != kNever ? winner.params.rep_chunk_stop.value : kNever;
+        // Neither has pieces (the winner's band ended within one piece, the seed's is one
+        // instruction): a band the composite brings past 2 MiB runs in pieces up to 64 MiB, as
+        // the rep stage's variants do (one instruction there ran 0.39-0.47x the pieces at 4-16
+        // MiB while the CPU's streaming switch was on; a Debian 12 memcpy composite took the glibc
+        // seed's one instruction from 32 KiB to 16 MiB: docs/performance.md, twenty-second
+        // round). The composite is timed before anything adopts it.
+        if (comp.params.rep_chunk.value == kNever && op_ != Operation::kClearPage) {
+          comp.params.rep_chunk = kRepChunk;
+          comp.params.rep_chunk_stop = 64ull << 20;
+        }
         comp.params = keep_rep_split(comp.params, winner.params);
       }
       const Candidate& last = live[want[groups - 1]];
@@ -567,8 +577,13 @@ class Search {
         comp.params.nt_pages = last.params.nt_pages;
         comp.params.nt_width = comp.params.vector_width.value == 64 ? last.params.nt_width.value : 0u;
       }
+      // (Pieces that run nowhere dropped from each: without_idle_rep_fields.)
+      const auto clean = [](Candidate c) {
+        c.params = without_idle_rep_fields(c.params);
+        return c;
+      };
       std::vector<std::pair<std::string, Candidate>> extra;
-      extra.emplace_back("per-class composite", comp);
+      extra.emplace_back("per-class composite", clean(comp));
       // A rep band the composite brings (other than the winner's: the rep stage may have kept
       // none) can reach the non-temporal threshold, which the beyond-the-caches stage chose
       // against the winner's own routine there (the loop), never against rep movsb: the
@@ -580,7 +595,7 @@ class Search {
         c.params.nt_threshold = kNever;
         c.params.nt_pages = 1;
         c.params.nt_width = 0;
-        extra.emplace_back("per-class composite without non-temporal stores", c);
+        extra.emplace_back("per-class composite without non-temporal stores", clean(c));
       }
       unsigned added = 0;
       // (Not one that runs the winner's code at every point, e.g. a rep band stopping beyond
@@ -1832,6 +1847,14 @@ class Search {
       Candidate c = base;
       c.params.rep_resume = *std::find_if(sizes.begin(), sizes.end(),
                                            [&](std::uint64_t s) { return s > base.params.rep_stop.value; });
+      // In 2 MiB pieces below the top, one instruction from it, where the first band ended
+      // within one piece (without_idle_rep_fields dropped the rep stage's pieces): one
+      // instruction again from 2 MiB ran at 0.39-0.47x the pieces' speed at 4-16 MiB whenever
+      // the CPU's streaming switch was on (docs/performance.md, twenty-second round).
+      if (c.params.rep_chunk.value == kNever && op_ != Operation::kClearPage) {
+        c.params.rep_chunk = kRepChunk;
+        c.params.rep_chunk_stop = sizes.back();
+      }
       variants.push_back(c);
       from.push_back(c.params.rep_resume.value);
     }
@@ -1943,12 +1966,17 @@ class Search {
     const auto add = [&](std::size_t ta, std::size_t tb, std::size_t v, double gain) {
       if (ta == decide::kNoThreshold && tb == decide::kNoThreshold) return;
       Option o{base, gain, {}};
-      if (ta != decide::kNoThreshold) o.c.params.rep_resume = std::max(l.sizes[ta], live[0].params.rep_resume.value);
+      if (ta != decide::kNoThreshold) {
+        o.c.params.rep_resume = std::max(l.sizes[ta], live[0].params.rep_resume.value);
+        o.c.params.rep_chunk = live[0].params.rep_chunk;  // rep again as it was timed
+        o.c.params.rep_chunk_stop = live[0].params.rep_chunk_stop;
+      }
       if (tb != decide::kNoThreshold) {
         o.c.params.nt_threshold = l.sizes[tb];
         o.c.params.nt_pages = live[v].params.nt_pages;
         o.c.params.nt_width = live[v].params.nt_width;
       }
+      o.c.params = without_idle_rep_fields(o.c.params);
       o.what = describe(o.c);
       if (std::none_of(options.begin(), options.end(), [&](const Option& x) { return key(x.c) == key(o.c); }))
         options.push_back(o);

@@ -559,17 +559,18 @@ class Search {
         // One instruction again beyond the caches is the stage beyond the caches' call.
         comp.params.rep_chunk_stop =
             winner.params.rep_chunk.value != kNever ? winner.params.rep_chunk_stop.value : kNever;
+        comp.params = keep_rep_split(comp.params, winner.params);
         // Neither has pieces (the winner's band ended within one piece, the seed's is one
         // instruction): a band the composite brings past 2 MiB runs in pieces up to 64 MiB, as
         // the rep stage's variants do (one instruction there ran 0.39-0.47x the pieces at 4-16
         // MiB while the CPU's streaming switch was on; a Debian 12 memcpy composite took the glibc
         // seed's one instruction from 32 KiB to 16 MiB: docs/performance.md, twenty-second
-        // round). The composite is timed before anything adopts it.
+        // round). The composite is timed before anything adopts it. (Set after keep_rep_split,
+        // which keeps the winner's alignment split only where the two agree on the pieces.)
         if (comp.params.rep_chunk.value == kNever && op_ != Operation::kClearPage) {
           comp.params.rep_chunk = kRepChunk;
           comp.params.rep_chunk_stop = 64ull << 20;
         }
-        comp.params = keep_rep_split(comp.params, winner.params);
       }
       const Candidate& last = live[want[groups - 1]];
       if (last.params.nt_threshold.value != kNever && ladder_strategy(last.params, 64ull << 20) == Strategy::kNonTemporalLoop) {
@@ -1851,7 +1852,8 @@ class Search {
       // within one piece (without_idle_rep_fields dropped the rep stage's pieces): one
       // instruction again from 2 MiB ran at 0.39-0.47x the pieces' speed at 4-16 MiB whenever
       // the CPU's streaming switch was on (docs/performance.md, twenty-second round).
-      if (c.params.rep_chunk.value == kNever && op_ != Operation::kClearPage) {
+      if (c.params.rep_chunk.value == kNever && base.params.rep_stop.value <= kRepChunk + 1 &&
+          op_ != Operation::kClearPage) {
         c.params.rep_chunk = kRepChunk;
         c.params.rep_chunk_stop = sizes.back();
       }
@@ -1951,11 +1953,11 @@ class Search {
       if (c.params.rep_resume.value != kNever)
         what = "rep again from " + std::to_string(c.params.rep_resume.value) + " bytes";
       const auto add_part = [&what](const std::string& part) { what += (what.empty() ? "" : ", ") + part; };
-      if (c.params.rep_chunk.value != base.params.rep_chunk.value)
-        add_part("rep in " + size_label(c.params.rep_chunk.value) + " pieces");
+      const bool gives = c.params.rep_chunk.value != kNever && c.params.rep_chunk.value != base.params.rep_chunk.value;
+      if (gives) add_part("rep in " + size_label(c.params.rep_chunk.value) + " pieces");
       // (One instruction again at or past the non-temporal threshold runs nowhere: not named.)
       if (c.params.rep_chunk_stop.value < c.params.nt_threshold.value)
-        add_part(std::string(c.params.rep_chunk.value != base.params.rep_chunk.value ? "then " : "") +
+        add_part(std::string(gives ? "then " : "") +
                  "rep as one instruction (not in " + size_label(c.params.rep_chunk.value) + " pieces) from " +
                  std::to_string(c.params.rep_chunk_stop.value) + " bytes");
       if (c.params.nt_threshold.value != kNever)
@@ -2130,7 +2132,8 @@ class Search {
       // The ladder's verdict stands when there is no time to confirm it; a fallback's does not.
       const bool tie = ties.count(key(o.c)) > 0;
       if (!time_left()) return i == 0 && !tie && !confirm_first.count(key(o.c)) ? o.c : base;  // a tie only confirmed
-      const bool gives_pieces = o.c.params.rep_chunk.value != base.params.rep_chunk.value;
+      const bool gives_pieces =
+          o.c.params.rep_chunk.value != kNever && o.c.params.rep_chunk.value != base.params.rep_chunk.value;
       const std::uint64_t first =
           std::min({o.c.params.rep_resume.value, o.c.params.nt_threshold.value,
                     gives_pieces ? kNever : o.c.params.rep_chunk_stop.value});

@@ -2049,13 +2049,14 @@ class Search {
         // Gain 0: non-temporal stores that win come first, and they take the pieces too (below).
         pieces_stop = sizes.back();
         pieces_tie = true;
-        verdict = "never loses (no pattern more than 6%, the mean " + fmt("%+.1f", 100 * (std::exp(mean) - 1)) +
-                  "%): taken if it confirms solo";
+        verdict = "never loses (at no size the patterns' mean or the check more than 6% down; the mean " +
+                  fmt("%+.1f", 100 * (std::exp(mean) - 1)) + "%): taken if it confirms solo";
       } else {
         verdict = (b.index != decide::kNoThreshold ? "a band from " + size_label(l.sizes[b.index]) +
                                                          ", above where the pieces start"
                                                    : b.why) +
-                  "; nor a tie (a pattern loses more than 6%, or the mean more than 1%)";
+                  "; nor a tie (at some size the patterns' mean or the check more than 6% down, or the mean more than "
+                  "1%)";
       }
       say(name + ": rep in " + size_label(kRepChunk) + " pieces below " + size_label(sizes.back()) +
           " (the rep class runs as one instruction), incumbent time / variant time:" + ladder_lines(l, v) +

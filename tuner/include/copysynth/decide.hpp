@@ -206,9 +206,12 @@ bool ties_at_top(const std::vector<std::vector<double>>& gain, const std::vector
 /// nowhere (gain and check as in choose_threshold(): log gains, variant over base, one row per use pattern or
 /// check, one column per ladder size, ascending). Only the sizes marked in `columns` count (the
 /// caller marks those where the two run different code; empty: every size). True when such a
-/// size exists, no value there (objective or check) is below -`tolerance`, and the mean of the
-/// objective rows over those sizes is at least -`mean_tolerance`; *mean (if given) gets that
-/// mean (0 when the rule stops early). The stage beyond the caches gives a rep class that
+/// size exists, at none of them a check row's value or the objective rows' mean is below
+/// -`tolerance`, and the objective rows' mean over all of them is at least -`mean_tolerance`;
+/// *mean (if given) gets that mean (0 when the rule stops early). The objective rows are judged
+/// by their mean at each size, not one by one: in a Debian 13 memcpy ladder that otherwise tied,
+/// one row's 4 MiB cell read 0.90 and kept one instruction, which the report then found at
+/// 0.68x glibc read back (docs/performance.md, twenty-second round). The stage beyond the caches gives a rep class that
 /// runs as one instruction its 2 MiB pieces back below the ladder's top on this rule: on an AMD
 /// family 26 host one instruction tied the pieces at 4-8 MiB in one process and ran 0.39-0.47x
 /// their speed at 4-16 MiB in another (the CPU's streaming switch, docs/performance.md, eleventh

@@ -721,6 +721,38 @@ TEST_CASE("profile workload: an overlapping memmove is replayed inside one buffe
   CHECK(m2[0].ns_per_call > 0);
 }
 
+namespace {
+// A fill that records each call's destination and length (replay() below).
+std::vector<std::pair<std::uintptr_t, std::size_t>> g_fill_calls;
+void* recording_fill(void* d, int c, std::size_t n) {
+  g_fill_calls.push_back({reinterpret_cast<std::uintptr_t>(d), n});
+  return std::memset(d, c, n);
+}
+}  // namespace
+
+TEST_CASE("replay: fill read back makes the same calls as the throughput replay, and sets the bytes") {
+  auto w = make_workload("MemcpyGoogleQ", Operation::kFill);
+  REQUIRE(w.ok());
+  const auto calls = replay_calls(*w, 256, 7);
+  ReplayBuffers rb(w->distribution->max_size(), false);
+  const auto entry = reinterpret_cast<const void*>(&recording_fill);
+  TimingOptions t;
+  t.rounds = 1;
+  t.warmup_rounds = 1;
+  g_fill_calls.clear();
+  (void)replay(Operation::kFill, {entry}, calls, rb, t);
+  const auto plain = g_fill_calls;
+  REQUIRE(plain.size() == 2 * calls.size());  // one warm-up pass, one timed
+  t.use = Use::kThenRead;
+  g_fill_calls.clear();
+  const auto m = replay(Operation::kFill, {entry}, calls, rb, t);
+  CHECK(g_fill_calls == plain);  // the load's opaque zero moves no destination
+  CHECK(m[0].ns_per_call > 0);
+  const Call& last = calls.back();
+  const std::uint8_t* d = rb.dst(calls.size() - 1) + last.dst_offset;
+  for (std::uint32_t i = 0; i < last.size; ++i) REQUIRE(d[i] == 0x5A);
+}
+
 TEST_CASE("profile workload: errors say what the profile has and what to do") {
   const Profile p = tiny_profile();
   auto mm = profile_workload(p, Operation::kMemmove, "profile:tiny.prof");

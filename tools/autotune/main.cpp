@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
                "(throughput and read back; then cold, throughput, as a check), all in this process, interleaved; "
                "print the tables, the read bandwidth and which performance targets are met. With a distribution "
                "or profile:FILE workload (the entry's own, or --workload; --cold too): that workload's calls "
-               "replayed instead (throughput, and read back for memcpy and memmove when warm), its ratio to the "
+               "replayed instead (throughput, and read back for memcpy, memmove and fill when warm), its ratio to the "
                "best of glibc and AOCL-LibMem printed as a check; for a profile the entry was not tuned "
                "for, a note with the command that tunes for those calls");
   app.add_option("--svg", o.svg_path,

@@ -190,15 +190,15 @@ ReportTable report_points(const Routine& tuned, const Workload& w, const ReportO
 
 namespace {
 
-/// Throughput and read back for copies; fill has no read-back replay.
+/// Throughput and read back for copies and fill (timing.hpp, replay()); clear_page throughput.
 std::vector<Use> replay_uses(Operation op) {
-  if (op == Operation::kMemcpy || op == Operation::kMemmove) return {Use::kCopy, Use::kThenRead};
+  if (op != Operation::kClearPage) return {Use::kCopy, Use::kThenRead};
   return {Use::kCopy};
 }
 
 /// Replays `w` (32768 calls of replay_calls(), the search's length, another seed than its) for
 /// every routine of `entries`, interleaved, medians of opt.passes, and appends a row to `t` per
-/// use: throughput, and for a warm memcpy or memmove workload read back too (from cold lines
+/// use: throughput, and for a warm memcpy, memmove or fill workload read back too (from cold lines
 /// every routine waits as long on memory, so a cold workload gets throughput alone). Rows are
 /// labelled with the workload's name (" read back" added for Use::kThenRead), CacheState::kCold
 /// for a cold workload.

@@ -1108,19 +1108,20 @@ class Search {
   }
 
   /// Each of fns[1..]'s speedup over fns[0] (the system routine) replaying `calls` (one replay of
-  /// the whole sequence per round, ns per call); for copies the geometric mean of the throughput
-  /// and the copy-then-read latency (each call's source waiting on the previous copy: timing.hpp,
-  /// replay()), as a program that reads its copies sees them.
+  /// the whole sequence per round, ns per call); for copies and fill the geometric mean of the
+  /// throughput and the latency with each call reading back the last (each call's source, or
+  /// fill's destination, waiting on the previous call's last bytes: timing.hpp, replay()), as a
+  /// program that reads what it copied or set sees them.
   std::vector<double> replay_speedups(const std::vector<const void*>& fns, const std::vector<Call>& calls,
                                       ReplayBuffers& buf, const TimingOptions& t) {
-    const bool copy = op_ == Operation::kMemcpy || op_ == Operation::kMemmove;
+    const bool read_back = op_ != Operation::kClearPage;
     std::vector<double> s(fns.size() - 1, 1.0);
-    for (const Use use : copy ? std::vector<Use>{Use::kCopy, Use::kThenRead} : std::vector<Use>{Use::kCopy}) {
+    for (const Use use : read_back ? std::vector<Use>{Use::kCopy, Use::kThenRead} : std::vector<Use>{Use::kCopy}) {
       TimingOptions tu = t;
       tu.use = use;
       const auto m = replay(op_, fns, calls, buf, tu);
       for (std::size_t i = 0; i < s.size(); ++i)
-        s[i] *= std::pow(m[0].ticks_per_call / m[i + 1].ticks_per_call, copy ? 0.5 : 1.0);
+        s[i] *= std::pow(m[0].ticks_per_call / m[i + 1].ticks_per_call, read_back ? 0.5 : 1.0);
     }
     return s;
   }

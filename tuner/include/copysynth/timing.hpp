@@ -169,9 +169,10 @@ class ReplayBuffers {
 /// Times each entry point replaying `calls` (one timed pass of the whole sequence per round,
 /// interleaved round by round). Measurement::ns_per_call is per call of the sequence; gbps is
 /// the mean bytes per call over ns_per_call. Fill stores the byte 0x5A. With opt.use ==
-/// Use::kThenRead (copies), each call's source address depends on a load of the previous
-/// call's last copied bytes: the copy-then-read latency of the sequence, not its throughput (a
-/// routine whose stores cannot forward to a following load shows it here). opt.state is not used.
+/// Use::kThenRead, each call's source address (fill: destination address) depends on a load of
+/// the previous call's last copied or set bytes (up to 8): the copy-then-read latency of the
+/// sequence, not its throughput (a routine whose stores cannot forward to a following load, as a
+/// masked store on AMD family 26, shows it here). clear_page ignores opt.use. opt.state is not used.
 std::vector<Measurement> replay(Operation op, const std::vector<const void*>& entries,
                                 const std::vector<Call>& calls, ReplayBuffers& buf,
                                 const TimingOptions& opt = {});

@@ -712,7 +712,9 @@ ReportSections report_sections(Operation op, const Workload& w) {
   s.misaligned = seeds && op != Operation::kClearPage;
   s.uses = seeds && op != Operation::kClearPage;
   s.replay = w.is_distribution();
-  if (!s.replay && (op == Operation::kMemcpy || op == Operation::kMemmove)) s.distributions = production_distributions();
+  // Fill too: its search replays the same eight distributions as its production mix (tuner.cpp),
+  // and the targets ask memset for the patterns memcpy has.
+  if (!s.replay && op != Operation::kClearPage) s.distributions = production_distributions();
   return s;
 }
 

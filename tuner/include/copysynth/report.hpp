@@ -182,8 +182,9 @@ double geomean_speedup(const std::vector<MeasuredPoint>& points);
 ///   - `misaligned`: the misaligned-destination matrix, after the seeds' table (seeds workload;
 ///     not clear_page, which has one page-aligned length);
 ///   - `uses`: the use table (seeds workload; not clear_page);
-///   - `distributions`: for a point workload, memcpy and memmove only: the eight production
-///     distributions (production_distributions());
+///   - `distributions`: for a point workload, memcpy, memmove and fill (not clear_page): the eight
+///     production distributions (production_distributions(); fill replays their lengths as memset
+///     calls, as its search does);
 ///   - `replay`: a distribution workload (a shipped or .csv distribution, or a program's profile,
 ///     `profile:FILE`), any operation: the workload's own calls (report_replays()), in place of
 ///     the production distributions.

@@ -179,48 +179,6 @@ ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
   return out;
 }
 
-bool ties_at_top(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,
-                 double tolerance, double mean_tolerance) {
-  if (gain.empty()) return false;
-  double sum = 0;
-  for (const auto* rows : {&gain, &check})
-    for (const auto& row : *rows) {
-      if (row.empty()) return false;
-      if (row.back() < -tolerance) return false;
-    }
-  for (const auto& row : gain) sum += row.back();
-  return sum / static_cast<double>(gain.size()) >= -mean_tolerance;
-}
-
-bool never_loses(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,
-                 double tolerance, double mean_tolerance, const std::vector<bool>& columns, double* mean) {
-  if (mean) *mean = 0;
-  if (gain.empty() || gain.front().empty()) return false;
-  const std::size_t n = gain.front().size();
-  if (!columns.empty() && columns.size() != n) return false;
-  for (const auto* rows : {&gain, &check})
-    for (const auto& row : *rows)
-      if (row.size() != n) return false;
-  double sum = 0;
-  std::size_t timed = 0;
-  for (std::size_t s = 0; s < n; ++s) {
-    if (!columns.empty() && !columns[s]) continue;
-    ++timed;
-    // Each check row, and the objective rows' mean at this size (one use pattern's cell alone
-    // moves more than that: a 4 MiB cell read 0.90 in a ladder that otherwise tied).
-    for (const auto& row : check)
-      if (row[s] < -tolerance) return false;
-    double at = 0;
-    for (const auto& row : gain) at += row[s];
-    if (at / static_cast<double>(gain.size()) < -tolerance) return false;
-    sum += at;
-  }
-  if (timed == 0) return false;
-  const double m = sum / static_cast<double>(timed * gain.size());
-  if (mean) *mean = m;
-  return m >= -mean_tolerance;
-}
-
 ThresholdChoice choose_gap(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,
                            double tolerance, double min_gain) {
   // The same rule with the roles swapped: the loop is the variant, rep the base.

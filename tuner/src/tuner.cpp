@@ -73,6 +73,16 @@ constexpr std::uint64_t kLargeCopy = 64 * 1024;
 /// byte form stays one instruction, for a CPU whose streaming rep wins.
 constexpr std::uint64_t kRepChunk = 2ull << 20;
 
+/// Where a rep class in kRepChunk pieces runs as one instruction again (rep_chunk_stop), unless
+/// the stage beyond the caches finds one instruction winning from a smaller length: beyond the
+/// last-level cache the pieces' speed moves by a third from run to run while one instruction's
+/// stays with glibc's and AOCL-LibMem's, which use it (AMD family 26, fill of 64 MiB: one
+/// instruction 1.02-1.39x the pieces in all 56 cells beside every neighbour, and a tuning that
+/// kept the pieces there had the report's fill of 64 MiB at 0.76-0.81x glibc:
+/// docs/performance.md, twentieth, twenty-second and twenty-third rounds). The top of the
+/// stage's ladder.
+constexpr std::uint64_t kRepChunkTop = 64ull << 20;
+
 /// Calls replayed per round for a distribution workload: long enough that branch predictors
 /// cannot learn the sequence by heart (a 4096-call sequence replayed in a loop partly is).
 constexpr std::size_t kReplayCalls = 32768;
@@ -569,7 +579,7 @@ class Search {
         // which keeps the winner's alignment split only where the two agree on the pieces.)
         if (comp.params.rep_chunk.value == kNever && op_ != Operation::kClearPage) {
           comp.params.rep_chunk = kRepChunk;
-          comp.params.rep_chunk_stop = 64ull << 20;
+          comp.params.rep_chunk_stop = kRepChunkTop;
         }
       }
       const Candidate& last = live[want[groups - 1]];
@@ -1442,8 +1452,8 @@ class Search {
 
   /// Confirms a threshold: `base` and `chosen`, the complete routines, each timed in runs of its
   /// own (no neighbour's cache footprint), at each of `sizes` (dst and src at offset 0), every
-  /// use pattern, warm. Confirmed when `chosen` is at least `min_gain` times as fast on the
-  /// geometric mean (1.01; 1/1.03 for a tie taken as one, decide::ties_at_top and never_loses) and no pattern loses
+  /// use pattern, warm. Confirmed when `chosen` is at least 1.01 times as fast on the
+  /// geometric mean and no pattern loses
   /// more than 6%. Says and logs the verdict with the worst case, `what` naming the
   /// threshold; *worst_size (if given) is the size of the worst case (0 when none loses). The
   /// rule is decide::confirm().
@@ -1454,7 +1464,7 @@ class Search {
   /// at 64 MiB whose rep stosb band beats the loop 1.16-1.47x in every later measurement
   /// confirmed at 1.000x once in one run of each (docs/performance.md, sixth round).
   bool confirmed_solo(const std::string& what, const Routine& base, const Routine& chosen,
-                      std::vector<std::uint64_t> sizes, std::uint64_t* worst_size = nullptr, double min_gain = 1.01) {
+                      std::vector<std::uint64_t> sizes, std::uint64_t* worst_size = nullptr) {
     TimingOptions tc = ladder_timing();
     tc.solo = true;
     tc.max_seconds = (opt_.quick ? 0.5 : 2.0) / 3;
@@ -1478,7 +1488,7 @@ class Search {
         names.push_back(size_label(sz) + " " + std::string(use_name(u)));
         case_size.push_back(sz);
       }
-    const decide::Confirmation c = decide::confirm(runs, min_gain, 1.06);
+    const decide::Confirmation c = decide::confirm(runs, 1.01, 1.06);
     // Only a loss names a size: a threshold retried one size up is one that lost there.
     if (worst_size) *worst_size = c.worst != decide::kNoCase ? case_size[c.worst] : 0;
     const std::string line = what + (c.ok ? " confirmed in solo runs: " : " did not confirm in solo runs: ") +
@@ -1817,15 +1827,11 @@ class Search {
   /// only: one Zen 5 run took non-temporal stores from 16 MiB where rep again was 1.2x faster
   /// than both). The choice is confirmed solo; if it does not confirm, it is tried again with its
   /// first threshold one ladder size up when its worst case was there, then the best option of
-  /// the other kind. Where the incumbent's rep class runs in pieces (rep_chunk) up to the
-  /// ladder's top, rep as one instruction again (rep_chunk_stop) is a third option, timed in the
-  /// same rounds and chosen alone (choose_threshold), never with the others; where the threshold
-  /// rule takes no size, a tie at the ladder's largest size (decide::ties_at_top) makes it an
-  /// option of gain 0 that needs its solo confirmation (as a tie) to be taken. Where the
-  /// incumbent's rep class runs as one instruction below the ladder's top instead, the same in
-  /// 2 MiB pieces up to the top is the third option, taken unless it loses
-  /// (decide::never_loses), confirmed solo as a tie where the pieces run; the non-temporal
-  /// options then take the pieces too.
+  /// the other kind. The base every option is built on and timed against runs a rep class that
+  /// reaches past one piece in 2 MiB pieces (rep_chunk) below the ladder's top and as one
+  /// instruction from it (rep_chunk_stop = kRepChunkTop), whatever the incumbent did there; one
+  /// instruction from a smaller size is a third option (not in --quick), timed in the same
+  /// rounds and chosen alone (choose_threshold), never with the others, and confirmed solo.
   Candidate beyond_caches_stage(const Candidate& incumbent) {
     const std::string name = "beyond the caches";
     Candidate base = incumbent;
@@ -1833,12 +1839,40 @@ class Search {
     base.params.nt_width = 0;
     base.params.rep_resume = kNever;
     base.params.rep_chunk_stop = kNever;
-    if (!get(base)) base = incumbent;
     const std::uint64_t loop_lo = loop_start(base.params);
     std::vector<std::uint64_t> sizes;
     for (std::uint64_t s = 256 * 1024; s <= (opt_.quick ? 16ull << 20 : 64ull << 20); s *= opt_.quick ? 4 : 2)
       if (s > loop_lo) sizes.push_back(s);
     if (sizes.empty()) return incumbent;
+    // Rep in 2 MiB pieces wherever the rep class runs above one piece and below the top: this
+    // CPU, part of the time, moves a rep instruction of about 4 MiB or more with a streaming
+    // protocol, and one instruction then ran 0.39-0.47x the pieces' speed at 4-16 MiB, while the
+    // pieces lost at most about 14 % in the other state; one instruction that tied the pieces
+    // while the tuner ran read back at 0.60x glibc in the report that followed
+    // (docs/performance.md, eleventh and twenty-second rounds). One instruction is the `whole`
+    // option below, taken only where it wins or ties at the top. (A ladder size s is timed one
+    // page past it: 2 MiB + 4 KiB is two pieces.)
+    const auto pieces_at = [&](const CopyParams& q, std::uint64_t s) {
+      return timed_length(s) > kRepChunk && s < sizes.back() &&
+             ladder_strategy(q, timed_length(s)) == Strategy::kRepString;
+    };
+    const bool rep = op_ != Operation::kClearPage && base.params.rep_threshold.value != kNever;
+    const bool pieces = rep && base.params.rep_chunk.value == kNever &&
+                        std::any_of(sizes.begin(), sizes.end(), [&](std::uint64_t s) { return pieces_at(base.params, s); });
+    // In pieces up to kRepChunkTop, one instruction from there, where the rep class reaches it.
+    if (pieces || (rep && base.params.rep_chunk.value == kRepChunk)) {
+      Candidate q = base;
+      q.params.rep_chunk = kRepChunk;
+      if (ladder_strategy(q.params, kRepChunkTop) == Strategy::kRepString) q.params.rep_chunk_stop = kRepChunkTop;
+      q.params = without_idle_rep_fields(q.params);
+      if (get(q)) base = q;
+    }
+    if (!get(base)) base = incumbent;
+    const bool has_pieces = pieces && base.params.rep_chunk.value != kNever;
+    if (has_pieces)
+      say(name + ": the rep class runs as one instruction above " + size_label(kRepChunk) +
+          "; starting from it in " + size_label(kRepChunk) + " pieces below " + size_label(kRepChunkTop) +
+          (opt_.quick ? std::string() : std::string(" (one instruction is timed against them)")));
     // rep again: a rep band that ends in the loop below the ladder's top.
     const bool again = !opt_.quick && base.params.rep_threshold.value != kNever &&
                        base.params.rep_stop.value < sizes.back() &&
@@ -1890,28 +1924,6 @@ class Search {
       variants.push_back(c);
       from.push_back(0);
     }
-    // The reverse: where the incumbent's rep class runs as one instruction at ladder sizes above
-    // one piece and below the top, the same in 2 MiB pieces there (rep_chunk) and one instruction
-    // again from the top (rep_chunk_stop). The rep stage's ladder ends at 8 MiB, and one
-    // instruction that ties the pieces there in one process can run 0.39-0.47x their speed at
-    // 4-16 MiB in another (the streaming switch, kRepChunk; docs/performance.md, twenty-second
-    // round): taken unless it loses (decide::never_loses), as the stable one of the two.
-    // Whether a routine with `q`'s rep class would run it in pieces at ladder size s (timed one
-    // page past it: 2 MiB + 4 KiB is two pieces) below the top.
-    const auto pieces_at = [&](const CopyParams& q, std::uint64_t s) {
-      return timed_length(s) > kRepChunk && s < sizes.back() &&
-             ladder_strategy(q, timed_length(s)) == Strategy::kRepString;
-    };
-    const bool pieces = !opt_.quick && op_ != Operation::kClearPage && base.params.rep_threshold.value != kNever &&
-                        base.params.rep_chunk.value == kNever &&
-                        std::any_of(sizes.begin(), sizes.end(), [&](std::uint64_t s) { return pieces_at(base.params, s); });
-    if (pieces) {
-      Candidate c = base;
-      c.params.rep_chunk = kRepChunk;
-      c.params.rep_chunk_stop = sizes.back();
-      variants.push_back(c);
-      from.push_back(0);
-    }
     std::vector<const Routine*> rs{get(base)};
     std::vector<Candidate> live;
     std::vector<std::uint64_t> live_from;
@@ -1923,17 +1935,15 @@ class Search {
       }
     const bool has_again = again && !live.empty() && live[0].params.rep_resume.value != kNever;
     const bool has_whole = whole && !live.empty() && live.back().params.rep_chunk_stop.value != kNever;
-    const bool has_pieces = pieces && !live.empty() && live.back().params.rep_chunk.value != kNever;
-    if (rs[0] == nullptr || live.size() < (has_again ? 2u : 1u) + (has_whole || has_pieces ? 1u : 0u))
+    if (rs[0] == nullptr || live.size() < (has_again ? 2u : 1u) + (has_whole ? 1u : 0u))
       return incumbent;
     // non-temporal variants: [first_nt, nt_end)
-    const std::size_t nt_end = live.size() - (has_whole || has_pieces ? 1 : 0);
+    const std::size_t nt_end = live.size() - (has_whole ? 1 : 0);
     // dst 4 past with src 2048 past: misaligned without 4K aliasing (as the rep stage's rows),
     // so a variant that hands aliasing copies to the loop is timed on a misaligned rep too.
     const std::vector<Offsets> dst_aligns{{0, 0}, {2048, 4}};
     say(name + ": comparing the incumbent without them (its loop or rep class at these sizes) with " +
         (has_again ? "rep string instructions again and " : "") + (has_whole ? "rep as one instruction and " : "") +
-        (has_pieces ? "rep in " + size_label(kRepChunk) + " pieces and " : "") +
         "non-temporal stores at " + std::to_string(sizes.size()) + " sizes x " + std::to_string(dst_aligns.size()) +
         " src/dst offsets, warm, " + std::to_string(uses().size()) + " use patterns, and cold as a check");
     const Ladder l = time_ladder(name, rs, sizes, dst_aligns, live_from);
@@ -1947,7 +1957,6 @@ class Search {
       std::string what;
     };
     std::vector<Option> options;
-    std::set<std::string> ties;  // key() of the options taken on a tie: confirmed as such, never unconfirmed
     const double tol = std::log(1.03), min_gain = std::log(1.03);
     const auto describe = [&base](const Candidate& c) {
       std::string what;
@@ -1996,76 +2005,11 @@ class Search {
       const decide::ThresholdChoice w = decide::choose_threshold(l.objective(v), l.check(v), tol, min_gain);
       say(name + ": rep as one instruction (the rep class runs in " + size_label(base.params.rep_chunk.value) +
           " pieces), incumbent time / variant time:" + ladder_lines(l, v) + "\n    -> alone: " + w.why);
-      if (w.index != decide::kNoThreshold) {
+      // (From the top on the two are the same code: a "win" there is noise.)
+      if (w.index != decide::kNoThreshold && l.sizes[w.index] < base.params.rep_chunk_stop.value) {
         Option o{base, w.gain, {}};
         o.c.params.rep_chunk_stop = std::max(l.sizes[w.index], base.params.rep_chunk.value + 4096);
         o.what = describe(o.c);
-        options.push_back(o);
-      } else if (l.sizes.size() == sizes.size() && l.sizes.back() >= base.params.rep_chunk.value + 4096 &&
-                 decide::ties_at_top(l.objective(v), l.check(v), std::log(1.06), std::log(1.01))) {
-        // A tie at the ladder's largest size (measured: the ladder was not cut by the budget,
-        // and one instruction ran there) goes to one instruction, if it confirms solo as a tie
-        // (decide::ties_at_top: the pieces' speed there moves by a third from run to run, one
-        // instruction's does not; measured on fill, and memcpy's pieces at 64 MiB, 22.5-25.5
-        // GB/s against one instruction's 23.5-27.9, move too: twentieth round). Judged with the
-        // solo confirmation's loss limit (6 %): one 64 MiB cell of the ladder moves that much
-        // (0.94-1.12 across the rows of one fill ladder, twenty-first round), and the solo runs
-        // below decide. Gain 0: any non-temporal option that wins comes first.
-        Option o{base, 0.0, {}};
-        o.c.params.rep_chunk_stop = std::max(l.sizes.back(), base.params.rep_chunk.value + 4096);
-        o.what = describe(o.c) + " (a tie at the largest size)";
-        ties.insert(key(o.c));
-        say(name + ": rep as one instruction ties the pieces at " + size_label(l.sizes.back()) +
-            " (no pattern loses more than 6%, the mean not more than 1%): taken there if it confirms solo and "
-            "nothing wins");
-        options.push_back(o);
-      }
-    }
-    // Where the pieces given back run up to (rep_chunk_stop), kNever when they are not taken;
-    // taken on a tie, every option that carries them is confirmed before it is taken.
-    std::uint64_t pieces_stop = kNever;
-    bool pieces_tie = false;
-    if (has_pieces) {
-      const std::size_t v = live.size() - 1;
-      // A band where they win (as any threshold: 3 % in total, no row losing 3 %; one
-      // instruction again from its end), else the whole ladder below the top if they never lose.
-      const decide::ThresholdChoice b = decide::choose_threshold(l.objective(v), l.check(v), tol, min_gain, true);
-      // Judged where the pieces run: the ladder sizes above one piece and below the top.
-      std::vector<bool> run(l.sizes.size());
-      for (std::size_t i = 0; i < l.sizes.size(); ++i) run[i] = pieces_at(base.params, l.sizes[i]);
-      const std::size_t first_run = static_cast<std::size_t>(std::find(run.begin(), run.end(), true) - run.begin());
-      double mean = 0;
-      const bool holds =
-          decide::never_loses(l.objective(v), l.check(v), std::log(1.06), std::log(1.01), run, &mean);
-      std::string verdict;
-      Option o{live[v], 0.0, {}};
-      // A band must start where the pieces start (every length above one piece runs them); one
-      // that ends where the budget cut the ladder stops at the first size not measured.
-      if (b.index != decide::kNoThreshold && b.index <= first_run) {
-        pieces_stop = b.end < l.sizes.size() ? l.sizes[b.end]
-                                             : sizes[std::min(l.sizes.size(), sizes.size() - 1)];
-        o.gain = b.gain;
-        verdict = "from " + size_label(l.sizes[b.index]) + " to below " + size_label(pieces_stop) + ": " + b.why;
-      } else if (holds && l.sizes.size() == sizes.size()) {
-        // Gain 0: non-temporal stores that win come first, and they take the pieces too (below).
-        pieces_stop = sizes.back();
-        pieces_tie = true;
-        verdict = "never loses (at no size the patterns' mean or the check more than 6% down; the mean " +
-                  fmt("%+.1f", 100 * (std::exp(mean) - 1)) + "%): taken if it confirms solo";
-      } else {
-        verdict = (b.index != decide::kNoThreshold ? "a band from " + size_label(l.sizes[b.index]) +
-                                                         ", above where the pieces start"
-                                                   : b.why) +
-                  "; nor a tie (at some size the patterns' mean or the check more than 6% down, or the mean more than "
-                  "1%)";
-      }
-      say(name + ": rep in " + size_label(kRepChunk) + " pieces below " + size_label(sizes.back()) +
-          " (the rep class runs as one instruction), incumbent time / variant time:" + ladder_lines(l, v) +
-          "\n    -> " + verdict);
-      if (pieces_stop != kNever) {
-        o.c.params.rep_chunk_stop = std::max(pieces_stop, kRepChunk + 4096);
-        o.what = describe(o.c);
-        if (o.gain == 0.0) ties.insert(key(o.c));
         options.push_back(o);
       }
     }
@@ -2082,31 +2026,13 @@ class Search {
       say(name + ": non-temporal stores (" + nt_name(live[v].params) + "), incumbent time / variant time:" +
           ladder_lines(l, v) + verdict);
     }
-    // The other options take the pieces too (up to rep again's start: that band was timed as
-    // one instruction), their versions without them kept as fallbacks (twins); with pieces
-    // taken on a tie, they are confirmed before they are taken.
-    std::map<std::string, Option> twins;  // key() of an option with the pieces -> without
-    std::set<std::string> confirm_first;  // key() of options never taken unconfirmed
-    if (pieces_stop != kNever)
-      for (Option& o : options)
-        if (o.c.params.rep_chunk.value == kNever) {
-          const Option without = o;
-          o.c.params.rep_chunk = kRepChunk;
-          o.c.params.rep_chunk_stop =
-              std::max(std::min(pieces_stop, o.c.params.rep_resume.value), kRepChunk + 4096);
-          o.c.params = without_idle_rep_fields(o.c.params);
-          if (key(o.c) == key(without.c)) continue;  // the pieces run nowhere (non-temporal below them)
-          o.what = describe(o.c);
-          twins.emplace(key(o.c), without);
-          if (pieces_tie) confirm_first.insert(key(o.c));
-        }
     std::stable_sort(options.begin(), options.end(), [](const Option& a, const Option& b) { return a.gain > b.gain; });
     if (options.empty()) {
       const std::string line = name + ": neither " + std::string(has_again ? "rep again nor " : "") +
                                std::string(has_whole ? "rep as one instruction nor " : "") +
-                               std::string(has_pieces ? "rep in pieces nor " : "") +
                                "non-temporal stores (no size from which it wins every use pattern by 3% in total "
-                               "without a 3% loss)";
+                               "without a 3% loss)" +
+                               (has_pieces ? "; the rep class in " + size_label(kRepChunk) + " pieces" : std::string());
       say(line);
       log_.push_back(line);
       return base;
@@ -2132,33 +2058,16 @@ class Search {
       say(line);
       log_.push_back(line);
       // The ladder's verdict stands when there is no time to confirm it; a fallback's does not.
-      const bool tie = ties.count(key(o.c)) > 0;
-      if (!time_left()) return i == 0 && !tie && !confirm_first.count(key(o.c)) ? o.c : base;  // a tie only confirmed
-      const bool gives_pieces =
-          o.c.params.rep_chunk.value != kNever && o.c.params.rep_chunk.value != base.params.rep_chunk.value;
+      if (!time_left()) return i == 0 ? o.c : base;
       const std::uint64_t first =
-          std::min({o.c.params.rep_resume.value, o.c.params.nt_threshold.value,
-                    gives_pieces ? kNever : o.c.params.rep_chunk_stop.value});
+          std::min({o.c.params.rep_resume.value, o.c.params.nt_threshold.value, o.c.params.rep_chunk_stop.value});
       std::vector<std::uint64_t> at{l.sizes.back()};
       if (first != kNever) at.push_back(first);
-      // Pieces given back are confirmed where they run: the first ladder size above a piece and
-      // the last below the top (at the top one instruction runs in both).
-      if (gives_pieces) {
-        std::vector<std::uint64_t> run;  // the ladder sizes where the pieces run
-        for (std::uint64_t sz : l.sizes)
-          if (pieces_at(o.c.params, sz) && timed_length(sz) < o.c.params.rep_chunk_stop.value) run.push_back(sz);
-        if (!run.empty()) at.insert(at.end(), {run.front(), run.back()});
-      }
       std::uint64_t worst_at = 0;
-      // A tie confirms as no loss beyond the stage's tolerance (3 %; no 1 % gain asked), under
-      // the same loss limit per pattern.
-      if (confirmed_solo(name + ": " + o.what, *rs[0], *r, at, &worst_at, tie ? 1 / 1.03 : 1.01)) return o.c;
-      // Failed: its version without the pieces next (after one size up, if any).
-      if (const auto twin = twins.find(key(o.c)); twin != twins.end())
-        tries.insert(tries.begin() + static_cast<std::ptrdiff_t>(i) + 1, twin->second);
+      if (confirmed_solo(name + ": " + o.what, *rs[0], *r, at, &worst_at)) return o.c;
       if (const auto next = one_size_up(l.sizes, first, worst_at)) {
         Option up = o;
-        if (!gives_pieces && up.c.params.rep_chunk_stop.value == first) {
+        if (up.c.params.rep_chunk_stop.value == first) {
           up.c.params.rep_chunk_stop = *next;
         } else if (up.c.params.rep_resume.value == first) {
           up.c.params.rep_resume = *next;
@@ -2170,7 +2079,8 @@ class Search {
         tries.insert(tries.begin() + static_cast<std::ptrdiff_t>(i) + 1, up);
       }
     }
-    log_.push_back(name + ": keeping the loop");
+    log_.push_back(name + (has_pieces ? ": keeping the loop, the rep class in " + size_label(kRepChunk) + " pieces"
+                                      : ": keeping the loop"));
     return base;
   }
 

@@ -186,41 +186,6 @@ TwoThresholds choose_two_thresholds(const std::vector<std::vector<double>>& a_ga
 ThresholdChoice choose_gap(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,
                            double tolerance, double min_gain);
 
-/// The tie rule at a ladder's largest size, for a variant that choose_threshold() did not take
-/// (gain and check as there): true when, at the last size alone, no row (objective or check)
-/// loses more than `tolerance` and the objective rows' mean gain is at least -`mean_tolerance`
-/// (the check rows do not enter the mean). All-zero rows (a size where the two run the same
-/// code, not timed) count as a tie: the caller asks only at a size the variant was timed at.
-/// The stage beyond the caches takes rep as one instruction (rep_chunk_stop) from the ladder's
-/// largest size (64 MiB) on such a tie, if it then confirms solo as a tie: there the 2 MiB
-/// pieces' speed moves by a third from run to run (fill of 64 MiB 28.9-43.0 GB/s on a Zen 5
-/// host) while one instruction's stays with glibc's and AOCL-LibMem's, which use it; a ladder
-/// timed while the pieces ran fast saw a tie, kept them, and the report then had fill of 64 MiB
-/// at 0.76-0.86x (docs/performance.md, twentieth and twenty-first rounds). Only the largest
-/// size: below it, on this CPU, one instruction can tie in one run and lose 2.5x in the next
-/// (rep's streaming switch, eleventh round). An empty ladder gives false.
-bool ties_at_top(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,
-                 double tolerance, double mean_tolerance = 0);
-
-/// The no-loss rule: whether a variant, the more stable of two routines that often tie, loses
-/// nowhere (gain and check as in choose_threshold(): log gains, variant over base, one row per use pattern or
-/// check, one column per ladder size, ascending). Only the sizes marked in `columns` count (the
-/// caller marks those where the two run different code; empty: every size). True when such a
-/// size exists, at none of them a check row's value or the objective rows' mean is below
-/// -`tolerance`, and the objective rows' mean over all of them is at least -`mean_tolerance`;
-/// *mean (if given) gets that mean (0 when the rule stops early). The objective rows are judged
-/// by their mean at each size, not one by one: in a Debian 13 memcpy ladder that otherwise tied,
-/// one row's 4 MiB cell read 0.90 and kept one instruction, which the report then found at
-/// 0.68x glibc read back (docs/performance.md, twenty-second round). The stage beyond the caches gives a rep class that
-/// runs as one instruction its 2 MiB pieces back below the ladder's top on this rule: on an AMD
-/// family 26 host one instruction tied the pieces at 4-8 MiB in one process and ran 0.39-0.47x
-/// their speed at 4-16 MiB in another (the CPU's streaming switch, docs/performance.md, eleventh
-/// and twenty-second rounds). Returns false for an empty ladder, rows (or `columns`) of unequal
-/// length, or no size marked.
-bool never_loses(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,
-                 double tolerance, double mean_tolerance, const std::vector<bool>& columns = {},
-                 double* mean = nullptr);
-
 /// A threshold's confirmation in solo runs (the tuner's confirmed_solo(): each routine timed in
 /// runs of its own, no neighbour's cache footprint). runs[c]: case c's ratios cost(base) /
 /// cost(chosen), one per run (a case: one size and use pattern); the case's ratio is their

@@ -52,11 +52,10 @@
 //                 (rep_resume; not in --quick), on one ladder 256 KiB..64 MiB in the same rounds:
 //                 decide::choose_two_thresholds gives rep again from one size, non-temporal stores
 //                 from a larger one, either alone, or neither (the faster takes each size).
-//                 In the same rounds, where the rep class runs in 2 MiB pieces to the top, rep
-//                 as one instruction from a size on (rep_chunk_stop; at the top also on a tie,
-//                 decide::ties_at_top), and where it runs as one instruction above one piece,
-//                 the same in pieces below the top (rep_chunk; a band where they win, or all of
-//                 it on a tie, decide::never_loses; the other options then take them too).
+//                 Every option is built on and timed against the rep class in 2 MiB pieces
+//                 above one piece and one instruction from 64 MiB (rep_chunk, rep_chunk_stop),
+//                 whatever the incumbent ran there; in the same rounds, rep as one instruction
+//                 from a smaller size on is an option of its own (not in --quick).
 //                 Then, where a gap of the loop is left between the two rep bands (rep_stop ..
 //                 rep_resume, at most four ladder sizes, one rep_gap() accepts; not in --quick),
 //                 the routine with the gap and the same with rep throughout are timed on the

@@ -256,6 +256,7 @@ ReportTable report_replays(const Routine& tuned, const std::vector<Workload>& ws
   const auto ps = peers(tuned.operation());
   ReportTable t = table_for(ps, opt);
   t.per_call = true;
+  t.op = tuned.operation();
   const auto entries = entries_of(ps, tuned, opt);
   ThreadPin pin;
   for (const Workload& w : ws)
@@ -442,9 +443,9 @@ std::string format_targets(const ReportTable* seeds, const ReportTable* misalign
       const std::string reading = use == Use::kThenRead ? ", each call reading back the last" : "";
       // dpdk is a memcpy peer only: "not built" where this build lacks it, nothing for the others.
       const std::string fig =
-          ratio(g) + (dpdk < distributions->peers ? ", " + ratio(geomean(vd)) + " vs dpdk"
-                      : have_dpdk_peer()          ? ""
-                                                  : ", dpdk not built");
+          ratio(g) + (dpdk < distributions->peers                                 ? ", " + ratio(geomean(vd)) + " vs dpdk"
+                      : have_dpdk_peer() || distributions->op != Operation::kMemcpy ? ""
+                                                                                  : ", dpdk not built");
       if (production)
         line(g >= 1.05,
              "production distributions" + reading + ": >= 1.05x the best of " + names +

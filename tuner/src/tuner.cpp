@@ -144,7 +144,7 @@ class Search {
           fmt("%.1f", w_.distribution->mean_size()) + " bytes, largest " +
           std::to_string(w_.distribution->max_size()) + (w_.cold ? ", cold cache" : ", hot cache") +
           (w_.recorded.empty() ? "" : "; the program's own windows of calls in program order (" + w_.note + ")") +
-          (op_ == Operation::kFill ? "" : "; scored by throughput and copy-then-read latency"));
+          (op_ == Operation::kClearPage ? "" : "; scored by throughput and copy-then-read latency"));
 
     // Pass 1 sets every coordinate once; pass 2 revisits the kernel, dispatch and prefetch with
     // the thresholds in place (they interact), when the budget allows.
@@ -1830,8 +1830,9 @@ class Search {
   /// the other kind. The base every option is built on and timed against runs a rep class that
   /// reaches past one piece in 2 MiB pieces (rep_chunk) below the ladder's top and as one
   /// instruction from it (rep_chunk_stop = kRepChunkTop), whatever the incumbent did there; one
-  /// instruction from a smaller size is a third option (not in --quick), timed in the same
-  /// rounds and chosen alone (choose_threshold), never with the others, and confirmed solo.
+  /// instruction from a smaller size, wherever the pieces run, is a third option (not in
+  /// --quick), timed in the same rounds and chosen alone (choose_threshold), never with the
+  /// others, and confirmed solo.
   Candidate beyond_caches_stage(const Candidate& incumbent) {
     const std::string name = "beyond the caches";
     Candidate base = incumbent;
@@ -1850,7 +1851,7 @@ class Search {
     // pieces lost at most about 14 % in the other state; one instruction that tied the pieces
     // while the tuner ran read back at 0.60x glibc in the report that followed
     // (docs/performance.md, eleventh and twenty-second rounds). One instruction is the `whole`
-    // option below, taken only where it wins or ties at the top. (A ladder size s is timed one
+    // option below, taken only where it wins. (A ladder size s is timed one
     // page past it: 2 MiB + 4 KiB is two pieces.)
     const auto pieces_at = [&](const CopyParams& q, std::uint64_t s) {
       return timed_length(s) > kRepChunk && s < sizes.back() &&
@@ -1859,20 +1860,32 @@ class Search {
     const bool rep = op_ != Operation::kClearPage && base.params.rep_threshold.value != kNever;
     const bool pieces = rep && base.params.rep_chunk.value == kNever &&
                         std::any_of(sizes.begin(), sizes.end(), [&](std::uint64_t s) { return pieces_at(base.params, s); });
-    // In pieces up to kRepChunkTop, one instruction from there, where the rep class reaches it.
+    // In pieces up to kRepChunkTop and one instruction from there (without_idle_rep_fields drops
+    // the stop where no rep class with pieces reaches it).
     if (pieces || (rep && base.params.rep_chunk.value == kRepChunk)) {
       Candidate q = base;
       q.params.rep_chunk = kRepChunk;
-      if (ladder_strategy(q.params, kRepChunkTop) == Strategy::kRepString) q.params.rep_chunk_stop = kRepChunkTop;
+      q.params.rep_chunk_stop = kRepChunkTop;
       q.params = without_idle_rep_fields(q.params);
       if (get(q)) base = q;
     }
     if (!get(base)) base = incumbent;
     const bool has_pieces = pieces && base.params.rep_chunk.value != kNever;
-    if (has_pieces)
-      say(name + ": the rep class runs as one instruction above " + size_label(kRepChunk) +
-          "; starting from it in " + size_label(kRepChunk) + " pieces below " + size_label(kRepChunkTop) +
-          (opt_.quick ? std::string() : std::string(" (one instruction is timed against them)")));
+    // One rep instruction (rep_chunk_stop) against the pieces wherever they run on the ladder:
+    // beyond the caches the CPU's streaming rep can beat both the pieces and the non-temporal
+    // loop (AMD family 26, fill of 64 MiB: 42.5 GB/s against 36.7 in pieces and 41.0
+    // non-temporal; a fill of 32 MiB in one instruction lost 26 %: docs/performance.md,
+    // twentieth round). Timed as one instruction from just above one piece; the ladder picks
+    // where it starts to win.
+    const bool whole = !opt_.quick && rep && base.params.rep_chunk.value != kNever &&
+                       std::any_of(sizes.begin(), sizes.end(), [&](std::uint64_t s) { return pieces_at(base.params, s); });
+    if (base.params.rep_chunk.value != incumbent.params.rep_chunk.value ||
+        base.params.rep_chunk_stop.value != incumbent.params.rep_chunk_stop.value)
+      say(name + ": starting from the rep class " + (has_pieces ? "(one instruction above " + size_label(kRepChunk) + ") " : "") +
+          "in " + size_label(kRepChunk) + " pieces" +
+          (base.params.rep_chunk_stop.value != kNever ? ", one instruction from " + size_label(base.params.rep_chunk_stop.value)
+                                                      : std::string()) +
+          (whole ? " (one instruction from a smaller size is timed against them)" : std::string()));
     // rep again: a rep band that ends in the loop below the ladder's top.
     const bool again = !opt_.quick && base.params.rep_threshold.value != kNever &&
                        base.params.rep_stop.value < sizes.back() &&
@@ -1888,10 +1901,11 @@ class Search {
       // instruction again from 2 MiB ran at 0.39-0.47x the pieces' speed at 4-16 MiB whenever
       // the CPU's streaming switch was on (docs/performance.md, twenty-second round).
       if (c.params.rep_chunk.value == kNever && base.params.rep_stop.value <= kRepChunk + 1 &&
-          op_ != Operation::kClearPage) {
+          op_ != Operation::kClearPage)
         c.params.rep_chunk = kRepChunk;
-        c.params.rep_chunk_stop = sizes.back();
-      }
+      // (One instruction again from kRepChunkTop, as the base's own pieces.)
+      if (c.params.rep_chunk.value != kNever) c.params.rep_chunk_stop = kRepChunkTop;
+      c.params = without_idle_rep_fields(c.params);
       variants.push_back(c);
       from.push_back(c.params.rep_resume.value);
     }
@@ -1909,15 +1923,7 @@ class Search {
         variants.push_back(c);
         from.push_back(0);
       }
-    // One rep instruction again (rep_chunk_stop) where the rep class in pieces reaches the
-    // ladder's top: beyond the caches the CPU's streaming rep can beat both the pieces and the
-    // non-temporal loop (AMD family 26, fill of 64 MiB: 42.5 GB/s against 36.7 in pieces and
-    // 41.0 non-temporal; a fill of 32 MiB in one instruction lost 26 %: docs/performance.md,
-    // twentieth round). Timed as one instruction from just above one piece; the ladder picks
-    // where it starts to win.
-    const bool whole = !opt_.quick && base.params.rep_threshold.value != kNever &&
-                       base.params.rep_chunk.value != kNever && base.params.rep_chunk.value < sizes.back() &&
-                       ladder_strategy(base.params, sizes.back()) == Strategy::kRepString;
+    const std::size_t whole_variant = whole ? variants.size() : variants.size() + 1;  // the last, if any
     if (whole) {
       Candidate c = base;
       c.params.rep_chunk_stop = base.params.rep_chunk.value + 4096;
@@ -1927,14 +1933,15 @@ class Search {
     std::vector<const Routine*> rs{get(base)};
     std::vector<Candidate> live;
     std::vector<std::uint64_t> live_from;
+    bool has_whole = false;  // the whole variant built and verified: then live.back()
     for (std::size_t i = 0; i < variants.size(); ++i)
       if (const Routine* r = get(variants[i])) {
         rs.push_back(r);
         live.push_back(variants[i]);
         live_from.push_back(from[i]);
+        has_whole = has_whole || i == whole_variant;
       }
     const bool has_again = again && !live.empty() && live[0].params.rep_resume.value != kNever;
-    const bool has_whole = whole && !live.empty() && live.back().params.rep_chunk_stop.value != kNever;
     if (rs[0] == nullptr || live.size() < (has_again ? 2u : 1u) + (has_whole ? 1u : 0u))
       return incumbent;
     // non-temporal variants: [first_nt, nt_end)
@@ -2061,14 +2068,21 @@ class Search {
       if (!time_left()) return i == 0 ? o.c : base;
       const std::uint64_t first =
           std::min({o.c.params.rep_resume.value, o.c.params.nt_threshold.value, o.c.params.rep_chunk_stop.value});
-      std::vector<std::uint64_t> at{l.sizes.back()};
-      if (first != kNever) at.push_back(first);
+      // At the largest size, and the first threshold; one instruction from a smaller size than
+      // the base's is the same code as the base from there on: confirmed below it instead.
+      std::uint64_t largest = l.sizes.back();
+      if (o.c.params.rep_resume.value == kNever && o.c.params.nt_threshold.value == kNever)
+        for (std::uint64_t sz : l.sizes)
+          if (timed_length(sz) < base.params.rep_chunk_stop.value) largest = sz;
+      std::vector<std::uint64_t> at{largest};
+      if (first != kNever && first != largest) at.push_back(first);
       std::uint64_t worst_at = 0;
       if (confirmed_solo(name + ": " + o.what, *rs[0], *r, at, &worst_at)) return o.c;
       if (const auto next = one_size_up(l.sizes, first, worst_at)) {
         Option up = o;
         if (up.c.params.rep_chunk_stop.value == first) {
           up.c.params.rep_chunk_stop = *next;
+          if (*next >= base.params.rep_chunk_stop.value) continue;  // that is the base
         } else if (up.c.params.rep_resume.value == first) {
           up.c.params.rep_resume = *next;
           if (*next >= up.c.params.nt_threshold.value) up.c.params.rep_resume = kNever;  // nothing left of the band

@@ -72,6 +72,9 @@ struct ReportTable {
   /// Distribution tables: the report's workload replayed (ReportSections::replay), which
   /// format_targets() prints as a check line; false: the production distributions, a target.
   bool workload_replay = false;
+  /// The operation measured (report_replays() sets it): format_targets() names a DPDK build
+  /// missing only for memcpy, the one operation DPDK has a peer for.
+  Operation op = Operation::kMemcpy;
   /// tuned / best peer at each row (>1: tuned faster), and tuned / glibc.
   double vs_best(const ReportRow& r) const;
   double vs_glibc(const ReportRow& r) const;
@@ -106,9 +109,9 @@ ReportTable report_distributions(const Routine& tuned, const std::vector<std::st
 /// program's own calls window by window in program order at its page offsets; spread over
 /// 256 MiB when Workload::cold), every routine interleaved round by round, medians of
 /// opt.passes. Rows, ns per call: one row of throughput (the calls independent), labelled with
-/// the workload's name, and for memcpy and memmove of a warm workload one "NAME read back" row
-/// (each call's source waits on a load of the previous copy: timing.hpp, replay(); from cold
-/// lines every routine would wait as long on memory). A point workload in `ws` is skipped.
+/// the workload's name, and for memcpy, memmove and fill of a warm workload one "NAME read back"
+/// row (each call's source, for fill its destination, waits on a load of the previous call's
+/// last bytes: timing.hpp, replay(); from cold lines every routine would wait as long on memory). A point workload in `ws` is skipped.
 ReportTable report_replays(const Routine& tuned, const std::vector<Workload>& ws, const ReportOptions& opt);
 
 /// The lengths of the use table (bytes): 64 KiB, 256 KiB, 1 MiB, 4 MiB, 16 MiB, 64 MiB.

@@ -7,6 +7,13 @@
 //             calls each. Does the loop decide the ratio?
 //   readback  a fixed length, then a load: nothing; the last 8 bytes set (the next call's address
 //             waits on it); the 8 bytes after them (same line, not set): store-to-load forwarding
+//   flips     the wisdom's fill rebuilt as autotune --from rebuilds it (build_entry, check_routine),
+//             then compare() (the seeds' matrix's loop) at 1, 48 and 64 bytes against glibc, five
+//             times over: does one routine at one length keep its level within a process?
+//   guard     (needs guard-exit.diff applied to the build, see README.md) the mix as below for the
+//             wisdom's fill as tuned, without its n = 0 exit, without its page guard, and without
+//             both: what the two cost on the production mixes (such routines are never shipped:
+//             no page guard is wrong at a page edge, no n = 0 exit slow on a page never touched)
 //   mix       the eight production distributions replayed (replay(), 32768 calls, seed 0x5EED as
 //             the report), throughput and read back (each call's destination waits on the last
 //             bytes of the previous one); medians of 3 passes, ns per call, then geometric means
@@ -17,7 +24,7 @@
 //     $B/templates/libcopysynth_templates.a $B/generator/libcopysynth_generator.a \
 //     /usr/lib/x86_64-linux-gnu/libasmjit.a -lpthread -lrt -lZydis -lZycore build-aocl/libaocl-peer.a \
 //     -Wl,-u,aocl_memcpy,-u,aocl_memmove,-u,aocl_memset,-u,copysynth_aocl_peer_zen,-u,copysynth_aocl_peer_thresholds
-//   COPYSYNTH_AOCL_CACHE_SIZES=48K,1M,32M taskset -c 1 /tmp/small-fill docs/perf/debian12/best.json loops
+//   COPYSYNTH_AOCL_CACHE_SIZES=48K,1M,32M taskset -c 1 /tmp/small-fill docs/perf/fill-small/best-4a50f59.json loops
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -32,6 +39,7 @@
 #include "copysynth/routine.hpp"
 #include "copysynth/stats.hpp"
 #include "copysynth/timing.hpp"
+#include "copysynth/verify.hpp"
 #include "copysynth/wisdom.hpp"
 #include "copysynth/workload.hpp"
 using namespace copysynth;
@@ -166,6 +174,24 @@ void readback(const std::vector<Named>& fs) {
     }
 }
 
+void flips(const Wisdom& w, const WisdomEntry& e) {
+  auto r = build_entry(w, e, CpuInfo::host());
+  if (!r) { std::fprintf(stderr, "%s\n", r.error().message.c_str()); std::exit(1); }
+  if (auto st = check_routine(*r); !st) { std::fprintf(stderr, "%s\n", st.error().message.c_str()); std::exit(1); }
+  BenchBuffers buf(64 << 20);
+  const std::vector<const void*> en{reinterpret_cast<const void*>(&std::memset), r->entry()};
+  std::printf("TSC ticks per call (compare(): 9 rounds, interleaved), glibc / tuned\n");
+  for (int rep = 0; rep < 5; ++rep) {
+    std::printf("repeat %d:", rep + 1);
+    for (std::size_t n : {1u, 48u, 64u}) {
+      const auto m = compare(Operation::kFill, en, buf, n, 0, 0, {});
+      std::printf("  n=%zu %.2f / %.2f (%.2fx)", n, m[0].ticks_per_call, m[1].ticks_per_call,
+                  m[0].ticks_per_call / m[1].ticks_per_call);
+    }
+    std::printf("\n");
+  }
+}
+
 void mix(const std::vector<Named>& fs) {
   std::vector<const void*> en;
   for (const auto& f : fs) en.push_back(reinterpret_cast<const void*>(f.fn));
@@ -206,11 +232,12 @@ void mix(const std::vector<Named>& fs) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) { std::fprintf(stderr, "usage: small-fill WISDOM.json loops|readback|mix\n"); return 2; }
+  if (argc != 3) { std::fprintf(stderr, "usage: small-fill WISDOM.json loops|readback|flips|mix|guard\n"); return 2; }
   auto w = load_wisdom(argv[1]);
   if (!w) { std::fprintf(stderr, "%s\n", w.error().message.c_str()); return 1; }
   const WisdomEntry* e = w->find(Operation::kFill);
   if (!e) { std::fprintf(stderr, "%s has no fill entry\n", argv[1]); return 1; }
+  if (std::string(argv[2]) == "flips") { flips(*w, *e); return 0; }
   std::vector<Named> fs{{"glibc", &std::memset}};
   for (const Peer& p : peers(Operation::kFill))
     if (p.name == "aocl") fs.push_back({"aocl", reinterpret_cast<FillF>(const_cast<void*>(p.entry))});
@@ -232,7 +259,24 @@ int main(int argc, char** argv) {
     fs.push_back({mode == "loops" ? "tuned" : "mask" + std::to_string(m),
                   reinterpret_cast<FillF>(const_cast<void*>(keep.back().entry()))});
   }
-  if (mode == "loops") loops(fs);
+  if (mode == "guard") {
+    fs.resize(2);  // glibc, aocl
+    keep.clear();
+    const char* names[] = {"tuned", "noexit", "noguard", "neither"};
+    for (int v = 0; v < 4; ++v) {
+      if (v & 1) setenv("EXP_NO_ZERO_EXIT", "1", 1); else unsetenv("EXP_NO_ZERO_EXIT");
+      if (v & 2) setenv("EXP_NO_GUARD", "1", 1); else unsetenv("EXP_NO_GUARD");
+      auto plan = make_plan(e->plan.params, CpuInfo::host().features());
+      auto r = Routine::build(*plan);
+      if (!r) { std::fprintf(stderr, "%s\n", r.error().message.c_str()); return 1; }
+      keep.push_back(std::move(r).value());
+      fs.push_back({names[v], reinterpret_cast<FillF>(const_cast<void*>(keep.back().entry()))});
+    }
+    unsetenv("EXP_NO_ZERO_EXIT");
+    unsetenv("EXP_NO_GUARD");
+    if (keep[0].size() == keep[3].size()) { std::fprintf(stderr, "guard-exit.diff is not applied to this build\n"); return 1; }
+    mix(fs);
+  } else if (mode == "loops") loops(fs);
   else if (mode == "readback") readback(fs);
   else if (mode == "mix") mix(fs);
   else { std::fprintf(stderr, "unknown mode %s\n", argv[2]); return 2; }

@@ -330,6 +330,17 @@ ReplayBuffers::~ReplayBuffers() {
   if (src_) munmap(src_, mapped_);
 }
 
+namespace {
+/// The read-back replays' load: the last 8 bytes of [d, d + len) (its last byte below 8 bytes;
+/// `none` for len = 0, where nothing was written).
+inline std::uint64_t last_bytes(const std::uint8_t* d, std::uint32_t len, std::uint64_t none) {
+  std::uint64_t v = none;
+  if (len >= 8) std::memcpy(&v, d + len - 8, 8);
+  else if (len) v = d[len - 1];
+  return v;
+}
+}  // namespace
+
 std::vector<Measurement> replay(Operation op, const std::vector<const void*>& entries, const std::vector<Call>& calls,
                                 ReplayBuffers& buf, const TimingOptions& opt) {
   const std::size_t k = entries.size();
@@ -356,10 +367,7 @@ std::vector<Measurement> replay(Operation op, const std::vector<const void*>& en
             std::uint8_t* d = buf.dst(i, calls[i]);
             const std::uint32_t len = calls[i].size;
             fn(d, buf.src(i, calls[i]) + x, len);
-            std::uint64_t v = x;
-            if (len >= 8) std::memcpy(&v, d + len - 8, 8);
-            else if (len) v = d[len - 1];
-            x = v & zero;
+            x = last_bytes(d, len, x) & zero;
           }
           t1 = tsc_end();
           asm volatile("" : : "r"(x));
@@ -384,10 +392,7 @@ std::vector<Measurement> replay(Operation op, const std::vector<const void*>& en
             std::uint8_t* d = buf.dst(i) + calls[i].dst_offset + x;
             const std::uint32_t len = calls[i].size;
             fn(d, 0x5A, len);
-            std::uint64_t v = x;
-            if (len >= 8) std::memcpy(&v, d + len - 8, 8);
-            else if (len) v = d[len - 1];
-            x = v & zero;
+            x = last_bytes(d, len, x) & zero;
           }
           t1 = tsc_end();
           asm volatile("" : : "r"(x));

@@ -572,10 +572,10 @@ class Search {
         comp.params = keep_rep_split(comp.params, winner.params);
         // Neither has pieces (the winner's band ended within one piece, the seed's is one
         // instruction): a band the composite brings past 2 MiB runs in pieces up to 64 MiB, as
-        // the rep stage's variants do (one instruction there ran 0.39-0.47x the pieces at 4-16
-        // MiB while the CPU's streaming switch was on; a Debian 12 memcpy composite took the glibc
-        // seed's one instruction from 32 KiB to 16 MiB: docs/performance.md, twenty-second
-        // round). The composite is timed before anything adopts it. (Set after keep_rep_split,
+        // the rep stage's variants do (one instruction there ran 0.39-0.66x the pieces at 4-16
+        // MiB while the CPU's streaming switch was on, docs/perf/debian12/tune.log; a Debian 12
+        // memcpy composite took the glibc seed's one instruction from 32 KiB to 16 MiB:
+        // docs/performance.md, twenty-second and twenty-third rounds). The composite is timed before anything adopts it. (Set after keep_rep_split,
         // which keeps the winner's alignment split only where the two agree on the pieces.)
         if (comp.params.rep_chunk.value == kNever && op_ != Operation::kClearPage) {
           comp.params.rep_chunk = kRepChunk;
@@ -1847,10 +1847,10 @@ class Search {
     if (sizes.empty()) return incumbent;
     // Rep in 2 MiB pieces wherever the rep class runs above one piece and below the top: this
     // CPU, part of the time, moves a rep instruction of about 4 MiB or more with a streaming
-    // protocol, and one instruction then ran 0.39-0.47x the pieces' speed at 4-16 MiB, while the
-    // pieces lost at most about 14 % in the other state; one instruction that tied the pieces
-    // while the tuner ran read back at 0.60x glibc in the report that followed
-    // (docs/performance.md, eleventh and twenty-second rounds). One instruction is the `whole`
+    // protocol, and one instruction then ran 0.39-0.66x the pieces' speed at 4-16 MiB (a fill
+    // ladder, docs/perf/debian12/tune.log), while the pieces lost at most about 14 % in the other
+    // state; one instruction that tied the pieces while the tuner ran read back at 0.60x glibc in
+    // the report that followed (docs/performance.md, eleventh to twenty-third rounds). One instruction is the `whole`
     // option below, taken only where it wins. (A ladder size s is timed one
     // page past it: 2 MiB + 4 KiB is two pieces.)
     const auto pieces_at = [&](const CopyParams& q, std::uint64_t s) {
@@ -1898,8 +1898,9 @@ class Search {
                                            [&](std::uint64_t s) { return s > base.params.rep_stop.value; });
       // In 2 MiB pieces below the top, one instruction from it, where the first band ended
       // within one piece (without_idle_rep_fields dropped the rep stage's pieces): one
-      // instruction again from 2 MiB ran at 0.39-0.47x the pieces' speed at 4-16 MiB whenever
-      // the CPU's streaming switch was on (docs/performance.md, twenty-second round).
+      // instruction again from 2 MiB ran at 0.39-0.66x the pieces' speed at 4-16 MiB while the
+      // CPU's streaming switch was on (docs/perf/debian12/tune.log; docs/performance.md,
+      // twenty-second and twenty-third rounds).
       if (c.params.rep_chunk.value == kNever && base.params.rep_stop.value <= kRepChunk + 1 &&
           op_ != Operation::kClearPage)
         c.params.rep_chunk = kRepChunk;
@@ -1923,6 +1924,9 @@ class Search {
         variants.push_back(c);
         from.push_back(0);
       }
+    // From here on one instruction and the base run the same code: one instruction from the
+    // base's stop, or the loop past the rep band's end.
+    const std::uint64_t same_from = std::min(base.params.rep_chunk_stop.value, base.params.rep_stop.value);
     const std::size_t whole_variant = whole ? variants.size() : variants.size() + 1;  // the last, if any
     if (whole) {
       Candidate c = base;
@@ -2012,8 +2016,8 @@ class Search {
       const decide::ThresholdChoice w = decide::choose_threshold(l.objective(v), l.check(v), tol, min_gain);
       say(name + ": rep as one instruction (the rep class runs in " + size_label(base.params.rep_chunk.value) +
           " pieces), incumbent time / variant time:" + ladder_lines(l, v) + "\n    -> alone: " + w.why);
-      // (From the top on the two are the same code: a "win" there is noise.)
-      if (w.index != decide::kNoThreshold && l.sizes[w.index] < base.params.rep_chunk_stop.value) {
+      // (From same_from on the two are the same code: a "win" there is noise.)
+      if (w.index != decide::kNoThreshold && timed_length(l.sizes[w.index]) < same_from) {
         Option o{base, w.gain, {}};
         o.c.params.rep_chunk_stop = std::max(l.sizes[w.index], base.params.rep_chunk.value + 4096);
         o.what = describe(o.c);
@@ -2073,7 +2077,7 @@ class Search {
       std::uint64_t largest = l.sizes.back();
       if (o.c.params.rep_resume.value == kNever && o.c.params.nt_threshold.value == kNever)
         for (std::uint64_t sz : l.sizes)
-          if (timed_length(sz) < base.params.rep_chunk_stop.value) largest = sz;
+          if (timed_length(sz) < same_from) largest = sz;
       std::vector<std::uint64_t> at{largest};
       if (first != kNever && first != largest) at.push_back(first);
       std::uint64_t worst_at = 0;
@@ -2082,7 +2086,7 @@ class Search {
         Option up = o;
         if (up.c.params.rep_chunk_stop.value == first) {
           up.c.params.rep_chunk_stop = *next;
-          if (*next >= base.params.rep_chunk_stop.value) continue;  // that is the base
+          if (*next >= same_from) continue;  // that is the base
         } else if (up.c.params.rep_resume.value == first) {
           up.c.params.rep_resume = *next;
           if (*next >= up.c.params.nt_threshold.value) up.c.params.rep_resume = kNever;  // nothing left of the band

@@ -688,3 +688,53 @@ TEST_CASE("the fill check finds a wrong byte anywhere: first, middle, or all of 
   CHECK(all.failure->n == 1);
   CHECK_MESSAGE(all.failure->what.find("byte 0 of dst") != std::string::npos, all.failure->what);
 }
+
+namespace {
+
+constexpr std::uint64_t kHugeForTest = 256 * 1024;  // VerifyOptions::huge_n in the test below
+
+// Right below kHugeForTest; above it, each breaks one thing only a particular length or
+// placement shows.
+// n = 0 comes with NULL and dangling pointers: no libc call then.
+void* plain_copy(void* d, const void* s, std::size_t n) {
+  if (n) std::memcpy(d, s, n);
+  return d;
+}
+void* copy_drops_byte_at_residue(void* d, const void* s, std::size_t n) {
+  return plain_copy(d, s, n > kHugeForTest && n % 64 == 37 ? n - 1 : n);
+}
+void* copy_reads_past_src(void* d, const void* s, std::size_t n) {
+  if (n > kHugeForTest) (void)*(static_cast<const volatile unsigned char*>(s) + n);
+  return plain_copy(d, s, n);
+}
+void* fill_writes_past_dst(void* d, int c, std::size_t n) {
+  if (n) std::memset(d, c, n > kHugeForTest ? n + 1 : n);
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("lengths above huge_n: one case each, yet every length near an edge and every placement in turn") {
+  VerifyOptions o = grid_options();
+  o.static_check = false;
+  o.huge_n = kHugeForTest;
+  o.random_sizes = 0;
+  const std::vector<std::uint64_t> edges{512 * 1024};
+  const VerifyReport good = verify_copy(&plain_copy, edges, o);
+  REQUIRE(good.ok());
+  CHECK(good.sizes >= 2 * o.edge_radius + 1);
+  // Five cases per length above large_n otherwise (two pairs, a random pair, two guards).
+  VerifyOptions five = o;
+  five.huge_n = five.max_size;
+  CHECK(verify_copy(&plain_copy, edges, five).cases == good.cases + 4 * (2 * o.edge_radius + 1));
+  const VerifyReport residue = verify_copy(&copy_drops_byte_at_residue, edges, o);
+  REQUIRE_FALSE(residue.ok());
+  CHECK(residue.failure->n % 64 == 37);
+  CHECK(residue.failure->n > kHugeForTest);
+  const VerifyReport past = verify_copy(&copy_reads_past_src, edges, o);
+  REQUIRE_FALSE(past.ok());
+  CHECK(past.failure->placement == Placement::kSrcEndsAtGuard);
+  const VerifyReport fill = verify_fill(&fill_writes_past_dst, edges, o);
+  REQUIRE_FALSE(fill.ok());
+  CHECK(fill.failure->n > kHugeForTest);
+}

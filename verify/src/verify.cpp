@@ -472,6 +472,7 @@ VerifyReport verify_linear(const void* entry, bool fill, const std::vector<std::
   if (!zero_length_checks(entry, fill, s, d, rep)) return rep;
 
   static constexpr int kFillBytes[] = {0, 0xFF, 0x5A, 0x80, 0x1234, -1, 256, 0x7F};
+  static constexpr unsigned kPairs[][2] = {{0, 0}, {1, 63}, {63, 1}, {4, 33}, {15, 0}, {0, 15}, {32, 32}};
   std::uint64_t index = 0;
   const unsigned stride = 1 + 2 * static_cast<unsigned>(rng() % 32);  // odd: a permutation mod 64
   for (std::uint64_t n : sizes) {
@@ -493,9 +494,8 @@ VerifyReport verify_linear(const void* entry, bool fill, const std::vector<std::
           if (so >= 8) break;  // fill has no src: 8 dst offsets per n (rotating) suffice
         }
       }
-    } else {
+    } else if (n <= opt.huge_n) {
       // Large n: a few offset pairs, rotating through a fixed list, plus one random pair.
-      static constexpr unsigned kPairs[][2] = {{0, 0}, {1, 63}, {63, 1}, {4, 33}, {15, 0}, {0, 15}, {32, 32}};
       for (unsigned i = 0; i < opt.large_pairs; ++i) {
         const auto& pr = kPairs[(index + i) % 7];
         if (!ck.run(n, s_in + pr[0], d_in + pr[1], Placement::kInterior, ex)) return rep;
@@ -517,6 +517,15 @@ VerifyReport verify_linear(const void* entry, bool fill, const std::vector<std::
     if (n <= opt.large_n) {
       for (unsigned which = 0; which < 4; ++which)
         if (!guards(which, 0) || !guards(which, o)) return rep;
+    } else if (n > opt.huge_n) {
+      // Huge n: one case per length, rotating through the offset pairs and the guard placements
+      // (fill: the two with a dst guard), so that consecutive lengths take each in turn.
+      const unsigned k = static_cast<unsigned>(index % (fill ? 9 : 11));
+      if (k < 7) {
+        if (!ck.run(n, s_in + kPairs[k][0], d_in + kPairs[k][1], Placement::kInterior, ex)) return rep;
+      } else if (!guards(fill ? 2 * (k - 7) + 1 : k - 7, o)) {
+        return rep;
+      }
     } else {
       if (!guards(index % 2 ? 0 : 2, o) || !guards(index % 2 ? 1 : 3, o)) return rep;
     }

@@ -168,9 +168,9 @@ ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
     }
   if (out.index == kNoThreshold)
     snprintf_c(b, sizeof b,
-                  "never: no %s where the variant wins every use pattern without losing more than %.1f%% "
+                  "never: no %s the variant wins every use pattern without losing more than %.1f%% "
                   "at any size (%zu of %zu vetoed) and gains %.1f%% in total",
-                  band ? "range of sizes" : "size from which", 100 * (std::exp(tolerance) - 1), vetoed, tried,
+                  band ? "range of sizes where" : "size from which", 100 * (std::exp(tolerance) - 1), vetoed, tried,
                   100 * (std::exp(min_gain) - 1));
   else
     snprintf_c(b, sizeof b, "ladder sizes %zu..%zu of %zu: %.1f%% summed gain, mean over the use patterns",

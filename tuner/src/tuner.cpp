@@ -207,8 +207,7 @@ class Search {
     {
       VerifyOptions vo = opt_.verify;
       vo.large_edge_stride = 1;
-      const VerifyReport full = verify_routine(result.routine, vo);
-      stats_.verify_cases += full.cases;
+      const VerifyReport full = checked(result.routine, vo);
       if (!full.ok())
         return make_error(ErrorCode::kVerifyFailed, "the winner " + result.routine.name() +
                                                          " failed the full verification: " + full.summary());
@@ -1018,8 +1017,7 @@ class Search {
       if (part != partly_verified_.end() && (verify_below_ == 0 || verify_below_ > part->second)) {
         const std::uint64_t was = part->second;
         partly_verified_.erase(part);
-        const VerifyReport rep = verify_routine(*it->second, verify_options());
-        stats_.verify_cases += rep.cases;
+        const VerifyReport rep = checked(*it->second, verify_options());
         if (!rep.ok()) {
           retired_.push_back(std::move(it->second));  // a stage may still hold the pointer
           pool_.erase(it);
@@ -1036,14 +1034,22 @@ class Search {
     auto r = Routine::build(*plan, opt_.cpu);
     if (!r) return invalid(k, r.error().message);
     ++stats_.built;
-    const VerifyReport rep = verify_routine(*r, verify_options());
-    stats_.verify_cases += rep.cases;
+    const VerifyReport rep = checked(*r, verify_options());
     if (!rep.ok()) return reject(k, label(c) + ": " + rep.summary());
     if (verify_below_ != 0 && verify_below_ < opt_.verify.max_size) partly_verified_.emplace(k, verify_below_);
     auto owned = std::make_unique<Routine>(std::move(r).value());
     const Routine* out = owned.get();
     pool_.emplace(k, std::move(owned));
     return out;
+  }
+
+  /// verify_routine, counted in stats_ (cases and wall time).
+  VerifyReport checked(const Routine& r, const VerifyOptions& vo) {
+    const double t = now();
+    VerifyReport rep = verify_routine(r, vo);
+    stats_.verify_cases += rep.cases;
+    stats_.verify_seconds += now() - t;
+    return rep;
   }
 
   /// The verification of a candidate (the winner is verified again with opt_.verify as given).

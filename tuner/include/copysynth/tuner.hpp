@@ -127,7 +127,8 @@ struct TuneStats {
   unsigned built = 0;      ///< distinct candidates generated
   unsigned rejected = 0;   ///< failed verification (never timed)
   unsigned timed = 0;      ///< candidates that reached timing
-  std::uint64_t verify_cases = 0;
+  std::uint64_t verify_cases = 0;  ///< calls the conformance checks made, over all candidates
+  double verify_seconds = 0;       ///< wall time of those checks (part of `seconds`)
   double seconds = 0;      ///< wall time of the whole tune() call
 };
 

@@ -570,12 +570,13 @@ class Search {
             winner.params.rep_chunk.value != kNever ? winner.params.rep_chunk_stop.value : kNever;
         comp.params = keep_rep_split(comp.params, winner.params);
         // Neither has pieces (the winner's band ended within one piece, the seed's is one
-        // instruction): a band the composite brings past 2 MiB runs in pieces up to 64 MiB, as
-        // the rep stage's variants do (one instruction there ran 0.39-0.66x the pieces at 4-16
-        // MiB while the CPU's streaming switch was on, docs/perf/debian12/tune.log; a Debian 12
-        // memcpy composite took the glibc seed's one instruction from 32 KiB to 16 MiB:
-        // docs/performance.md, twenty-second and twenty-third rounds). The composite is timed before anything adopts it. (Set after keep_rep_split,
-        // which keeps the winner's alignment split only where the two agree on the pieces.)
+        // instruction): a band the composite brings past 2 MiB runs in pieces up to 64 MiB, as the
+        // rep stage's variants do (one instruction there ran 0.39-0.66x the pieces at 4-16 MiB
+        // while the CPU's streaming switch was on, docs/perf/debian12/tune.log; a Debian 12 memcpy
+        // composite took the glibc seed's one instruction from 32 KiB to 16 MiB:
+        // docs/performance.md, twenty-second and twenty-third rounds). The composite is timed
+        // before anything adopts it. (Set after keep_rep_split, which keeps the winner's alignment
+        // split only where the two agree on the pieces.)
         if (comp.params.rep_chunk.value == kNever && op_ != Operation::kClearPage) {
           comp.params.rep_chunk = kRepChunk;
           comp.params.rep_chunk_stop = kRepChunkTop;
@@ -1522,14 +1523,14 @@ class Search {
   /// Stage 5, rep: where `rep movs`/`rep stos` beats the loop. The incumbent without rep (a
   /// threshold a seed brought along is decided again here, by the same rule) against itself with
   /// rep from the loop's start, on a ladder from the loop's start to 8 MiB, with src/dst offsets
-  /// 0/0, 0/1 and 0/15 (4K-aliasing), 2048/4 and 2048/33 (misaligned, not aliasing), and for
-  /// copies 16/16 (mutually aligned, as malloc's buffers are) and 4/0; variants: byte or 8-byte elements, dst as given / aligned to 64 first /
-  /// rep only when dst is 64-aligned (for copies in byte elements also: only when dst and src are
-  /// mutually 64-aligned), each also with 4K-aliasing copies handed to the loop. Each
-  /// variant's band comes from decide::choose_threshold (band: rep_threshold .. rep_stop, the
-  /// loop again above it: on Zen 5 the loop wins 2-8 MiB), and so does the band of the last two
-  /// forms split at a ladder size (rep_aligned_from; from their measured rows, not timed again);
-  /// the best band is confirmed solo.
+  /// 0/0, 0/1 and 0/15 (4K-aliasing), 2048/4 and 2048/33 (misaligned, not aliasing), and for copies
+  /// 16/16 (mutually aligned, as malloc's buffers are) and 4/0; variants: byte or 8-byte elements,
+  /// dst as given / aligned to 64 first / rep only when dst is 64-aligned (for copies in byte
+  /// elements also: only when dst and src are mutually 64-aligned), each also with 4K-aliasing
+  /// copies handed to the loop. Each variant's band comes from decide::choose_threshold (band:
+  /// rep_threshold .. rep_stop, the loop again above it: on Zen 5 the loop wins 2-8 MiB), and so
+  /// does the band of the last two forms split at a ladder size (rep_aligned_from; from their
+  /// measured rows, not timed again); the best band is confirmed solo.
   Candidate rep_stage(const Candidate& incumbent) {
     const std::string name = "rep";
     Candidate base = incumbent;
@@ -1824,21 +1825,21 @@ class Search {
 
   /// Stage 6, beyond the caches: non-temporal stores (one stream, or 2 or 4 page streams) and,
   /// where the rep band hands back to the loop below 64 MiB, rep string instructions again
-  /// (rep_resume), in one comparison: the incumbent without either against each, on one ladder
-  /// 256 KiB..64 MiB (--quick: 256 KiB..16 MiB, every other size, one stream at the routine's
-  /// width, no rep again; else also, in a 64-byte routine, the 32-byte loop: nt_width), src/dst
-  /// at offsets 0/0 and 2048/4 (dst misaligned, not 4K-aliasing). decide::choose_two_thresholds picks rep again from one size, non-temporal
-  /// stores from a larger one, either alone, or neither — the faster at each size, since both
-  /// were timed in the same rounds (two separate stages each compared its variant with the loop
-  /// only: one Zen 5 run took non-temporal stores from 16 MiB where rep again was 1.2x faster
-  /// than both). The choice is confirmed solo; if it does not confirm, it is tried again with its
-  /// first threshold one ladder size up when its worst case was there, then the best option of
-  /// the other kind. The base every option is built on and timed against runs a rep class that
-  /// reaches past one piece in 2 MiB pieces (rep_chunk) below the ladder's top and as one
-  /// instruction from it (rep_chunk_stop = kRepChunkTop), whatever the incumbent did there; one
-  /// instruction from a smaller size, wherever the pieces run, is a third option (not in
-  /// --quick), timed in the same rounds and chosen alone (choose_threshold), never with the
-  /// others, and confirmed solo.
+  /// (rep_resume), in one comparison: the incumbent without either against each, on one ladder 256
+  /// KiB..64 MiB (--quick: 256 KiB..16 MiB, every other size, one stream at the routine's width, no
+  /// rep again; else also, in a 64-byte routine, the 32-byte loop: nt_width), src/dst at offsets
+  /// 0/0 and 2048/4 (dst misaligned, not 4K-aliasing). decide::choose_two_thresholds picks rep
+  /// again from one size, non-temporal stores from a larger one, either alone, or neither — the
+  /// faster at each size, since both were timed in the same rounds (two separate stages each
+  /// compared its variant with the loop only: one Zen 5 run took non-temporal stores from 16 MiB
+  /// where rep again was 1.2x faster than both). The choice is confirmed solo; if it does not
+  /// confirm, it is tried again with its first threshold one ladder size up when its worst case was
+  /// there, then the best option of the other kind. The base every option is built on and timed
+  /// against runs a rep class that reaches past one piece in 2 MiB pieces (rep_chunk) below the
+  /// ladder's top and as one instruction from it (rep_chunk_stop = kRepChunkTop), whatever the
+  /// incumbent did there; one instruction from a smaller size, wherever the pieces run, is a third
+  /// option (not in --quick), timed in the same rounds and chosen alone (choose_threshold), never
+  /// with the others, and confirmed solo.
   Candidate beyond_caches_stage(const Candidate& incumbent) {
     const std::string name = "beyond the caches";
     Candidate base = incumbent;

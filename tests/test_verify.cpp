@@ -691,50 +691,96 @@ TEST_CASE("the fill check finds a wrong byte anywhere: first, middle, or all of 
 
 namespace {
 
-constexpr std::uint64_t kHugeForTest = 256 * 1024;  // VerifyOptions::huge_n in the test below
+constexpr std::uint64_t kSingleCase = 256 * 1024;  // VerifyOptions::single_case_n in the test below
 
-// Right below kHugeForTest; above it, each breaks one thing only a particular length or
-// placement shows.
-// n = 0 comes with NULL and dangling pointers: no libc call then.
+// Each does its job, and above kSingleCase one thing wrong that only a particular length or
+// placement shows. n = 0 comes with NULL and dangling pointers: no libc call then.
 void* plain_copy(void* d, const void* s, std::size_t n) {
   if (n) std::memcpy(d, s, n);
   return d;
 }
 void* copy_drops_byte_at_residue(void* d, const void* s, std::size_t n) {
-  return plain_copy(d, s, n > kHugeForTest && n % 64 == 37 ? n - 1 : n);
+  return plain_copy(d, s, n > kSingleCase && n % 64 == 37 ? n - 1 : n);
+}
+const volatile unsigned char* at(const void* p, std::ptrdiff_t i) {
+  return static_cast<const volatile unsigned char*>(p) + i;
 }
 void* copy_reads_past_src(void* d, const void* s, std::size_t n) {
-  if (n > kHugeForTest) (void)*(static_cast<const volatile unsigned char*>(s) + n);
+  if (n > kSingleCase) (void)*at(s, static_cast<std::ptrdiff_t>(n));
   return plain_copy(d, s, n);
 }
-void* fill_writes_past_dst(void* d, int c, std::size_t n) {
-  if (n) std::memset(d, c, n > kHugeForTest ? n + 1 : n);
+void* copy_reads_before_src(void* d, const void* s, std::size_t n) {
+  if (n > kSingleCase) (void)*at(s, -1);
+  return plain_copy(d, s, n);
+}
+void* copy_reads_past_dst(void* d, const void* s, std::size_t n) {
+  if (n > kSingleCase) (void)*at(d, static_cast<std::ptrdiff_t>(n));
+  return plain_copy(d, s, n);
+}
+void* copy_reads_before_dst(void* d, const void* s, std::size_t n) {
+  if (n > kSingleCase) (void)*at(d, -1);
+  return plain_copy(d, s, n);
+}
+void* plain_fill(void* d, int c, std::size_t n) {
+  if (n) std::memset(d, c, n);
   return d;
+}
+void* fill_reads_past_dst(void* d, int c, std::size_t n) {
+  if (n > kSingleCase) (void)*at(d, static_cast<std::ptrdiff_t>(n));
+  return plain_fill(d, c, n);
+}
+void* fill_reads_before_dst(void* d, int c, std::size_t n) {
+  if (n > kSingleCase) (void)*at(d, -1);
+  return plain_fill(d, c, n);
 }
 
 }  // namespace
 
-TEST_CASE("lengths above huge_n: one case each, yet every length near an edge and every placement in turn") {
+TEST_CASE("lengths above single_case_n: one case each, every length near an edge, every placement in turn") {
   VerifyOptions o = grid_options();
   o.static_check = false;
-  o.huge_n = kHugeForTest;
+  o.single_case_n = kSingleCase;
   o.random_sizes = 0;
-  const std::vector<std::uint64_t> edges{512 * 1024};
+  o.edge_radius = 72;
+  o.large_n = 16384;
+  o.large_pairs = 2;
+  const std::uint64_t e = 512 * 1024;
+  const std::vector<std::uint64_t> edges{e};
+  // e - 72 .. e + 72, of which e - 1, e, e + 1 and the longest, e + 72, keep every case.
+  const std::uint64_t single = 2 * o.edge_radius + 1 - 4;
+  VerifyOptions every = o;
+  every.single_case_n = every.max_size;
+
   const VerifyReport good = verify_copy(&plain_copy, edges, o);
   REQUIRE(good.ok());
-  CHECK(good.sizes >= 2 * o.edge_radius + 1);
-  // Five cases per length above large_n otherwise (two pairs, a random pair, two guards).
-  VerifyOptions five = o;
-  five.huge_n = five.max_size;
-  CHECK(verify_copy(&plain_copy, edges, five).cases == good.cases + 4 * (2 * o.edge_radius + 1));
+  // A large n otherwise: two pairs, a random pair, two guard placements (fill: one, no src).
+  CHECK(verify_copy(&plain_copy, edges, every).cases == good.cases + 4 * single);
+  const VerifyReport good_fill = verify_fill(&plain_fill, edges, o);
+  REQUIRE(good_fill.ok());
+  CHECK(verify_fill(&plain_fill, edges, every).cases == good_fill.cases + 3 * single);
+
   const VerifyReport residue = verify_copy(&copy_drops_byte_at_residue, edges, o);
   REQUIRE_FALSE(residue.ok());
   CHECK(residue.failure->n % 64 == 37);
-  CHECK(residue.failure->n > kHugeForTest);
-  const VerifyReport past = verify_copy(&copy_reads_past_src, edges, o);
-  REQUIRE_FALSE(past.ok());
-  CHECK(past.failure->placement == Placement::kSrcEndsAtGuard);
-  const VerifyReport fill = verify_fill(&fill_writes_past_dst, edges, o);
-  REQUIRE_FALSE(fill.ok());
-  CHECK(fill.failure->n > kHugeForTest);
+  CHECK(residue.failure->n > kSingleCase);
+
+  // Each guard placement comes round within the first 11 lengths of the edge's window, all of
+  // them single-case lengths.
+  struct Guarded {
+    CopyFn copy;
+    FillFn fill;
+    Placement where;
+  };
+  for (const Guarded& g : {Guarded{&copy_reads_past_src, nullptr, Placement::kSrcEndsAtGuard},
+                           Guarded{&copy_reads_before_src, nullptr, Placement::kSrcAfterGuard},
+                           Guarded{&copy_reads_past_dst, nullptr, Placement::kDstEndsAtGuard},
+                           Guarded{&copy_reads_before_dst, nullptr, Placement::kDstAfterGuard},
+                           Guarded{nullptr, &fill_reads_past_dst, Placement::kDstEndsAtGuard},
+                           Guarded{nullptr, &fill_reads_before_dst, Placement::kDstAfterGuard}}) {
+    const VerifyReport r = g.copy ? verify_copy(g.copy, edges, o) : verify_fill(g.fill, edges, o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.failure->placement == g.where);
+    CHECK(r.failure->n >= e - o.edge_radius);
+    CHECK(r.failure->n < e - o.edge_radius + 11);
+  }
 }

@@ -45,7 +45,7 @@ int run_tune(const Options& o) {
                std::to_string(r.stats.built) + " candidates built, " + std::to_string(r.stats.rejected) +
                " rejected by verification, " + std::to_string(r.stats.timed) + " timed, " +
                std::to_string(r.stats.verify_cases) + " verification cases (" +
-               std::to_string(static_cast<int>(r.stats.verify_seconds + 0.5)) + " s)");
+               format_c("%.1f", r.stats.verify_seconds) + " s)");
     o.progress("winner: " + r.routine.name() + "\n  params: " + to_string(r.routine.params()));
     if (o.show_plan) std::cerr << to_string(r.routine.plan());
     if (o.ops.size() > 1) std::cout << (op == o.ops.front() ? "" : "\n") << "== " << name_of(op) << " ==\n";

@@ -467,6 +467,11 @@ VerifyReport verify_linear(const void* entry, bool fill, const std::vector<std::
     return rep;
   }
   if (!fill) fill_random(s.begin(), s.size(), opt.seed);  // fill reads no src
+  // Above single_case_n one case per length, except at edge - 1, edge, edge + 1 and the longest
+  // length tested (where a class's last or first length runs, and max_size cuts an edge's window).
+  std::set<std::uint64_t> all_cases{max_n};
+  for (std::uint64_t e : edges)
+    for (std::uint64_t n = e > 0 ? e - 1 : 0; n <= e + 1; ++n) all_cases.insert(n);
   FaultTrap trap;
   Checker ck(entry, d, rep);
   if (!zero_length_checks(entry, fill, s, d, rep)) return rep;
@@ -494,7 +499,7 @@ VerifyReport verify_linear(const void* entry, bool fill, const std::vector<std::
           if (so >= 8) break;  // fill has no src: 8 dst offsets per n (rotating) suffice
         }
       }
-    } else if (n <= opt.huge_n) {
+    } else if (n <= opt.single_case_n || all_cases.count(n)) {
       // Large n: a few offset pairs, rotating through a fixed list, plus one random pair.
       for (unsigned i = 0; i < opt.large_pairs; ++i) {
         const auto& pr = kPairs[(index + i) % 7];
@@ -517,9 +522,10 @@ VerifyReport verify_linear(const void* entry, bool fill, const std::vector<std::
     if (n <= opt.large_n) {
       for (unsigned which = 0; which < 4; ++which)
         if (!guards(which, 0) || !guards(which, o)) return rep;
-    } else if (n > opt.huge_n) {
-      // Huge n: one case per length, rotating through the offset pairs and the guard placements
-      // (fill: the two with a dst guard), so that consecutive lengths take each in turn.
+    } else if (n > opt.single_case_n && !all_cases.count(n)) {
+      // One case per length, rotating through the offset pairs and the guard placements (fill:
+      // the two with a dst guard), so that consecutive lengths take each in turn; 11 and 9 are
+      // odd, so each placement meets both parities of n.
       const unsigned k = static_cast<unsigned>(index % (fill ? 9 : 11));
       if (k < 7) {
         if (!ck.run(n, s_in + kPairs[k][0], d_in + kPairs[k][1], Placement::kInterior, ex)) return rep;
@@ -527,7 +533,10 @@ VerifyReport verify_linear(const void* entry, bool fill, const std::vector<std::
         return rep;
       }
     } else {
-      if (!guards(index % 2 ? 0 : 2, o) || !guards(index % 2 ? 1 : 3, o)) return rep;
+      // Which two alternates every second length, not every length: index and n step together
+      // near an edge, and alternating with index % 2 gave each guard one parity of n there.
+      const bool odd = (index / 2) % 2 != 0;
+      if (!guards(odd ? 0 : 2, o) || !guards(odd ? 1 : 3, o)) return rep;
     }
   }
   return rep;

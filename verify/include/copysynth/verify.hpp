@@ -47,13 +47,16 @@ struct VerifyOptions {
                                         ///< still vary) and re-checks its winner with 1
   std::uint64_t large_n = 16384;        ///< n above this use `large_pairs` offset pairs only
   unsigned large_pairs = 2;             ///< offset pairs per large n (plus one random pair and
-                                        ///< two of the four guard placements, alternating)
-  std::uint64_t huge_n = 8ull << 20;    ///< n above this get one case each instead, rotating
-                                        ///< through the fixed pairs and the guard placements: each
-                                        ///< case copies and compares megabytes from DRAM, and a
-                                        ///< 64 MiB edge's 145 lengths (the rep pieces' end,
-                                        ///< kRepChunkTop) took 4.2 s with 5 cases each on a
-                                        ///< 2-core Zen 5 VM (docs/verification.md, "Cost")
+                                        ///< two of the four guard placements, alternating every
+                                        ///< second n)
+  std::uint64_t single_case_n = 8ull << 20; ///< n above this get one case each instead (the
+                                        ///< offset pairs and guard placements in turn), except
+                                        ///< edge-1, edge, edge+1 and the longest n: each case
+                                        ///< copies and compares megabytes from DRAM; with five
+                                        ///< cases each, the 73 lengths below a 64 MiB edge (the
+                                        ///< rep pieces' end, kRepChunkTop; max_size cuts the
+                                        ///< rest) made a routine's check 3.3-4.6 s instead of
+                                        ///< 1.3 s (docs/verification.md, "Cost")
   bool all_pairs = false;               ///< all 64x64 offset pairs for every n <= large_n (slow)
   std::uint64_t overlap_dense = 300;    ///< memmove: every n up to this with every distance
   unsigned overlap_stride = 5;          ///< memmove: above overlap_dense, every k-th distance

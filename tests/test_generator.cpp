@@ -89,7 +89,7 @@ const SizeClass* class_of(const CopyPlan& plan, std::uint64_t n) {
 TEST_CASE("param_field_names lists every CopyParams field in declaration order") {
   const std::vector<std::string> expected{"operation",     "vector_width",  "unroll",
                                           "prefetch_distance", "prefetch_hint", "prefetch_min", "nt_threshold",
-                                          "rep_threshold", "rep_stop", "rep_resume", "rep_chunk", "rep_chunk_stop", "rep_unit", "rep_align_dst", "rep_aligned_only", "rep_aligned_from", "rep_aligned_mutual", "alias_window", "rep_alias_window", "nt_pages", "nt_width", "loop_pipeline", "shift_realign", "loop_align",
+                                          "rep_threshold", "rep_stop", "rep_resume", "rep_chunk", "rep_chunk_stop", "rep_unit", "rep_align_dst", "rep_aligned_only", "rep_aligned_from", "rep_aligned_mutual", "alias_window", "rep_alias_window", "rep_alias_loop", "nt_pages", "nt_width", "loop_pipeline", "shift_realign", "loop_align",
                                           "nop_form", "register_bank", "head_tail_width", "head_tail_max", "mask_max", "mask_shift"};
   CHECK(param_field_names() == expected);
 }
@@ -115,9 +115,10 @@ TEST_CASE("CopyParams JSON round trip") {
     const json j = to_json(p);
     REQUIRE(j.is_object());
     // prefetch_min, rep_resume, rep_aligned_from, nt_width, mask_shift, rep_chunk,
-    // rep_chunk_stop and rep_aligned_mutual are left out at their defaults: readers older than
-    // the fields refuse unknown keys.
-    CHECK(j.size() == param_field_names().size() - 8);
+    // rep_chunk_stop, rep_aligned_mutual and rep_alias_loop are left out at their defaults:
+    // readers older than the fields refuse unknown keys.
+    CHECK(j.size() == param_field_names().size() - 9);
+    CHECK_FALSE(j.contains("rep_alias_loop"));
     CHECK_FALSE(j.contains("rep_chunk"));
     CHECK_FALSE(j.contains("rep_chunk_stop"));
     CHECK_FALSE(j.contains("rep_aligned_mutual"));
@@ -133,6 +134,10 @@ TEST_CASE("CopyParams JSON round trip") {
     r.vector_width = 64;
     r.nt_width = 32;
     CHECK(to_json(r)["nt_width"] == 32);
+    CHECK(*params_from_json(to_json(r)) == r);
+    r.rep_threshold = 32768;
+    r.rep_alias_loop = 65536;
+    CHECK(to_json(r)["rep_alias_loop"] == 65536);
     CHECK(*params_from_json(to_json(r)) == r);
     r.prefetch_distance = 512;
     r.prefetch_min = 32768;
@@ -606,6 +611,35 @@ TEST_CASE("rep_chunk_stop: one rep instruction again from a length on; edges, te
   CHECK(large_lengths_differ(s, none, 65537, 0, 0));
   CHECK_FALSE(large_lengths_differ(s, none, 4 * 65536, 0, 0));
   CHECK(first_large_difference(s, p) == 4u * 65536);
+}
+
+TEST_CASE("validate: rep_alias_loop needs a copy, vector_width 32 or 64, and no rep_alias_window") {
+  CopyParams p;
+  p.vector_width = 64;
+  p.rep_threshold = 32768;
+  p.rep_alias_loop = 65536;
+  CHECK(validate_domains(p).ok());
+  CHECK(validate(p, IsaFeatures::for_level(IsaLevel::kAVX512)).ok());
+  p.vector_width = 32;
+  CHECK(validate(p, IsaFeatures::for_level(IsaLevel::kAVX512)).ok());
+  p.vector_width = 16;
+  Status st = validate(p, IsaFeatures::for_level(IsaLevel::kAVX512));
+  REQUIRE_FALSE(st.ok());
+  CHECK(contains(st.error().message, "rep_alias_loop = 65536 needs vector_width = 32 or 64"));
+  p.vector_width = 64;
+  p.rep_alias_window = 64;
+  st = validate(p, IsaFeatures::for_level(IsaLevel::kAVX512));
+  REQUIRE_FALSE(st.ok());
+  CHECK(contains(st.error().message, "rep_alias_window = 64 both say which loop"));
+  p.rep_alias_window = 0;
+  p.operation = Operation::kFill;
+  st = validate(p, IsaFeatures::for_level(IsaLevel::kAVX512));
+  REQUIRE_FALSE(st.ok());
+  CHECK(contains(st.error().message, "does not apply to fill"));
+  p.operation = Operation::kMemmove;
+  CHECK(validate(p, IsaFeatures::for_level(IsaLevel::kAVX512)).ok());
+  p.rep_alias_loop = 65537;  // a multiple of 4096
+  CHECK_FALSE(validate_domains(p).ok());
 }
 
 TEST_CASE("validate: nt_width 32 needs vector_width 64; other widths are out of its domain") {
@@ -1510,8 +1544,24 @@ TEST_CASE("large_lengths_differ: a rep class's fallback, the loop below prefetch
   CHECK(large_lengths_differ(a, b, 131072, 2048, 1));
   CHECK(large_lengths_differ(a, b, 131072, 0, 0));  // (dst - src) mod 4096 = 0: no aliasing
   CHECK_FALSE(large_lengths_differ(a, b, 131072, 4095, 0));  // = 1: aliasing
+  // rep_alias_loop: such a copy takes the 32-byte loop below the stop, a loop b runs in its own
+  // width, and rep from the stop on.
+  a.rep_alias_window = 0;
+  a.rep_alias_loop = 262144;
+  CHECK(large_lengths_differ(a, b, 131072, 0, 1));
+  CHECK(large_lengths_differ(a, b, 262144, 0, 1));  // a: rep
+  CopyParams c = a;  // the same copies to the routine's own loop
+  c.rep_alias_loop = kNever;
+  c.rep_alias_window = 64;
+  CHECK(large_lengths_differ(a, c, 131072, 0, 1));
+  CHECK_FALSE(large_lengths_differ(a, c, 131072, 2048, 1));  // no aliasing: rep in both
+  CHECK(first_large_difference(a, c) == 32768);
+  c.rep_alias_window = 0;
+  c.rep_alias_loop = 131072;
+  CHECK(first_large_difference(a, c) == 131072);
   a.operation = Operation::kFill;  // fill has no source: no aliasing guard
   b.operation = Operation::kFill;
+  a.rep_alias_loop = kNever;
   CHECK(large_lengths_differ(a, b, 131072, 0, 1));
 }
 
@@ -1666,6 +1716,14 @@ TEST_CASE("first_large_difference is the shortest length where large_lengths_dif
     ps.push_back(p);
     p.rep_alias_window = 0;
     ps.push_back(p);
+    // 4K-aliasing copies to the 32-byte loop below 256 KiB (in the first band).
+    if (w >= 32) {
+      p.rep_aligned_only = false;
+      p.rep_aligned_mutual = false;
+      p.rep_alias_loop = 262144;
+      ps.push_back(p);
+      p.rep_alias_loop = kNever;
+    }
   }
   const std::uint32_t placements[][2] = {{0, 0}, {0, 1}, {2048, 1}, {4095, 0}, {0, 64}, {100, 33}, {16, 16}, {4, 0}};
   for (const auto& a : ps)

@@ -71,6 +71,7 @@ std::vector<std::uint64_t> lengths_of(const CopyPlan& plan) {
     if (const std::uint64_t from = rep_aligned_from_in(p, k); from != kNever) n.insert(n.end(), {from - 1, from});
     if (const std::uint64_t piece = rep_chunk_in(p, k); piece != kNever) n.insert(n.end(), {piece, piece + 1});
     if (const std::uint64_t stop = rep_chunk_stop_in(p, k); stop != kNever) n.insert(n.end(), {stop - 1, stop});
+    if (const std::uint64_t stop = rep_alias_loop_in(p, k); stop != kNever) n.insert(n.end(), {stop - 1, stop});
   }
   if (p.prefetch_min.value) n.insert(n.end(), {p.prefetch_min.value - 1, p.prefetch_min.value});
   std::sort(n.begin(), n.end());
@@ -132,6 +133,13 @@ void check_paths(const CopyParams& p, Region& a, Region& b, Tally& t) {
         REQUIRE(e.instructions > 0);
         CHECK(got.strategy == want.strategy);
         if (want.strategy == Strategy::kAlignedLoop) CHECK(got.prefetch == want.prefetch);
+        // rep_alias_loop: the rep class's 4K-aliasing copies run the 32-byte loop, the others
+        // that leave the rep class the routine's own (64-byte stores in a 64-byte routine).
+        if (want.strategy == Strategy::kAlignedLoop && p.rep_alias_loop.value != kNever) {
+          INFO("widest store " << e.widest_store << " bytes, code_path() width " << want.width);
+          if (want.width != 0) CHECK(e.widest_store == want.width);
+          else if (plan.vec == 64) CHECK(e.widest_store == 64);
+        }
         // Pieces or one instruction (rep_chunk, rep_chunk_stop): the first rep's count is one
         // piece exactly where more than a piece is left after rep_align_dst's head (1..64 bytes)
         // and n is below the stop, which applies to n itself.
@@ -241,6 +249,18 @@ std::vector<CopyParams> rule_cases(Operation op) {
     p.rep_alias_window = 1024;
     p.prefetch_min = 0;
     out.push_back(p);
+    if (w >= 32) {  // 4K-aliasing copies to the 32-byte loop below 64 KiB, rep from there
+      p.rep_alias_window = 0;
+      p.rep_alias_loop = 65536;
+      out.push_back(p);
+      p.rep_align_dst = false;
+      p.prefetch_min = 32768;
+      out.push_back(p);
+      if (CpuInfo::host().features().max_vector_bytes() >= 64) {  // the 32-byte loop in a zmm routine
+        p.vector_width = 64;
+        out.push_back(p);
+      }
+    }
   }
   return out;
 }

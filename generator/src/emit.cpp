@@ -65,12 +65,14 @@ class RoutineEmitter {
     }
     loop_entry_ = a_.newLabel();
     backward_ = a_.newLabel();
+    alias_loop_ = a_.newLabel();
     short_entry_ = a_.newLabel();
     const auto tree = dispatch_tree(plan_);
     COPYSYNTH_TRY(node(plan_.classes, tree, 0));
     // memmove's rep and non-temporal classes fall back to the direction-aware loop for
     // overlapping buffers; emit it here when no loop class emitted it inline.
     if (need_loop_entry_ && !loop_entry_bound_) loop_class();
+    if (need_alias_loop_) alias_loop();
     return pad_error_ ? Status(*pad_error_) : Status();
   }
 
@@ -948,6 +950,23 @@ class RoutineEmitter {
     }
   }
 
+  /// The rep class's 4K-aliasing copies (rep_alias_loop, params.hpp): the forward loop in 32-byte
+  /// vectors, with the main loop's prefetch (every helper takes its width from V_, as the
+  /// narrower non-temporal loop's do). memmove reaches it only when the buffers do not overlap
+  /// (rep_string tests that first), so forward is right.
+  void alias_loop() {
+    begin_body();
+    bind(alias_loop_, "alias_loop");
+    comment("4K-aliasing copy of the rep class: a forward loop of 32-byte vectors");
+    const unsigned routine_v = V_;
+    const unsigned routine_pf = pf_;
+    V_ = 32;
+    pf_ = p_.prefetch_distance.value;
+    forward_loop(false);
+    V_ = routine_v;
+    pf_ = routine_pf;
+  }
+
   /// The mirror of forward_loop for memmove with src < dst < src + n: save the first
   /// saved_k()*V and the last V bytes, align the end down to V, copy downward, store the saved
   /// bytes last. Every store lands above the source bytes still to be read.
@@ -1039,6 +1058,21 @@ class RoutineEmitter {
       comment("forward rep only when the buffers do not overlap; else the loop");
       // dst ahead must go backward; src ahead overlaps too: the loop saves head and tail first.
       jump_if_overlap(loop_entry_, loop_entry_);
+    }
+    if (const std::uint64_t stop = rep_alias_loop_in(p_, c); stop != kNever) {
+      // rep_alias_loop: a copy that would 4K-alias takes the 32-byte loop (alias_loop()), below
+      // `stop` only where the class reaches it.
+      Label keep = a_.newLabel();
+      const bool split = stop <= c.hi;
+      comment(std::string(split ? "n < " + std::to_string(stop) + " and " : "") +
+              "0 < (dst - src) mod 4096 < 64: 4K aliasing, take the 32-byte loop");
+      if (split) {
+        cmp_n(stop);
+        a_.jae(keep);
+      }
+      need_alias_loop_ = true;
+      alias_check(alias_loop_, 64);
+      if (split) bind(keep, "rep_no_alias_loop");
     }
     if (!fill() && p_.rep_alias_window.value != 0) {
       need_loop_entry_ = true;  // a copy that would 4K-alias takes the loop class instead
@@ -1153,6 +1187,8 @@ class RoutineEmitter {
   Label short_entry_;         // prefetch_min: the loop without prefetch
   bool short_bound_ = false;  // ... already emitted
   bool need_loop_entry_ = false, loop_entry_bound_ = false;
+  Label alias_loop_;              // rep_alias_loop: the 32-byte loop for 4K-aliasing copies
+  bool need_alias_loop_ = false;
   std::optional<Error> pad_error_;
   std::vector<EmitNote>* notes_ = nullptr;
   std::size_t base_ = 0;  // assembler offset of the routine's first byte (with notes_)

@@ -155,6 +155,13 @@ bool rep_alignment_passes(const CopyParams& p, std::uint64_t src, std::uint64_t 
   return (rep_test_mutual(p) ? dst - src : dst) % 64 == 0;
 }
 
+std::uint64_t rep_alias_loop_in(const CopyParams& p, const SizeClass& c) {
+  const std::uint64_t stop = p.rep_alias_loop.value;
+  const Operation op = p.operation.value;
+  const bool copy = op == Operation::kMemcpy || op == Operation::kMemmove;
+  return copy && c.strategy == Strategy::kRepString && stop != kNever && c.lo < stop ? stop : kNever;
+}
+
 std::uint64_t rep_chunk_in(const CopyParams& p, const SizeClass& c) {
   const std::uint64_t k = p.rep_chunk.value;
   return c.strategy == Strategy::kRepString && k != kNever && c.hi > k ? k : kNever;
@@ -185,6 +192,8 @@ std::vector<std::uint64_t> plan_edges(const CopyPlan& plan) {
     if (const std::uint64_t piece = rep_chunk_in(p, c); piece != kNever)
       for (std::uint64_t k = c.lo / piece + 1, j = 0; j < 2; ++k, ++j)
         if (const std::uint64_t n = k * piece; n > c.lo && n <= c.hi) e.push_back(n);
+    // rep_alias_loop inside the class: 4K-aliasing copies go back to rep there.
+    if (const std::uint64_t stop = rep_alias_loop_in(p, c); stop != kNever && stop <= c.hi) e.push_back(stop);
     // rep_chunk_stop: where one instruction takes over from the pieces again.
     if (const std::uint64_t stop = rep_chunk_stop_in(p, c); stop != kNever && stop > c.lo) e.push_back(stop);
   }
@@ -278,6 +287,9 @@ std::string describe_class(const CopyPlan& plan, const SizeClass& c) {
       }
       if (p.operation.value == Operation::kMemmove) o << "; the backward loop when dst - src < n";
       if (p.rep_alias_window.value && !fill) o << "; the loop when 0 < (dst - src) mod 4096 < " << p.rep_alias_window.value;
+      if (const std::uint64_t stop = rep_alias_loop_in(p, c); stop != kNever)
+        o << "; " << (stop <= c.hi ? "below " + std::to_string(stop) + " bytes a" : std::string("a"))
+          << " 4K-aliasing copy (0 < (dst - src) mod 4096 < 64) takes a loop of 32-byte vectors";
       break;
   }
   return o.str();

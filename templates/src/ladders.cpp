@@ -142,9 +142,14 @@ CodePath code_path(const CopyPlan& plan, std::uint64_t n, std::uint32_t src_offs
       const std::uint32_t d = (dst_offset - src_offset) % kPageBytes;  // (dst - src) mod 4096
       const bool aligned_only = n >= rep_aligned_from_in(p, k);
       const bool misaligned = aligned_only && !rep_alignment_passes(p, src_offset, dst_offset);
+      if (misaligned) return {Strategy::kAlignedLoop, pf};
+      // emit.cpp, rep_string: memmove's overlap test comes first (code_path() models copies that do
+      // not overlap), then rep_alias_loop's test, then rep_alias_window's.
+      if (const std::uint64_t stop = rep_alias_loop_in(p, k); stop != kNever && n < stop && d != 0 && d < 64)
+        return {Strategy::kAlignedLoop, pf, 32};
       const bool aliasing = op != Operation::kFill && p.rep_alias_window.value != 0 && d != 0 &&
                             d < p.rep_alias_window.value;
-      if (misaligned || aliasing) return {Strategy::kAlignedLoop, pf};
+      if (aliasing) return {Strategy::kAlignedLoop, pf};
     }
     if (k.strategy == Strategy::kAlignedLoop) return {k.strategy, pf && !(k.hi < p.prefetch_min.value)};
     return {k.strategy, false};
@@ -157,7 +162,7 @@ namespace {
 bool differ_at(const CopyPlan& pa, const CopyPlan& pb, std::uint64_t n, std::uint32_t src_offset,
                std::uint32_t dst_offset) {
   const CodePath ca = code_path(pa, n, src_offset, dst_offset), cb = code_path(pb, n, src_offset, dst_offset);
-  if (ca.strategy != cb.strategy || ca.prefetch != cb.prefetch) return true;
+  if (ca.strategy != cb.strategy || ca.prefetch != cb.prefetch || ca.width != cb.width) return true;
   const CopyParams& a = pa.params;
   const CopyParams& b = pb.params;
   // Both run rep here: a guard that did not send this copy to the loop (an aligned dst, no
@@ -182,15 +187,17 @@ bool large_lengths_differ(const CopyParams& a, const CopyParams& b, std::uint64_
 
 CopyParams without_idle_rep_fields(CopyParams p) {
   if (p.operation.value == Operation::kClearPage) return p;
-  bool pieces = false, gate = false, stop = false;
+  bool pieces = false, gate = false, stop = false, alias_loop = false;
   for (const SizeClass& c : vector_ladder(p).classes) {
     pieces = pieces || rep_chunk_in(p, c) != kNever;
     stop = stop || rep_chunk_stop_in(p, c) != kNever;
+    alias_loop = alias_loop || rep_alias_loop_in(p, c) != kNever;
     // emit.cpp, rep_string: the alignment test is emitted where it splits or covers the class.
     const std::uint64_t from = rep_aligned_from_in(p, c);
     gate = gate || (from != kNever && from <= c.hi);
   }
   if (!pieces) p.rep_chunk = kNever;
+  if (!alias_loop) p.rep_alias_loop = kNever;
   if (!stop) p.rep_chunk_stop = kNever;
   if (!gate) p.rep_aligned_mutual = false;
   return p;
@@ -211,6 +218,9 @@ std::uint64_t first_large_difference(const CopyParams& a, const CopyParams& b) {
   // ... and where rep starts to run in pieces.
   for (const CopyParams* p : {&a, &b})
     if (p->rep_chunk.value != kNever) starts.push_back(p->rep_chunk.value + 1);
+  // ... and where rep_alias_loop hands 4K-aliasing copies back to rep.
+  for (const CopyParams* p : {&a, &b})
+    if (p->rep_alias_loop.value != kNever) starts.push_back(p->rep_alias_loop.value);
   // ... and where they stop again.
   for (const CopyParams* p : {&a, &b})
     if (p->rep_chunk.value != kNever && p->rep_chunk_stop.value != kNever) starts.push_back(p->rep_chunk_stop.value);

@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <ucontext.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -42,6 +43,9 @@ struct ExecutedCode {
   /// rcx as the first rep string instruction began: its count of elements (bytes, or qwords for
   /// movsq/stosq); 0 when none ran. One piece's count where the rep class runs in pieces.
   std::uint64_t first_rep_count = 0;
+  /// The widest store traced (bytes of its memory operand, masked or not): 32 in a loop of
+  /// 32-byte vectors, 64 in one of zmm moves; 0 when none ran.
+  unsigned widest_store = 0;
   bool complete = false;      ///< traced up to the return (no early stop)
 };
 
@@ -114,6 +118,8 @@ inline void on_trap(int, siginfo_t*, void* context) {
         for (std::size_t i = 0; i < in.operand_count_visible; ++i)
           if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY && ops[i].mem.type == ZYDIS_MEMOP_TYPE_MEM) {
             ++s.seen.memory_accesses;
+            if (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)
+              s.seen.widest_store = std::max(s.seen.widest_store, static_cast<unsigned>(ops[i].size / 8));
             break;
           }
     } else {

@@ -364,6 +364,25 @@ struct RepAliasWindow {
   static constexpr type def = 0;
   static constexpr std::array<type, 4> choices{0, 64, 256, 1024};
 };
+struct RepAliasLoop {
+  using type = std::uint64_t;
+  static constexpr std::string_view unit = "bytes";
+  static constexpr std::string_view doc =
+      "copies in a rep class shorter than this many bytes that would 4K-alias (0 < (dst - src) mod "
+      "4096 < 64) take a forward loop of 32-byte vectors (software-pipelined with loop_pipeline, "
+      "prefetching as the main loop) instead of rep movs; longer ones keep rep. On AMD family 26 "
+      "(Zen 5) a 32 KiB such memcpy ran 89-93 GB/s in that loop, 80-82 with rep movsb and 83 in "
+      "the routine's own 64-byte loop, while from 64 KiB on rep held its own or won "
+      "(docs/performance.md, twenty-fifth round). A multiple of 4096. \"never\" = off. Copies "
+      "only, vector_width 32 or 64, not with rep_alias_window (which sends every such copy to the "
+      "routine's own loop); no effect without a rep class starting below it";
+  static constexpr type def = kNever;
+  static constexpr type lo = 4096, hi = std::uint64_t{1} << 30, step = 4096;
+  static constexpr bool allows_never = true;
+  /// Left out of to_json() at its default (as rep_chunk): builds before this field refuse an
+  /// unknown key and build the same code when it is absent.
+  static constexpr bool written_at_default = false;
+};
 struct NtPages {
   using type = std::uint32_t;
   static constexpr std::string_view unit = "pages";
@@ -452,6 +471,7 @@ struct CopyParams {
                            (Param<spec::RepAlignedMutual>, rep_aligned_mutual),
                            (Param<spec::AliasWindow>, alias_window),
                            (Param<spec::RepAliasWindow>, rep_alias_window),
+                           (Param<spec::RepAliasLoop>, rep_alias_loop),
                            (Param<spec::NtPages>, nt_pages),
                            (Param<spec::NtWidth>, nt_width),
                            (Param<spec::LoopPipeline>, loop_pipeline),

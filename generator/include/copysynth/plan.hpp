@@ -118,6 +118,13 @@ bool rep_alignment_passes(const CopyParams& p, std::uint64_t src, std::uint64_t 
 /// Whether rep_alignment_passes() compares dst with src (rep_aligned_mutual on a copy).
 bool rep_test_mutual(const CopyParams& p);
 
+/// Where the rep class `c` of a plan with params `p` stops handing 4K-aliasing copies to the
+/// 32-byte loop (rep_alias_loop, params.hpp): rep_alias_loop when some length of `c` is below it,
+/// kNever otherwise, for fill and clear_page, and for a class that is not rep. emit()
+/// (rep_string), plan_edges(), describe_class(), code_path() and templates'
+/// without_idle_rep_fields() all ask this.
+std::uint64_t rep_alias_loop_in(const CopyParams& p, const SizeClass& c);
+
 /// The piece (bytes) in which the rep class `c` of a plan with params `p` runs its longer
 /// lengths: rep_chunk when some length of `c` exceeds one piece (c.hi > rep_chunk), kNever
 /// otherwise (one rep instruction for every length) and for a class that is not rep. emit()

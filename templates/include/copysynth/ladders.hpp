@@ -22,7 +22,9 @@
 //                         a dst not 64-byte aligned takes the loop with rep_aligned_only, or
 //                         from rep_aligned_from on: one compare inside the class, no new class;
 //                         with rep_aligned_mutual (copies) the test is (dst - src) mod 64;
-//                         the band from Q below takes any dst)
+//                         the band from Q below takes any dst; a copy that would 4K-alias,
+//                         0 < (dst - src) mod 4096 < 64, takes the loop with rep_alias_window,
+//                         or below rep_alias_loop a loop of 32-byte vectors of its own)
 //   n = S .. Q-1          the aligned loop again (present when rep_stop < T; a jump to the same loop)
 //   n = Q .. T-1          rep movs/stos again (Q = rep_resume when S < rep_resume < T, else T: a
 //                         second rep band beyond the caches, where rep movsb beats the loop again)
@@ -92,6 +94,9 @@ Result<CopyPlan> make_plan(const CopyParams& p, const IsaFeatures& target,
 struct CodePath {
   Strategy strategy = Strategy::kNone;  ///< kNone: no class of the plan holds the length
   bool prefetch = false;                ///< a loop with prefetch instructions
+  /// The loop's vector width in bytes where it differs from the routine's own: 32 for the rep
+  /// class's 4K-aliasing copies under rep_alias_loop (params.hpp); 0 otherwise.
+  std::uint32_t width = 0;
 };
 
 /// The code that runs n bytes (a copy, or a fill of n bytes at dst) under `plan`, with src and dst
@@ -139,7 +144,8 @@ std::uint64_t first_large_difference(const CopyParams& a, const CopyParams& b);
 /// `p` with rep_chunk "never" when no rep class of its ladder reaches past one piece,
 /// rep_chunk_stop "never" when no rep class with pieces reaches it (rep_chunk_stop_in), and
 /// rep_aligned_mutual false when no rep class tests alignment (rep_aligned_only, or
-/// rep_aligned_from at or below a rep class's end): such a field changes no byte, and a wisdom
+/// rep_aligned_from at or below a rep class's end), and rep_alias_loop "never" when no rep class
+/// starts below it (rep_alias_loop_in): such a field changes no byte, and a wisdom
 /// file without it is read by builds older than the field (params.hpp, written_at_default).
 /// Unchanged otherwise, and for clear_page.
 CopyParams without_idle_rep_fields(CopyParams p);

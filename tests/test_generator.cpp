@@ -613,7 +613,7 @@ TEST_CASE("rep_chunk_stop: one rep instruction again from a length on; edges, te
   CHECK(first_large_difference(s, p) == 4u * 65536);
 }
 
-TEST_CASE("validate: rep_alias_loop needs a copy, vector_width 32 or 64, and no rep_alias_window") {
+TEST_CASE("validate: rep_alias_loop needs a copy and vector_width 32 or 64") {
   CopyParams p;
   p.vector_width = 64;
   p.rep_threshold = 32768;
@@ -627,10 +627,8 @@ TEST_CASE("validate: rep_alias_loop needs a copy, vector_width 32 or 64, and no 
   REQUIRE_FALSE(st.ok());
   CHECK(contains(st.error().message, "rep_alias_loop = 65536 needs vector_width = 32 or 64"));
   p.vector_width = 64;
-  p.rep_alias_window = 64;
-  st = validate(p, IsaFeatures::for_level(IsaLevel::kAVX512));
-  REQUIRE_FALSE(st.ok());
-  CHECK(contains(st.error().message, "rep_alias_window = 64 both say which loop"));
+  p.rep_alias_window = 256;  // from the stop on (and for 64 <= (dst - src) mod 4096 < 256) the window decides
+  CHECK(validate(p, IsaFeatures::for_level(IsaLevel::kAVX512)).ok());
   p.rep_alias_window = 0;
   p.operation = Operation::kFill;
   st = validate(p, IsaFeatures::for_level(IsaLevel::kAVX512));
@@ -1559,6 +1557,13 @@ TEST_CASE("large_lengths_differ: a rep class's fallback, the loop below prefetch
   c.rep_alias_window = 0;
   c.rep_alias_loop = 131072;
   CHECK(first_large_difference(a, c) == 131072);
+  // Both: the 32-byte loop below the stop, the routine's loop (the window) from it on.
+  c.rep_alias_window = 64;
+  c.rep_alias_loop = 131072;
+  CHECK_FALSE(large_lengths_differ(a, c, 65536, 0, 1));      // the 32-byte loop in both
+  CHECK(large_lengths_differ(a, c, 131072, 0, 1));           // c: the routine's loop; a: still 32
+  CHECK(large_lengths_differ(a, c, 262144, 0, 1));           // c: the routine's loop; a: rep
+  CHECK_FALSE(large_lengths_differ(a, c, 262144, 2048, 1));  // no aliasing: rep in both
   a.operation = Operation::kFill;  // fill has no source: no aliasing guard
   b.operation = Operation::kFill;
   a.rep_alias_loop = kNever;

@@ -249,9 +249,10 @@ std::vector<CopyParams> rule_cases(Operation op) {
     p.rep_alias_window = 1024;
     p.prefetch_min = 0;
     out.push_back(p);
-    if (w >= 32) {  // 4K-aliasing copies to the 32-byte loop below 64 KiB, rep from there
-      p.rep_alias_window = 0;
+    if (w >= 32) {  // 4K-aliasing copies to the 32-byte loop below 64 KiB, the window's loop from there
       p.rep_alias_loop = 65536;
+      out.push_back(p);
+      p.rep_alias_window = 0;  // ... rep from there
       out.push_back(p);
       p.rep_align_dst = false;
       p.prefetch_min = 32768;

@@ -191,12 +191,6 @@ Status validate(const CopyParams& p, const IsaFeatures& target) {
                         "rep_alias_loop = " + std::to_string(p.rep_alias_loop.value) +
                             " needs vector_width = 32 or 64 (its loop moves 32-byte vectors); got vector_width = " +
                             std::to_string(p.vector_width.value) + ": use \"never\"");
-    if (p.rep_alias_window.value != 0)
-      return make_error(ErrorCode::kInvalidParams,
-                        "rep_alias_loop = " + std::to_string(p.rep_alias_loop.value) + " and rep_alias_window = " +
-                            std::to_string(p.rep_alias_window.value) +
-                            " both say which loop takes a 4K-aliasing copy of the rep class: set one, the other "
-                            "to \"never\" or 0");
   }
   if (p.operation.value == Operation::kClearPage && p.rep_aligned_from.value != kNever)
     return make_error(ErrorCode::kInvalidParams,

@@ -374,8 +374,8 @@ struct RepAliasLoop {
       "(Zen 5) a 32 KiB such memcpy ran 89-93 GB/s in that loop, 80-82 with rep movsb and 83 in "
       "the routine's own 64-byte loop, while from 64 KiB on rep held its own or won "
       "(docs/performance.md, twenty-fifth round). A multiple of 4096. \"never\" = off. Copies "
-      "only, vector_width 32 or 64, not with rep_alias_window (which sends every such copy to the "
-      "routine's own loop); no effect without a rep class starting below it";
+      "only, vector_width 32 or 64; from this length on rep_alias_window decides as without it (the "
+      "routine's own loop, or rep); no effect without a rep class starting below it";
   static constexpr type def = kNever;
   static constexpr type lo = 4096, hi = std::uint64_t{1} << 30, step = 4096;
   static constexpr bool allows_never = true;

@@ -184,6 +184,7 @@ class Search {
       // Debian 13 memcpy's composite ran the loop at 4-16 MiB, 0.93x glibc at 4 MiB; fifteenth
       // round). Whatever the budget, as the floor: at most 4 sizes x 10 rows, a comparison each.
       if (thresholds && !opt_.quick) best = rep_gap_stage(best);
+      if (thresholds && copy && !opt_.quick) best = alias_loop_stage(best);
     }
     // Pieces no rep class reaches, and a mutual-alignment test no rep class makes, change no
     // byte: left out, so the wisdom file stays readable by builds older than those fields (the
@@ -917,6 +918,41 @@ class Search {
       for (const Point& p : misaligned_workload(op_).points)
         if (std::find(pts.begin(), pts.end(), p) == pts.end()) pts.push_back(p);
     return stage("alias", best, cands, pts, false);
+  }
+
+  /// rep_alias_loop (params.hpp): the rep band's copies that would 4K-alias handed to a loop of
+  /// 32-byte vectors below a length, against what runs them now (rep, or the routine's own loop
+  /// with rep_alias_window, which still takes them from the stop on), on the
+  /// misaligned-destination matrix's lengths in the rep band below 1 MiB (its rows with dst 1, 4,
+  /// 15 and 33 past a page-aligned src alias; 0/0 and src 2048 past do not, and pay the test
+  /// alone). After the floor, as the rep gap: it changes no code but for those copies, so the
+  /// floor's verdict on the rest stands. On a Zen 5 host rep movsb copied 32 KiB so at 80-82
+  /// GB/s, the 32-byte loop at 89-93, the 64-byte loop at 83, and from 64 KiB on rep held its own
+  /// (docs/performance.md, twenty-fifth round).
+  Candidate alias_loop_stage(const Candidate& best) {
+    const CopyParams& p = best.params;
+    const unsigned v = p.vector_width.value;
+    if (v != 32 && v != 64) return best;
+    std::uint64_t rep_lo = kNever;
+    for (const SizeClass& c : vector_ladder(p).classes)
+      if (c.strategy == Strategy::kRepString) {
+        rep_lo = c.lo;
+        break;
+      }
+    if (rep_lo >= (1u << 20)) return best;
+    std::vector<Candidate> cands;
+    for (std::uint64_t stop = 65536; stop <= (1u << 20); stop *= 2)
+      if (stop > rep_lo) {
+        Candidate c = best;
+        c.params.rep_alias_loop = stop;
+        c.params = without_idle_rep_fields(c.params);
+        if (c.params.rep_alias_loop.value != kNever) cands.push_back(c);
+      }
+    std::vector<Point> pts;
+    for (const Point& q : misaligned_workload(op_).points)
+      if (q.size >= rep_lo && q.size < (1u << 20)) pts.push_back(q);
+    if (cands.empty() || pts.empty()) return best;
+    return stage("alias loop", best, cands, pts, false);
   }
 
   Candidate padding_stage(const Candidate& best) {

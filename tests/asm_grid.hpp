@@ -56,7 +56,7 @@ inline std::vector<GridPlan> asm_grid() {
           if (copy && t % 3 == 2) p.alias_window = 64u << (t % 5 ? 2 : 0);
           if (copy && t % 4 == 1) p.rep_alias_window = t % 8 == 1 ? 64 : 1024;
           // rep_alias_loop (32-byte loop for 4K-aliasing copies) two lengths past the rep band's start.
-          if (copy && w >= 32 && t % 4 == 3 && rep <= 65536)
+          if (copy && w >= 32 && t % 3 == 0 && rep <= 65536)
             p.rep_alias_loop = (std::max<std::uint64_t>(rep, 4096) * 2 + 4095) / 4096 * 4096;
           if (w >= 16 && t % 4 == 2) p.nt_pages = t % 8 == 2 ? 4 : 2;
           if (w >= 16 && t % 5 == 2) p.head_tail_max = 2 * w;

@@ -16,7 +16,7 @@ check() {  # check DESCRIPTION COMMAND... : the command must succeed
 for opt in --emit --from --op --budget --seed --quick --isa --workload --show-plan --report --versus --svg --list-params --quiet --merge --show --keep-slower; do
   check "--help mentions $opt" grep -q -- "$opt" "$tmp/help"
 done
-check "--list-params lists every CopyParams field" bash -c "'$at' --list-params | grep -c -E '^  (operation|vector_width|unroll|prefetch_distance|prefetch_hint|prefetch_min|nt_threshold|rep_threshold|rep_stop|rep_resume|rep_chunk|rep_chunk_stop|rep_unit|rep_align_dst|rep_aligned_only|rep_aligned_from|rep_aligned_mutual|alias_window|rep_alias_window|nt_pages|nt_width|loop_pipeline|shift_realign|loop_align|nop_form|register_bank|head_tail_width|head_tail_max|mask_max|mask_shift)' | grep -qx 30"
+check "--list-params lists every CopyParams field" bash -c "'$at' --list-params | grep -c -E '^  (operation|vector_width|unroll|prefetch_distance|prefetch_hint|prefetch_min|nt_threshold|rep_threshold|rep_stop|rep_resume|rep_chunk|rep_chunk_stop|rep_unit|rep_align_dst|rep_aligned_only|rep_aligned_from|rep_aligned_mutual|alias_window|rep_alias_window|rep_alias_loop|nt_pages|nt_width|loop_pipeline|shift_realign|loop_align|nop_form|register_bank|head_tail_width|head_tail_max|mask_max|mask_shift)' | grep -qx 31"
 
 # A short tune writes wisdom and prints the table on stdout, progress on stderr.
 "$at" --quick --budget 2 --keep-slower --seed 7 --emit "$tmp/best.json" >"$tmp/out" 2>"$tmp/err"

@@ -101,6 +101,7 @@ struct Tally {
   std::size_t calls = 0, rep = 0, nt = 0, loop = 0, prefetching = 0;
   // calls in a rep class that code_path() sends to the loop: for alignment, for 4K aliasing
   std::size_t rep_class_misaligned = 0, rep_class_aliasing = 0;
+  std::size_t narrow_loop = 0;  // calls code_path() sends to the 32-byte loop (rep_alias_loop)
   std::size_t latest_marker = 0;  // the latest first rep / non-temporal store / prefetch seen
 };
 
@@ -170,7 +171,8 @@ void check_paths(const CopyParams& p, Region& a, Region& b, Tally& t) {
         if (k != plan.classes.end() && k->strategy == Strategy::kRepString && want.strategy == Strategy::kAlignedLoop) {
           const std::uint32_t d = (dof - so) % kPageBytes;
           const std::uint32_t w = p.rep_alias_window.value;
-          (op != Operation::kFill && w != 0 && d != 0 && d < w ? t.rep_class_aliasing : t.rep_class_misaligned)++;
+          if (want.width != 0) ++t.narrow_loop;
+          else (op != Operation::kFill && w != 0 && d != 0 && d < w ? t.rep_class_aliasing : t.rep_class_misaligned)++;
         }
         t.latest_marker = std::max(t.latest_marker, e.first_marker);
         (got.strategy == Strategy::kRepString ? t.rep : got.strategy == Strategy::kNonTemporalLoop ? t.nt : t.loop)++;
@@ -297,6 +299,8 @@ std::vector<CopyParams> random_cases(Operation op, std::mt19937_64& rng, int cou
       }
       if (rng() % 2) p.rep_alias_window = pick(std::vector<std::uint32_t>{64, 256, 1024});
       p.rep_aligned_mutual = rng() % 2;
+      if (p.vector_width.value >= 32 && rng() % 3 == 0)
+        p.rep_alias_loop = pick(std::vector<std::uint64_t>{16384, 65536, 262144});
       if (p.vector_width.value >= 16 && p.unroll.value <= 4) p.loop_pipeline = rng() % 2;
     }
     if (p.vector_width.value >= 16 && rng() % 2) p.nt_pages = pick(std::vector<std::uint32_t>{2, 4});
@@ -323,7 +327,8 @@ TEST_CASE("code_path() names the code each large copy, move and fill executes (s
     MESSAGE(name_of(op) << ": " << cases.size() << " plans, " << t.calls << " calls traced: " << t.rep
                                << " ran rep, " << t.nt << " non-temporal stores, " << t.loop << " the loop ("
                                << t.prefetching << " with prefetch; " << t.rep_class_misaligned << " + " << t.rep_class_aliasing
-                               << " in a rep class, by its alignment / alias test); the first rep, non-temporal store or "
+                               << " in a rep class, by its alignment / alias test; " << t.narrow_loop
+                               << " to the 32-byte loop); the first rep, non-temporal store or "
                                << "prefetch within " << t.latest_marker << " instructions (" << kTraced << " traced)");
     // A routine whose first such instruction came after the traced ones would read as the plain
     // loop: keep a margin (a longer preamble needs a larger kTraced).
@@ -337,6 +342,7 @@ TEST_CASE("code_path() names the code each large copy, move and fill executes (s
     // model said rep" is all the rep rules were checked on).
     CHECK(t.rep_class_misaligned > 0);
     if (op != Operation::kFill) CHECK(t.rep_class_aliasing > 0);
+    if (op != Operation::kFill && CpuInfo::host().features().max_vector_bytes() >= 32) CHECK(t.narrow_loop > 0);
   }
 }
 

@@ -400,6 +400,9 @@ TEST_CASE("static: every real plan is clean for its ISA level") {
               if (op == Operation::kMemcpy && width == 8 && unroll % 2 == 1) p.shift_realign = true;
               if ((op == Operation::kMemcpy || op == Operation::kMemmove) && thresholds && unroll % 4 == 1)
                 p.rep_alias_window = 64;
+              if ((op == Operation::kMemcpy || op == Operation::kMemmove) && thresholds && width >= 32 &&
+                  (unroll + static_cast<unsigned>(form)) % 3 == 0)
+                p.rep_alias_loop = 8192;  // 4K-aliasing rep copies below 8 KiB to the 32-byte loop
               if ((op == Operation::kMemcpy || op == Operation::kMemmove) && width >= 16 && unroll <= 4 &&
                   (unroll + static_cast<unsigned>(form)) % 2 == 0)
                 p.loop_pipeline = true;

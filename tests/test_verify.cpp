@@ -71,6 +71,9 @@ TEST_CASE("every operation x width x unroll x threshold x NOP form passes the su
           if (op == Operation::kMemcpy && w == 8 && t % 2 == 0) p.shift_realign = true;
           if (copy_op(op) && t % 3 == 2) p.alias_window = 64u << (t % 5 ? 2 : 0);
           if (copy_op(op) && t % 4 == 1) p.rep_alias_window = t % 8 == 1 ? 64 : 1024;
+          // 4K-aliasing rep copies to the 32-byte loop below twice the band's start (rep_alias_loop).
+          if (copy_op(op) && w >= 32 && t % 3 == 0 && rep <= 65536)
+            p.rep_alias_loop = (std::max<std::uint64_t>(rep, 4096) * 2 + 4095) / 4096 * 4096;
           if (w >= 16 && t % 4 == 2) p.nt_pages = t % 8 == 2 ? 4 : 2;
           if (w >= 16 && t % 5 == 2) p.head_tail_max = 2 * w;
           if (copy_op(op) && w >= 16 && u <= 4 && t % 3 != 1) p.loop_pipeline = true;

@@ -71,9 +71,9 @@ std::string short_name(const CopyParams& p) {
   if (p.loop_pipeline) s += "/pipe";
   if (p.alias_window.value && !p.loop_pipeline) s += "/alias" + std::to_string(p.alias_window.value);
   if (p.rep_alias_window.value && p.rep_threshold.value != kNever) s += "/repalias" + std::to_string(p.rep_alias_window.value);
-  // rep_alias_loop: 4K-aliasing copies below it take the 32-byte loop (repalias32-65536).
+  // rep_alias_loop: 4K-aliasing copies below it take the 32-byte loop (aliasloop65536).
   if (p.rep_alias_loop.value != kNever && p.rep_threshold.value != kNever)
-    s += "/repalias32-" + std::to_string(p.rep_alias_loop.value);
+    s += "/aliasloop" + std::to_string(p.rep_alias_loop.value);
   if (p.rep_threshold.value != kNever && !p.rep_aligned_only && p.rep_aligned_from.value != kNever &&
       p.operation.value != Operation::kClearPage)
     s += "/repaligned", s += std::to_string(p.rep_aligned_from.value);

@@ -921,15 +921,14 @@ class Search {
   }
 
   /// rep_alias_loop (params.hpp): the rep band's copies that would 4K-alias handed to a loop of
-  /// 32-byte vectors below a length, against what runs them now (rep, or the routine's own loop
-  /// with rep_alias_window, which still takes them from the stop on), on the
-  /// misaligned-destination matrix's lengths in the rep band below 1 MiB: its rows with dst 1, 4,
-  /// 15 and 33 past a page-aligned src, which alias, and at the band's first length 0/0 and src
-  /// 2048 past too, which do not and pay the test alone. After the floor, as the rep gap: it
-  /// changes no code but for those copies, so the
-  /// floor's verdict on the rest stands. On a Zen 5 host rep movsb copied 32 KiB so at 80-82
-  /// GB/s, the 32-byte loop at 89-93, the 64-byte loop at 83, and from 64 KiB on rep held its own
-  /// (docs/performance.md, twenty-fifth round).
+  /// 32-byte vectors below a length (64 KiB to 1 MiB), against what runs them now (rep, or the
+  /// routine's own loop with rep_alias_window, which still takes them from the stop on), on the
+  /// misaligned-destination matrix's lengths in the rep band below 1 MiB: the rows where a
+  /// candidate runs other code (large_lengths_differ) and the band's first length's other rows,
+  /// which pay the test alone. After the floor, as the rep gap: it changes no code but for those
+  /// copies, so the floor's verdict on the rest stands. On a Zen 5 host rep movsb copied 32 KiB
+  /// so at 80-82 GB/s, the 32-byte loop at 89-93, the 64-byte loop at 83, and from 64 KiB on rep
+  /// held its own (docs/performance.md, twenty-fifth round).
   Candidate alias_loop_stage(const Candidate& best) {
     const CopyParams& p = best.params;
     const unsigned v = p.vector_width.value;
@@ -941,27 +940,56 @@ class Search {
         break;
       }
     if (rep_lo >= (1u << 20)) return best;
-    std::vector<Candidate> cands;
-    for (std::uint64_t stop = 65536; stop <= (1u << 20); stop *= 2)
-      if (stop > rep_lo) {
-        Candidate c = best;
-        c.params.rep_alias_loop = stop;
-        c.params = without_idle_rep_fields(c.params);
-        if (c.params.rep_alias_loop.value != kNever) cands.push_back(c);
-      }
-    // The rows whose code a candidate changes (4K-aliasing: 0 < (dst - src) mod 4096 < 64), and
-    // at the band's first length the others too, which pay the test alone: the rest run the same
-    // code in every candidate, and would only thin the gain to the stage's 1 % bar (a 9 % gain
-    // at the four 32 KiB rows of 35 came to 0.99 %, Zen 5).
-    std::vector<Point> pts;
-    std::uint64_t first = kNever;
+    // The misaligned matrix's lengths from the band's start to below 1 MiB, at its placements
+    // (dst 1, 4, 15, 33 past a page-aligned src alias; 0/0 and src 2048 past do not) and at two
+    // with dst aligned that alias too (src 1 and 32 bytes below a page's end), which a rep class
+    // that sends a misaligned dst to the loop first (rep_aligned_only, rep_aligned_from) still
+    // runs through the test.
+    std::vector<Point> all;
+    std::vector<std::uint64_t> sizes;
     for (const Point& q : misaligned_workload(op_).points)
-      if (q.size >= rep_lo) first = std::min(first, q.size);
-    for (const Point& q : misaligned_workload(op_).points) {
-      const std::uint32_t d = (q.dst_align - q.src_align) % kPageBytes;
-      if (q.size >= rep_lo && q.size < (1u << 20) && ((d != 0 && d < 64) || q.size == first)) pts.push_back(q);
+      if (q.size >= rep_lo && q.size < (1u << 20)) {
+        all.push_back(q);
+        sizes.push_back(q.size);
+      }
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    for (std::uint64_t n : sizes)
+      for (std::uint32_t src : {4095u, 4064u}) all.push_back({n, src, 0});
+    if (sizes.empty()) return best;
+    // Each stop that runs other code than the incumbent and than every stop before it (a stop
+    // above the band's end runs the same code as any other such stop).
+    std::vector<Candidate> cands;
+    for (std::uint64_t stop = 65536; stop <= (1u << 20); stop *= 2) {
+      if (stop <= rep_lo) continue;
+      Candidate c = best;
+      c.params.rep_alias_loop = stop;
+      c.params = without_idle_rep_fields(c.params);
+      if (c.params.rep_alias_loop.value == kNever || first_large_difference(p, c.params) == kNever) continue;
+      if (std::any_of(cands.begin(), cands.end(), [&](const Candidate& k) {
+            return first_large_difference(k.params, c.params) == kNever;
+          }))
+        continue;
+      cands.push_back(c);
     }
-    if (cands.empty() || pts.empty()) return best;
+    // Timed: the rows where some candidate runs other code than the incumbent, and the band's
+    // first length's other rows, which pay the test alone. The rows that run the same code in
+    // every candidate would only thin the gain to the stage's 1 % bar (a 9 % gain at the four
+    // 32 KiB rows of 35 came to 0.99 %, Zen 5).
+    std::vector<Point> pts;
+    bool differs = false;
+    for (const Point& q : all) {
+      const bool other = std::any_of(cands.begin(), cands.end(), [&](const Candidate& k) {
+        return large_lengths_differ(p, k.params, q.size, q.src_align, q.dst_align);
+      });
+      differs = differs || other;
+      if (other || q.size == sizes.front()) pts.push_back(q);
+    }
+    if (!differs) {
+      log_.push_back("alias loop: not judged: no candidate runs other code than the winner on the misaligned "
+                     "matrix's rows in the rep band");
+      return best;
+    }
     return stage("alias loop", best, cands, pts, false);
   }
 

@@ -370,7 +370,8 @@ struct RepAliasLoop {
   static constexpr std::string_view doc =
       "copies in a rep class shorter than this many bytes that would 4K-alias (0 < (dst - src) mod "
       "4096 < 64) take a forward loop of 32-byte vectors (software-pipelined with loop_pipeline, "
-      "prefetching as the main loop) instead of rep movs; longer ones keep rep. On AMD family 26 "
+      "prefetching as the main loop) instead of rep movs; longer ones take what they take without "
+      "it. On AMD family 26 "
       "(Zen 5) a 32 KiB such memcpy ran 89-93 GB/s in that loop, 80-82 with rep movsb and 83 in "
       "the routine's own 64-byte loop, while from 64 KiB on rep held its own or won "
       "(docs/performance.md, twenty-fifth round). A multiple of 4096. \"never\" = off. Copies "

@@ -23,8 +23,9 @@
 //                         from rep_aligned_from on: one compare inside the class, no new class;
 //                         with rep_aligned_mutual (copies) the test is (dst - src) mod 64;
 //                         the band from Q below takes any dst; a copy that would 4K-alias,
-//                         0 < (dst - src) mod 4096 < 64, takes the loop with rep_alias_window,
-//                         or below rep_alias_loop a loop of 32-byte vectors of its own)
+//                         0 < (dst - src) mod 4096 < W, takes the loop with rep_alias_window W;
+//                         below rep_alias_loop one with 0 < (dst - src) mod 4096 < 64 takes a
+//                         loop of 32-byte vectors instead)
 //   n = S .. Q-1          the aligned loop again (present when rep_stop < T; a jump to the same loop)
 //   n = Q .. T-1          rep movs/stos again (Q = rep_resume when S < rep_resume < T, else T: a
 //                         second rep band beyond the caches, where rep movsb beats the loop again)
@@ -94,8 +95,8 @@ Result<CopyPlan> make_plan(const CopyParams& p, const IsaFeatures& target,
 struct CodePath {
   Strategy strategy = Strategy::kNone;  ///< kNone: no class of the plan holds the length
   bool prefetch = false;                ///< a loop with prefetch instructions
-  /// The loop's vector width in bytes where it differs from the routine's own: 32 for the rep
-  /// class's 4K-aliasing copies under rep_alias_loop (params.hpp); 0 otherwise.
+  /// 32 for the rep class's 4K-aliasing copies under rep_alias_loop (params.hpp), whatever the
+  /// routine's width (its own loop for them: 0); 0 otherwise, the routine's own width.
   std::uint32_t width = 0;
 };
 
@@ -105,8 +106,9 @@ struct CodePath {
 /// class hands the call to the prefetching loop where its alignment test fails
 /// (rep_aligned_only, or rep_aligned_from at or below n in the first rep band: rep_aligned_from_in;
 /// dst not 64-byte aligned, or with rep_aligned_mutual (dst - src) mod 64 != 0:
-/// rep_alignment_passes) or where the copy would 4K-alias (rep_alias_window: 0 < (dst - src) mod
-/// 4096 < window; not for fill), and a loop class wholly below prefetch_min runs the loop without
+/// rep_alignment_passes) or where the copy would 4K-alias (below rep_alias_loop with 0 < (dst - src)
+/// mod 4096 < 64: the 32-byte loop, `width` 32, with the main loop's prefetch; else
+/// rep_alias_window: 0 < (dst - src) mod 4096 < window; not for fill), and a loop class wholly below prefetch_min runs the loop without
 /// prefetch. `prefetch` is true only for the loop; the non-temporal loop reports false. It says
 /// which loop runs, not that prefetches execute: a length too short for one full iteration, or a
 /// shift_realign memcpy of mutually misaligned buffers (the shift loop copies most of it), runs

@@ -87,8 +87,11 @@
 //   the winner itself at the points where the two run different code (templates'
 //   large_lengths_differ) by the median of those points' noise (at least 2%) over the square
 //   root of their number, at least 1% (decide::pick_pairwise, decide::pairwise_margin), and
-//   every class still lost is logged with the peer and the figure. Last, the full verification
-//   and the final measurement (the table). clear_page has one length, so one flat stage over
+//   every class still lost is logged with the peer and the figure. Then (copies, not in --quick,
+//   a rep band starting below 1 MiB, 32- or 64-byte routines) 8. alias loop: the winner with
+//   rep_alias_loop at each stop from 64 KiB to 1 MiB that runs other code, on the misaligned
+//   matrix's rows in the band where a stop changes the code (4K-aliasing copies) and the band's
+//   first length's other rows. Last, the full verification and the final measurement (the table). clear_page has one length, so one flat stage over
 //   loop / non-temporal loop (width x unroll) / rep stosb / rep stosq.
 // A stage keeps the current choice unless a candidate wins by >= 1% (decide::pick; a narrow win
 // is confirmed head to head), which keeps two runs from flip-flopping on noise.

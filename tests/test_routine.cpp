@@ -161,6 +161,17 @@ TEST_CASE("short_name: rep in pieces, and one instruction again from rep_chunk_s
   CHECK(short_name(p) == "memcpy/v32u4/pf1024t0+32768/nt-never/rep-4096a-8388608+33554432/al64long/repchunk2097152-67108864");
 }
 
+TEST_CASE("short_name: rep_alias_loop, with and without rep_alias_window, and not without a rep class") {
+  CopyParams p;
+  p.rep_threshold = 32768;
+  p.rep_alias_loop = 65536;
+  CHECK(short_name(p) == "memcpy/v32u4/pf0/nt-never/rep-32768a/al64long/aliasloop65536");
+  p.rep_alias_window = 64;
+  CHECK(short_name(p) == "memcpy/v32u4/pf0/nt-never/rep-32768a/al64long/repalias64/aliasloop65536");
+  p.rep_threshold = kNever;
+  CHECK(short_name(p).find("aliasloop") == std::string::npos);
+}
+
 TEST_CASE("Routine::build copies correctly for every host width, unroll and NOP form") {
   const auto sizes = standard_sizes();
   const std::uint32_t aligns[] = {64, 16, 32, 64, 1};  // per unroll index: cover every loop_align

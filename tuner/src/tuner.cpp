@@ -921,14 +921,13 @@ class Search {
   }
 
   /// rep_alias_loop (params.hpp): the rep band's copies that would 4K-alias handed to a loop of
-  /// 32-byte vectors below a length (64 KiB to 1 MiB), against what runs them now (rep, or the
-  /// routine's own loop with rep_alias_window, which still takes them from the stop on), on the
-  /// misaligned-destination matrix's lengths in the rep band below 1 MiB: the rows where a
-  /// candidate runs other code (large_lengths_differ) and the band's first length's other rows,
-  /// which pay the test alone. After the floor, as the rep gap: it changes no code but for those
-  /// copies, so the floor's verdict on the rest stands. On a Zen 5 host rep movsb copied 32 KiB
-  /// so at 80-82 GB/s, the 32-byte loop at 89-93, the 64-byte loop at 83, and from 64 KiB on rep
-  /// held its own (docs/performance.md, twenty-fifth round).
+  /// 32-byte vectors below a length (64 KiB to 1 MiB, each stop against the last one kept), against
+  /// what runs them now (rep, or the routine's own loop with rep_alias_window, which still takes
+  /// them from the stop on), on the misaligned-destination matrix's lengths in the rep band below
+  /// 1 MiB. After the floor, as the rep gap: it changes no code but for those copies, so the
+  /// floor's verdict on the rest stands. On a Zen 5 host rep movsb copied 32 KiB so at 80-82
+  /// GB/s, the 32-byte loop at 89-93, the 64-byte loop at 83, and from 64 KiB on rep held its own
+  /// (docs/performance.md, twenty-fifth round).
   Candidate alias_loop_stage(const Candidate& best) {
     const CopyParams& p = best.params;
     const unsigned v = p.vector_width.value;
@@ -957,40 +956,38 @@ class Search {
     for (std::uint64_t n : sizes)
       for (std::uint32_t src : {4095u, 4064u}) all.push_back({n, src, 0});
     if (sizes.empty()) return best;
-    // Each stop that runs other code than the incumbent and than every stop before it (a stop
-    // above the band's end runs the same code as any other such stop).
-    std::vector<Candidate> cands;
-    for (std::uint64_t stop = 65536; stop <= (1u << 20); stop *= 2) {
+    // The stops in turn, each against the last one kept (at first the winner) on the rows where
+    // the two run different code (large_lengths_differ), the first time with the band's first
+    // length's other rows too, which pay the test alone: one stage per stop, so that a stop's
+    // own rows decide it (timed together, the rows of the longest stop thinned a 9 % gain at the
+    // four 32 KiB rows to 0.99 % of 35, under the stage's 1 % bar, Zen 5). The first stop that
+    // does not win ends the search; a stop that runs the same code as the last one kept (above
+    // the band's end) is skipped.
+    Candidate cur = best;
+    bool judged = false;
+    for (std::uint64_t stop = 65536; stop <= (1u << 20); stop *= 2) {  // whatever the budget, as the rep gap
       if (stop <= rep_lo) continue;
-      Candidate c = best;
+      Candidate c = cur;
       c.params.rep_alias_loop = stop;
       c.params = without_idle_rep_fields(c.params);
-      if (c.params.rep_alias_loop.value == kNever || first_large_difference(p, c.params) == kNever) continue;
-      if (std::any_of(cands.begin(), cands.end(), [&](const Candidate& k) {
-            return first_large_difference(k.params, c.params) == kNever;
-          }))
-        continue;
-      cands.push_back(c);
+      if (c.params.rep_alias_loop.value == kNever || first_large_difference(cur.params, c.params) == kNever) continue;
+      std::vector<Point> pts;
+      bool differs = false;
+      for (const Point& q : all) {
+        const bool other = large_lengths_differ(cur.params, c.params, q.size, q.src_align, q.dst_align);
+        differs = differs || other;
+        if (other || (!judged && q.size == sizes.front())) pts.push_back(q);
+      }
+      if (!differs) continue;
+      judged = true;
+      const Candidate next = stage("alias loop", cur, {c}, pts, false);
+      if (next.params == cur.params) break;
+      cur = next;
     }
-    // Timed: the rows where some candidate runs other code than the incumbent, and the band's
-    // first length's other rows, which pay the test alone. The rows that run the same code in
-    // every candidate would only thin the gain to the stage's 1 % bar (a 9 % gain at the four
-    // 32 KiB rows of 35 came to 0.99 %, Zen 5).
-    std::vector<Point> pts;
-    bool differs = false;
-    for (const Point& q : all) {
-      const bool other = std::any_of(cands.begin(), cands.end(), [&](const Candidate& k) {
-        return large_lengths_differ(p, k.params, q.size, q.src_align, q.dst_align);
-      });
-      differs = differs || other;
-      if (other || q.size == sizes.front()) pts.push_back(q);
-    }
-    if (!differs) {
-      log_.push_back("alias loop: not judged: no candidate runs other code than the winner on the misaligned "
-                     "matrix's rows in the rep band");
-      return best;
-    }
-    return stage("alias loop", best, cands, pts, false);
+    if (!judged)
+      log_.push_back("alias loop: not judged: no stop runs other code than the winner on the misaligned matrix's "
+                     "rows in the rep band");
+    return cur;
   }
 
   Candidate padding_stage(const Candidate& best) {

@@ -21,6 +21,8 @@
 #   host.txt              CPU, glibc, kernel, date, the AOCL build
 #   best.json, tune.txt   the wisdom and the tables of the first tuning run (tune.log: progress)
 #   best2.json, tune2.txt the second tuning run (same command, another process)
+#   best-memcpy.json      the default run, `autotune --emit` (memcpy only; tune-memcpy.txt and
+#                         tune-memcpy.log: its table and progress; no file when its winner was refused)
 #   report-1..N.txt       `autotune --from best.json --report --versus best2.json`; each ends
 #                         with the performance targets, met or MISSED
 #   speedup.svg           the speedup over glibc of the first report
@@ -70,7 +72,7 @@ timed "autotune --op $ops --emit best.json" "$at" --op "$ops" --emit "$out/best.
 grep -E '^(cpu|features|caches|signature):' "$out/tune.log" >>"$out/host.txt" || true
 echo "perf-report: tuning again, for the reproducibility check ($at --op memcpy,memmove,fill --emit $out/best2.json)" >&2
 timed "autotune --op $ops --emit best2.json" "$at" --op "$ops" --emit "$out/best2.json" >"$out/tune2.txt" 2>"$out/tune2.log"
-timed "autotune --emit (memcpy only, the default)" "$at" -q --emit "$out/best-memcpy.json" >/dev/null
+timed "autotune --emit (memcpy only, the default)" "$at" --emit "$out/best-memcpy.json" >"$out/tune-memcpy.txt" 2>"$out/tune-memcpy.log"
 timed "autotune --quick" "$at" --quick -q >/dev/null
 reports=${COPYSYNTH_REPORTS:-3}
 for i in $(seq 1 "$reports"); do

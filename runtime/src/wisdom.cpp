@@ -445,7 +445,8 @@ namespace {
 
 /// The JSON document in `path`; kWisdomIo (cannot be read, not a regular file, larger than
 /// kMaxWisdomBytes: nothing is read then), kInvalidArgument (an empty path) or kWisdomMalformed
-/// (not JSON, or a profile: "FILE is a profile, not a wisdom file"), naming the path.
+/// (empty: "FILE is empty"; not JSON; or a profile: "FILE is a profile, not a wisdom file"),
+/// naming the path.
 Result<json> read_json(const std::string& path, WisdomPoints points) {
   if (path.empty())
     return make_error(ErrorCode::kInvalidArgument,
@@ -453,6 +454,12 @@ Result<json> read_json(const std::string& path, WisdomPoints points) {
   auto text = read_regular_file(path, "wisdom file", kMaxWisdomBytes, ErrorCode::kWisdomIo,
                                 "run `autotune --emit " + path + "` to create it");
   if (!text) return text.error();
+  // An empty file (a copy that failed, `: > best.json`, or a /dev/null that is a regular file in
+  // a container) is named as empty, not as "not valid JSON (truncated or edited?)".
+  if (text->find_first_not_of(" \t\r\n") == std::string::npos)
+    return make_error(ErrorCode::kWisdomMalformed,
+                      path + " is empty" + (text->empty() ? " (0 bytes)" : " (only white space)") +
+                          ", not a wisdom file; run `autotune --emit " + path + "` to write one");
   json j = parse_wisdom_text(*text, points);
   // The other file autotune reads (COPYSYNTH_PROFILE writes it): JSON Lines, so "not valid JSON"
   // for two records or more, and "schema: missing" for one.

@@ -275,6 +275,36 @@ TEST_CASE("choose_gap: between two rep bands the loop must earn the gap by the t
   CHECK(choose_gap({gains({1.1}), gains({1.1})}, {gains({0.9})}, tol, min_gain).index == kNoThreshold);
 }
 
+TEST_CASE("choose_stop: the alias loop keeps the ladder's first sizes up to a stop, judged with the copy used") {
+  // Rows: cost_rep / cost_loop at 32, 64, 128, 256 KiB (> 1: the 32-byte loop faster).
+  const double tol = std::log(1.03), min_gain = std::log(1.02);
+  // The report's matrix (copy alone, 32 KiB aliasing rows: the loop 1.09-1.12x rep, level from
+  // 64 KiB, 14 % behind at 256 KiB): alone, a stop at 64 KiB.
+  const auto copy1 = gains({1.12, 1.0, 1.0, 0.86}), copy15 = gains({1.09, 1.0, 1.0, 0.87});
+  const auto alone = choose_stop({copy1, copy15}, {}, tol, min_gain);
+  CHECK(alone.index == 0);
+  CHECK(alone.end == 1);
+  // With the copy used, as compare() measured it on one buffer pair (used.txt: the loop 0.96-1.01x
+  // rep read back, 0.97-1.00x with the source overwritten): read back loses 4 % at 32 KiB, more
+  // than the tolerance, so no stop is taken.
+  const auto read = gains({0.96, 1.0, 1.0, 0.9}), write = gains({0.99, 1.0, 1.0, 0.9});
+  const auto used = choose_stop({copy1, copy15, read, write}, {}, tol, min_gain);
+  CHECK(used.index == kNoThreshold);
+  CHECK(used.why.find("never") == 0);
+  // Every row wins 3-6 % up to 128 KiB and loses from 256 KiB: the stop is after 128 KiB (end 3).
+  const auto mid = choose_stop({gains({1.06, 1.05, 1.03, 0.9}), gains({1.04, 1.03, 1.03, 0.95})}, {}, tol, min_gain);
+  CHECK(mid.index == 0);
+  CHECK(mid.end == 3);
+  // Ties beyond a win keep the shorter range; a gain under the minimum is never taken.
+  CHECK(choose_stop({gains({1.05, 1.0, 1.0})}, {}, tol, min_gain).end == 1);
+  CHECK(choose_stop({gains({1.01, 1.0})}, {}, tol, min_gain).index == kNoThreshold);
+  // A wide win later does not buy back a loss at the first size: the start is fixed.
+  CHECK(choose_stop({gains({0.95, 1.2, 1.2})}, {}, tol, min_gain).index == kNoThreshold);
+  // A cold check that loses more than the tolerance vetoes the sizes it covers.
+  CHECK(choose_stop({gains({1.1, 1.1})}, {gains({1.0, 0.9})}, tol, min_gain).end == 1);
+  CHECK(choose_stop({}, {}, tol, min_gain).index == kNoThreshold);
+}
+
 TEST_CASE("choose_split: rep with dst aligned first up to a length, rep for an aligned dst only from there") {
   // Ladder 16K, 32K, ... 4M (the eighth round's Zen 5 shape): rep with dst aligned first (a)
   // wins 64K-512K for every dst and loses 5 % from 1M on with dst misaligned; rep only for an

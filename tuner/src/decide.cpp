@@ -185,6 +185,42 @@ ThresholdChoice choose_gap(const std::vector<std::vector<double>>& gain, const s
   return choose_threshold(gain, check, tolerance, min_gain, true);
 }
 
+ThresholdChoice choose_stop(const std::vector<std::vector<double>>& gain,
+                            const std::vector<std::vector<double>>& check, double tolerance, double min_gain) {
+  ThresholdChoice out;
+  const std::size_t n = gain.empty() ? 0 : gain.front().size();
+  char b[256];
+  if (n == 0) {
+    out.why = "no sizes measured";
+    return out;
+  }
+  double best = min_gain;
+  std::size_t vetoed = 0;
+  for (std::size_t e = 1; e <= n; ++e) {  // shorter ranges first: they keep equal gains
+    double total = 0;
+    if (!admissible(gain, check, 0, e, tolerance, &total)) {
+      ++vetoed;
+      continue;
+    }
+    if (total > best || (total == best && out.index == kNoThreshold)) {
+      best = total;
+      out.index = 0;
+      out.end = e;
+      out.gain = total;
+    }
+  }
+  if (out.index == kNoThreshold)
+    snprintf_c(b, sizeof b,
+               "never: no stop below which the variant wins every row without losing more than %.1f%% at any "
+               "size (%zu of %zu vetoed) and gains %.1f%% in total",
+               100 * (std::exp(tolerance) - 1), vetoed, n, 100 * (std::exp(min_gain) - 1));
+  else
+    snprintf_c(b, sizeof b, "ladder sizes 1..%zu of %zu: %.1f%% summed gain, mean over the rows", out.end, n,
+               100 * (std::exp(out.gain) - 1));
+  out.why = b;
+  return out;
+}
+
 SplitChoice choose_split(const std::vector<std::vector<double>>& a_gain, const std::vector<std::vector<double>>& a_check,
                          const std::vector<std::vector<double>>& b_gain, const std::vector<std::vector<double>>& b_check,
                          double tolerance, double min_gain, const std::vector<bool>& b_rows,

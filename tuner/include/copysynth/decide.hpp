@@ -116,6 +116,18 @@ ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
                                  const std::vector<std::vector<double>>& check, double tolerance,
                                  double min_gain, bool band = false);
 
+/// A variant that takes the first sizes of a ladder up to a stop and hands the rest back to the
+/// base (rep_alias_loop: the rep band's 4K-aliasing copies in a loop of 32-byte vectors below
+/// the stop; the variant's start is fixed, so only the stop is chosen). The rows and the rule
+/// are choose_threshold's: gain[p][s] = log(cost_base / cost_variant) for objective row p (a use
+/// pattern at a placement) at ladder size s, check[q][s] the veto rows; among the ranges
+/// [0, e), e = 1..n, that are admissible (no row loses more than `tolerance` at any size, no
+/// objective row loses in total), the one with the largest mean-over-rows summed gain wins if
+/// that is at least `min_gain`; among equal gains the shorter range. Returns index 0 and `end`
+/// = e (e == n: every size of the ladder), or kNoThreshold.
+ThresholdChoice choose_stop(const std::vector<std::vector<double>>& gain,
+                            const std::vector<std::vector<double>>& check, double tolerance, double min_gain);
+
 /// One rep band that runs variant a below a split length and variant b from it on (rep with
 /// dst aligned first, then rep only for a 64-aligned dst, or for dst and src mutually aligned:
 /// `rep_aligned_from`, `rep_aligned_mutual`), scored from the

@@ -77,6 +77,15 @@ Result<std::string> read_regular_file(const std::string& path, const std::string
   return text;
 }
 
+Status check_replaceable(const std::string& path, const std::string& what, ErrorCode code) {
+  struct stat st {};
+  // A directory cannot be replaced by a file: the rename fails and says so, leaving it as it was.
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) return {};
+  return make_error(code, path + " is " + kind_of(st.st_mode) + ", not a regular file; a " + what +
+                              " is written by replacing the file, which would replace it: give a regular file "
+                              "name (nothing was written)");
+}
+
 Status check_output_path(const std::string& option, const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;

@@ -489,6 +489,7 @@ mode_t new_file_mode() {
 /// new file keeps the permission bits of the file it replaces (0666 minus the umask for a new
 /// one). On any failure the temporary file is removed and `path` is left as it was.
 Status write_json(const json& j, const std::string& path) {
+  COPYSYNTH_TRY(check_replaceable(path, "wisdom file", ErrorCode::kWisdomIo));
   std::string tmp = path + ".XXXXXX";
   int fd = ::mkstemp(tmp.data());
   if (fd < 0)
@@ -696,6 +697,7 @@ Status save_wisdom_keeping(Wisdom w, const std::string& path, const CpuInfo& cpu
   if (std::filesystem::exists(path, ec)) {
     if (std::filesystem::is_directory(path, ec))
       return make_error(ErrorCode::kWisdomIo, path + " is a directory; give --emit a file name");
+    COPYSYNTH_TRY(check_replaceable(path, "wisdom file", ErrorCode::kWisdomIo));  // not moved aside either
     if (auto fleet = load_fleet(path); fleet && fleet->schema == kFleetSchema) {
       Fleet mine;
       mine.hosts = {w};
@@ -709,7 +711,9 @@ Status save_wisdom_keeping(Wisdom w, const std::string& path, const CpuInfo& cpu
     }
     auto old = load_wisdom(path);
     Status same_cpu = old ? check_cpu(*old, cpu) : Status(old.error());
-    if (same_cpu.ok()) {
+    if (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) == 0 && !ec) {
+      // An empty file (`: > best.json`, a copy that failed) holds nothing to keep: written over.
+    } else if (same_cpu.ok()) {
       // Old verdicts first, against `w`'s own entries: an old verdict judged a routine `w` replaces.
       for (const auto& v : old->app_verdicts)
         if (!w.find_verdict(v.operation) && !w.find(v.operation)) w.app_verdicts.push_back(v);

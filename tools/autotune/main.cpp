@@ -354,6 +354,10 @@ int main(int argc, char** argv) {
   for (auto [option, path] : {std::pair<const char*, const std::string*>{"--emit", &o.emit_path}, {"--svg", &o.svg_path}})
     if (!path->empty())
       if (auto st = check_output_path(option, *path); !st) return fail(st.error());
+  // Before the search: wisdom replaces the file, so a device (/dev/null) is refused, not replaced.
+  if (!o.emit_path.empty())
+    if (auto st = check_replaceable(o.emit_path, "wisdom file", ErrorCode::kInvalidArgument); !st)
+      return fail(make_error(ErrorCode::kInvalidArgument, "--emit " + st.error().message));
   if (!o.asm_path.empty() && !o.from_path.empty())
     if (auto st = check_asm_destination(o.asm_path, o.from_path); !st) return fail(st.error());
   if ((!o.asm_path.empty() || o.patch_table || !o.lib_dir.empty()) && o.from_path.empty())

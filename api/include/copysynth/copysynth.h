@@ -41,7 +41,7 @@ typedef enum copysynth_status {
   COPYSYNTH_JIT_FAILED = 4,        /* no memory for code (address space, RLIMIT_AS?) */
   COPYSYNTH_VERIFY_FAILED = 5,     /* a routine failed conformance verification */
   COPYSYNTH_WISDOM_IO = 6,         /* the wisdom file cannot be read */
-  COPYSYNTH_WISDOM_MALFORMED = 7,  /* not valid JSON, or a field of the wrong type (named) */
+  COPYSYNTH_WISDOM_MALFORMED = 7,  /* empty, not valid JSON, or a field of the wrong type (named) */
   COPYSYNTH_WISDOM_MISMATCH = 8,   /* another CPU or schema, or code that does not rebuild identical */
   COPYSYNTH_INVALID_ARGUMENT = 9,  /* a bad argument to this API */
   COPYSYNTH_SYSTEM = 10,           /* an OS call failed, or out of memory */

@@ -33,4 +33,13 @@ Result<std::string> read_regular_file(const std::string& path, const std::string
 /// exist; create it or pick another path", "...: cannot write in DIR (<strerror>)".
 Status check_output_path(const std::string& option, const std::string& path);
 
+/// Checks that a file written by replacing it (a temporary file renamed over `path`, as wisdom
+/// is) may be written at `path`: nothing is there, a regular file (a link to one counts), or a
+/// directory (which the rename cannot replace: it fails, and the caller says so).
+/// Otherwise `code` with "PATH is a character device (a FIFO, ...), not a regular file; a <what>
+/// is written by replacing the file, which would replace the device: give a regular file name
+/// (nothing was written)" — `autotune --emit /dev/null` run as root would otherwise have moved
+/// /dev/null aside and left a regular file in its place.
+Status check_replaceable(const std::string& path, const std::string& what, ErrorCode code);
+
 }  // namespace copysynth

@@ -159,7 +159,8 @@ nlohmann::json parse_wisdom_text(std::string_view text, WisdomPoints points);
 /// Reads and parses `path`. kWisdomIo when it cannot be read, and, without reading it, when it is
 /// not a regular file (a directory, a FIFO, a device: the message says which) or is larger than
 /// kMaxWisdomBytes (read_regular_file, file_io.hpp); kInvalidArgument for an empty path;
-/// kWisdomMalformed for a file that is not JSON, or a profile (COPYSYNTH_PROFILE's JSON Lines,
+/// kWisdomMalformed for an empty file ("FILE is empty (0 bytes)", or only white space), a file
+/// that is not JSON, or a profile (COPYSYNTH_PROFILE's JSON Lines,
 /// starts_with_profile_record: "FILE is a profile, not a wisdom file; use --workload
 /// profile:FILE ..."); otherwise wisdom_from_json's errors prefixed with the path. `points`:
 /// WisdomPoints (kSkip: entries without their measured points).

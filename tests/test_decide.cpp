@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "copysynth/decide.hpp"
@@ -231,6 +232,47 @@ TEST_CASE("choose_threshold with bands: rep wins a middle range only, the loop a
   const auto t = choose_threshold({tail}, {}, tol, min_gain, true);
   CHECK(t.index == 1);
   CHECK(t.end == 3);
+}
+
+TEST_CASE("choose_bands: one size lost read back splits the rep band in two instead of dropping the sizes below it") {
+  // docs/perf/debian12/tune.log (Zen 5 memcpy, rep movsb dst as given): ladder 16K, 32K, 64K,
+  // 128K, 256K, 512K, 1M, 2M, 4M, 8M; rep loses 16K everywhere, the copy read back 4 % at 32K and 5 % at
+  // 256K, and wins every pattern elsewhere.
+  const auto copy = gains({0.61, 1.60, 1.34, 1.34, 1.30, 1.60, 1.18, 1.10, 1.23, 1.27});
+  const auto read = gains({0.67, 0.96, 1.17, 1.18, 0.95, 1.00, 1.12, 1.00, 1.01, 1.29});
+  const auto write = gains({0.83, 1.20, 1.19, 1.20, 1.00, 1.32, 1.09, 1.03, 1.02, 1.14});
+  const double tol = std::log(1.03), min_gain = std::log(1.03);
+  // One band: only from 512K (the 256K loss vetoes every band that holds it).
+  const auto one = choose_threshold({copy, read, write}, {}, tol, min_gain, true);
+  CHECK(one.index == 5);
+  CHECK(one.end == 10);
+  // Two: 64K..128K, the loop at 256K, rep again from 512K; their sum beats the single band.
+  const auto two = choose_bands({copy, read, write}, {}, tol, min_gain);
+  CHECK(two.band.index == 2);
+  CHECK(two.band.end == 4);
+  CHECK(two.resume == 5);
+  CHECK(two.band.gain > one.gain);
+  CHECK(two.band.why.find("and") != std::string::npos);
+  // A cold check that loses 10 % at 128K moves the first band's end down to 128K (64K alone).
+  const auto cold = gains({0.6, 1.6, 1.3, 0.9, 1.1, 1.2, 1.1, 1.1, 1.1, 1.1});
+  const auto checked = choose_bands({copy, read, write}, {cold}, tol, min_gain);
+  CHECK(checked.band.index == 2);
+  CHECK(checked.band.end == 3);
+  CHECK(checked.resume == 5);
+  // Without a loss in the middle the single band stands (a second band needs a size between).
+  const auto flat = gains({0.6, 1.2, 1.2, 1.2, 1.2});
+  const auto single = choose_bands({flat}, {}, tol, min_gain);
+  CHECK(single.resume == kNoThreshold);
+  CHECK(single.band.index == 1);
+  CHECK(single.band.end == 5);
+  // A first band below the minimum gain on its own is not taken: the single band stands.
+  const auto tiny = gains({1.02, 0.9, 1.3, 1.3});
+  const auto t = choose_bands({tiny}, {}, tol, min_gain);
+  CHECK(t.resume == kNoThreshold);
+  CHECK(t.band.index == 2);
+  // Nothing admissible: never.
+  CHECK(choose_bands({gains({0.9, 0.9, 0.9})}, {}, tol, min_gain).band.index == kNoThreshold);
+  CHECK(choose_bands({}, {}, tol, min_gain).band.index == kNoThreshold);
 }
 
 TEST_CASE("choose_threshold: rows the variant ties do not veto it; a row it loses does") {

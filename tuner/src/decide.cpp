@@ -185,6 +185,45 @@ ThresholdChoice choose_gap(const std::vector<std::vector<double>>& gain, const s
   return choose_threshold(gain, check, tolerance, min_gain, true);
 }
 
+BandsChoice choose_bands(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,
+                         double tolerance, double min_gain) {
+  BandsChoice out;
+  out.band = choose_threshold(gain, check, tolerance, min_gain, true);
+  const std::size_t n = gain.empty() ? 0 : gain.front().size();
+  double best = out.band.index == kNoThreshold ? min_gain : out.band.gain;
+  std::size_t t1 = kNoThreshold, e1 = 0, r1 = kNoThreshold;
+  double g1_best = 0, g2_best = 0;
+  // The second band first (a suffix), then every first band ending at least one size before it.
+  for (std::size_t r = n; r-- > 2;) {
+    double g2 = 0;
+    if (!admissible(gain, check, r, n, tolerance, &g2) || g2 < min_gain) continue;
+    for (std::size_t t = 0; t + 1 < r; ++t)
+      for (std::size_t e = t + 1; e < r; ++e) {
+        double g1 = 0;
+        if (!admissible(gain, check, t, e, tolerance, &g1) || g1 < min_gain) continue;
+        if (g1 + g2 > best) {
+          best = g1 + g2;
+          t1 = t;
+          e1 = e;
+          r1 = r;
+          g1_best = g1;
+          g2_best = g2;
+        }
+      }
+  }
+  if (r1 == kNoThreshold) return out;
+  out.band.index = t1;
+  out.band.end = e1;
+  out.band.gain = best;
+  out.resume = r1;
+  char b[256];
+  snprintf_c(b, sizeof b,
+             "ladder sizes %zu..%zu and %zu..%zu of %zu: %.1f%% and %.1f%% summed gain, mean over the use patterns",
+             t1 + 1, e1, r1 + 1, n, n, 100 * (std::exp(g1_best) - 1), 100 * (std::exp(g2_best) - 1));
+  out.band.why = b;
+  return out;
+}
+
 ThresholdChoice choose_stop(const std::vector<std::vector<double>>& gain,
                             const std::vector<std::vector<double>>& check, double tolerance, double min_gain) {
   ThresholdChoice out;

@@ -930,9 +930,11 @@ class Search {
   /// same rounds, at five 4K-aliasing placements (dst 1, 15, 33 past a page-aligned src; dst
   /// aligned with src 1 and 32 bytes below a page's end, which a rep class for aligned dst only
   /// still runs through the test), each with every use pattern (copy alone, read back, source
-  /// overwritten), warm, and cold at the first as a check. The stop is decide::choose_stop's:
-  /// the range from the band's start with the largest gain, at least 2 %, where no row loses more
-  /// than 3 % at a size or in total; then confirmed in solo runs. On a Zen 5 host the report's
+  /// overwritten), warm, and cold at the first as a check; placements where the two run the same
+  /// code at every size (a rep class for an aligned dst only) are left out. The stop is
+  /// decide::choose_stop's: the range from the band's start with the largest gain, at least 2 %,
+  /// where no row loses more than 3 % at a size nor anything in total; then confirmed in solo
+  /// runs, whatever the budget. On a Zen 5 host the report's
   /// matrix (copy alone, fresh buffers) had the loop at 89-93 GB/s against rep movsb's 80-81 at
   /// 32 KiB, but compare() on one buffer pair had rep ahead alone (72.9-76.6 against 65.0-70.3)
   /// and level to 4 % read back or overwritten (docs/performance.md, twenty-fifth round), and a
@@ -963,7 +965,19 @@ class Search {
     std::vector<std::uint64_t> sizes{rep_lo};
     for (std::uint64_t s = 4096; s < (1u << 20); s *= 2)
       if (s > rep_lo) sizes.push_back(s);
-    const std::vector<Offsets> placements{{0, 1}, {0, 15}, {0, 33}, {4095, 0}, {4064, 0}};
+    // Only placements where the two run different code at some size: a rep class for an aligned
+    // dst only runs the loop at a misaligned dst either way, and rows that tie by construction
+    // would thin the gain and leave the cold check on a row that cannot veto.
+    std::vector<Offsets> placements;
+    for (const Offsets q : std::vector<Offsets>{{0, 1}, {0, 15}, {0, 33}, {4095, 0}, {4064, 0}})
+      if (std::any_of(sizes.begin(), sizes.end(), [&](std::uint64_t s) {
+            return large_lengths_differ(best.params, all.params, timed_length(s), q.src, q.dst);
+          }))
+        placements.push_back(q);
+    if (placements.empty()) {
+      log_.push_back("alias loop: not judged: no 4K-aliasing placement runs other code than the winner in the rep band");
+      return best;
+    }
     say("alias loop: the rep band's 4K-aliasing copies in a loop of 32-byte vectors, at " +
         std::to_string(sizes.size()) + " sizes x " + std::to_string(placements.size()) + " placements x " +
         std::to_string(uses().size()) + " use patterns, warm, and cold as a check");
@@ -975,25 +989,38 @@ class Search {
                        (stop == kNever ? c.why : "below " + size_label(stop) + ": " + c.why);
     say(line);
     Candidate out = best;
+    std::string why_not = "no stop below which the loop wins without losing a use pattern";
     if (stop != kNever) {
       out.params.rep_alias_loop = stop;
       out.params = without_idle_rep_fields(out.params);
       const Routine* chosen = get(out);
       // Solo runs at the band's first size and the last the stop keeps, at the first placement
-      // where the two run different code.
-      std::uint64_t last = l.sizes[c.end - 1];
+      // where the two run different code at both (else at the first size), whatever the budget
+      // (after the floor it is spent; 2 sizes x the use patterns x 3 runs).
+      const std::uint64_t last = l.sizes[c.end - 1];
+      const auto differs_at = [&](const Offsets& q, std::uint64_t s) {
+        return large_lengths_differ(best.params, out.params, timed_length(s), q.src, q.dst);
+      };
       Offsets o = placements.front();
-      for (const Offsets& q : placements)
-        if (large_lengths_differ(best.params, out.params, timed_length(l.sizes.front()), q.src, q.dst)) {
-          o = q;
-          break;
-        }
-      if (!chosen || !time_left() ||
-          !confirmed_solo("alias loop below " + size_label(stop), *r0, *chosen, {l.sizes.front(), last}, nullptr, o.src, o.dst))
+      const auto both = std::find_if(placements.begin(), placements.end(),
+                                     [&](const Offsets& q) { return differs_at(q, l.sizes.front()) && differs_at(q, last); });
+      const auto first = std::find_if(placements.begin(), placements.end(),
+                                      [&](const Offsets& q) { return differs_at(q, l.sizes.front()); });
+      if (both != placements.end())
+        o = *both;
+      else if (first != placements.end())
+        o = *first;
+      if (!chosen) {
         out = best;
+        why_not = "the routine with the stop did not verify";
+      } else if (!confirmed_solo("alias loop below " + size_label(stop), *r0, *chosen, {l.sizes.front(), last}, nullptr,
+                                 o.src, o.dst)) {
+        out = best;
+        why_not = "the stop below " + size_label(stop) + " did not confirm in solo runs";
+      }
     }
     line = "alias loop: " + (out.params.rep_alias_loop.value == kNever
-                                 ? std::string("never (no stop where the loop wins every use pattern)")
+                                 ? "never (" + why_not + ")"
                                  : "below " + std::to_string(out.params.rep_alias_loop.value) + " bytes");
     say(line);
     log_.push_back(line);
@@ -1425,7 +1452,9 @@ class Search {
     std::string name;
   };
   /// A threshold ladder timed: rows (the copy alone at each placement, then each other use
-  /// pattern at offset 0, all warm: the objective; last, the cold copy: a check) x sizes.
+  /// pattern at offset 0, all warm: the objective; last, the cold copy: a check) x sizes; with
+  /// time_ladder's uses_at_every_placement, every use pattern at each placement in turn, then the
+  /// cold copy at the first placement.
   /// gain[v][p][s] = log(t_base / t_variant v) at row p, size s, shrunk toward 0 by the two
   /// medians' relative spread (MAD); exactly 0 (not timed) where variant v runs the base's own
   /// code: below its `from`, and where large_lengths_differ says the two run the same code at
@@ -1703,9 +1732,16 @@ class Search {
       // state only the pieces keep their speed.
       const double extra = (p.rep_alias_window.value ? std::log(1.02) : 0) +
                            (chunk != kNever && p.rep_chunk.value == kNever ? std::log(1.02) : 0);
-      const decide::ThresholdChoice c =
-          decide::choose_threshold(l.objective(v), l.check(v), std::log(1.03), std::log(1.03) + extra, true);
+      // Two bands (rep_resume) where one size lost in between would veto every single band
+      // holding it; not with --quick, whose stage beyond the caches does not judge rep again and
+      // would drop the second band.
+      const decide::BandsChoice bc =
+          opt_.quick ? decide::BandsChoice{decide::choose_threshold(l.objective(v), l.check(v), std::log(1.03),
+                                                                    std::log(1.03) + extra, true)}
+                     : decide::choose_bands(l.objective(v), l.check(v), std::log(1.03), std::log(1.03) + extra);
+      const decide::ThresholdChoice& c = bc.band;
       const std::uint64_t stop = c.index != decide::kNoThreshold && c.end < l.sizes.size() ? l.sizes[c.end] : kNever;
+      const std::uint64_t resume = bc.resume != decide::kNoThreshold ? l.sizes[bc.resume] : kNever;
       say(name + (p.rep_unit.value == 8 ? " (8-byte elements" : " (byte elements") +
           (p.rep_aligned_only && p.rep_aligned_mutual ? ", only when dst and src are mutually 64-aligned"
            : p.rep_aligned_only                        ? ", only when dst is 64-aligned"
@@ -1717,12 +1753,15 @@ class Search {
           ", loop time / variant time:" + ladder_lines(l, v) + "\n    -> " +
           (c.index == decide::kNoThreshold ? c.why
                                            : "from " + size_label(l.sizes[c.index]) +
-                                                 (stop == kNever ? "" : " to below " + size_label(stop)) + ": " + c.why));
+                                                 (stop == kNever ? "" : " to below " + size_label(stop)) +
+                                                 (resume == kNever ? "" : " and from " + size_label(resume)) + ": " +
+                                                 c.why));
       if (c.index != decide::kNoThreshold && c.gain - extra > best_gain) {
         best_gain = c.gain - extra;
         out = base;
         out.params.rep_threshold = l.sizes[c.index];
         out.params.rep_stop = stop;
+        out.params.rep_resume = resume;
         out.params.rep_unit = p.rep_unit;
         out.params.rep_align_dst = p.rep_align_dst;
         out.params.rep_aligned_only = p.rep_aligned_only;
@@ -1796,6 +1835,9 @@ class Search {
                 : std::to_string(out.params.rep_threshold.value) + " bytes" +
                       (out.params.rep_stop.value != kNever
                            ? ", the loop again from " + std::to_string(out.params.rep_stop.value) + " bytes"
+                           : std::string()) +
+                      (out.params.rep_resume.value != kNever
+                           ? ", rep again from " + std::to_string(out.params.rep_resume.value) + " bytes"
                            : std::string()) +
                       (out.params.rep_aligned_from.value != kNever
                            ? std::string(out.params.rep_aligned_mutual ? ", only for mutually 64-aligned dst and src from "

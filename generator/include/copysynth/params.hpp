@@ -375,8 +375,8 @@ struct RepAliasLoop {
       "(Zen 5) a 32 KiB such memcpy ran 89-93 GB/s in that loop, 79.8-81.4 with rep movsb and 83 "
       "in the routine's own 64-byte loop over the report's fresh buffers, copy alone; timed on one "
       "buffer pair rep led alone and the loop was level to 4 % slower with the copy read back or "
-      "its source overwritten, so autotune takes a stop only where the loop wins every use "
-      "pattern (docs/performance.md, twenty-fifth and twenty-sixth rounds). A multiple of 4096. "
+      "its source overwritten, so autotune takes a stop only where the loop gains and loses no "
+      "use pattern (docs/performance.md, twenty-fifth and twenty-sixth rounds). A multiple of 4096. "
       "\"never\" = off. Copies "
       "only, vector_width 32 or 64; from this length on rep_alias_window decides as without it (the "
       "routine's own loop, or rep); no effect without a rep class starting below it";

@@ -116,6 +116,22 @@ ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
                                  const std::vector<std::vector<double>>& check, double tolerance,
                                  double min_gain, bool band = false);
 
+/// Up to two bands of a ladder for a variant: choose_threshold's best single band (band = true),
+/// or a band [index, end) and a second from `resume` to the ladder's end, with at least one size
+/// between them left to the base (rep_threshold, rep_stop, rep_resume: rep movsb where it wins
+/// in the caches and beyond them, the loop between). Each band must be admissible under
+/// choose_threshold's rules (no row loses more than `tolerance` at a size, no objective row
+/// loses over the band) and gain at least `min_gain` on its own; two bands are taken when their
+/// summed gain beats the best single band's. So one size where the variant loses one use
+/// pattern (a Zen 5 memcpy: rep movsb read back 0.95x at 256 KiB while it won 17-19 % at 64 and
+/// 128 KiB; docs/perf/debian12/tune.log) no longer leaves every size below it to the base.
+struct BandsChoice {
+  ThresholdChoice band;                 ///< the first band; gain: both bands' summed gain
+  std::size_t resume = kNoThreshold;    ///< the second band's first size; kNoThreshold: one band
+};
+BandsChoice choose_bands(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,
+                         double tolerance, double min_gain);
+
 /// A variant that takes the first sizes of a ladder up to a stop and hands the rest back to the
 /// base (rep_alias_loop: the rep band's 4K-aliasing copies in a loop of 32-byte vectors below
 /// the stop; the variant's start is fixed, so only the stop is chosen). The rows and the rule

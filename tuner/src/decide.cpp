@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 namespace copysynth::decide {
 
@@ -134,38 +135,56 @@ bool admissible(const std::vector<std::vector<double>>& gain, const std::vector<
   return ok;
 }
 
+/// The best range among `ranges` ((start, end) pairs of ladder indices, in order of preference:
+/// of equal gains the first wins): admissible, and gaining more than min_gain (or exactly
+/// min_gain, for the first such range). out.index is kNoThreshold when none qualifies; *vetoed
+/// counts the ranges admissible() refused. choose_threshold and choose_stop differ only in
+/// the ranges they offer and the order.
+ThresholdChoice best_range(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,
+                           const std::vector<std::pair<std::size_t, std::size_t>>& ranges, double tolerance,
+                           double min_gain, std::size_t* vetoed) {
+  ThresholdChoice out;
+  double best = min_gain;
+  *vetoed = 0;
+  for (const auto& [t, e] : ranges) {
+    double total = 0;
+    if (!admissible(gain, check, t, e, tolerance, &total)) {
+      ++*vetoed;
+      continue;
+    }
+    if (total > best || (total == best && out.index == kNoThreshold)) {
+      best = total;
+      out.index = t;
+      out.end = e;
+      out.gain = total;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
                                  const std::vector<std::vector<double>>& check, double tolerance,
                                  double min_gain, bool band) {
-  ThresholdChoice out;
   const std::size_t n = gain.empty() ? 0 : gain.front().size();
   char b[256];
   if (n == 0) {
+    ThresholdChoice out;
     out.why = "no sizes measured";
     return out;
   }
-  double best = min_gain;
-  std::size_t vetoed = 0, tried = 0;
   // Larger starts first and, per start, the open end first: among equal gains the smaller
   // range of lengths (fewer lengths on the variant) and a plain threshold win.
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;
   for (std::size_t t = n; t-- > 0;)
     for (std::size_t e = n; e > t; --e) {
       if (!band && e != n) break;
-      ++tried;
-      double total = 0;
-      if (!admissible(gain, check, t, e, tolerance, &total)) {
-        ++vetoed;
-        continue;
-      }
-      if (total > best || (total == best && out.index == kNoThreshold)) {
-        best = total;
-        out.index = t;
-        out.end = e;
-        out.gain = total;
-      }
+      ranges.emplace_back(t, e);
     }
+  std::size_t vetoed = 0;
+  const std::size_t tried = ranges.size();
+  ThresholdChoice out = best_range(gain, check, ranges, tolerance, min_gain, &vetoed);
   if (out.index == kNoThreshold)
     snprintf_c(b, sizeof b,
                   "never: no %s the variant wins every use pattern without losing more than %.1f%% "
@@ -226,28 +245,17 @@ BandsChoice choose_bands(const std::vector<std::vector<double>>& gain, const std
 
 ThresholdChoice choose_stop(const std::vector<std::vector<double>>& gain,
                             const std::vector<std::vector<double>>& check, double tolerance, double min_gain) {
-  ThresholdChoice out;
   const std::size_t n = gain.empty() ? 0 : gain.front().size();
   char b[256];
   if (n == 0) {
+    ThresholdChoice out;
     out.why = "no sizes measured";
     return out;
   }
-  double best = min_gain;
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;  // from the first size; shorter
+  for (std::size_t e = 1; e <= n; ++e) ranges.emplace_back(0, e);  // ranges first: they keep equal gains
   std::size_t vetoed = 0;
-  for (std::size_t e = 1; e <= n; ++e) {  // shorter ranges first: they keep equal gains
-    double total = 0;
-    if (!admissible(gain, check, 0, e, tolerance, &total)) {
-      ++vetoed;
-      continue;
-    }
-    if (total > best || (total == best && out.index == kNoThreshold)) {
-      best = total;
-      out.index = 0;
-      out.end = e;
-      out.gain = total;
-    }
-  }
+  ThresholdChoice out = best_range(gain, check, ranges, tolerance, min_gain, &vetoed);
   if (out.index == kNoThreshold)
     snprintf_c(b, sizeof b,
                "never: no stop below which the variant wins every row without losing more than %.1f%% at any "

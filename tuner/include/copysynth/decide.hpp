@@ -124,7 +124,8 @@ ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
 /// loses over the band) and gain at least `min_gain` on its own; two bands are taken when their
 /// summed gain beats the best single band's. So one size where the variant loses one use
 /// pattern (a Zen 5 memcpy: rep movsb read back 0.95x at 256 KiB while it won 17-19 % at 64 and
-/// 128 KiB; docs/perf/debian12/tune.log) no longer leaves every size below it to the base.
+/// 128 KiB; docs/perf/debian12/tune.log at commit 3e43156) no longer leaves every size below it
+/// to the base.
 struct BandsChoice {
   ThresholdChoice band;                 ///< the first band; gain: both bands' summed gain
   std::size_t resume = kNoThreshold;    ///< the second band's first size; kNoThreshold: one band

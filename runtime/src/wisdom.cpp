@@ -688,6 +688,22 @@ std::string free_backup_name(const std::string& path) {
   return bak;
 }
 
+namespace {
+
+/// True for a regular file of at most 4 KiB that holds nothing but white space (or nothing):
+/// what read_json calls "empty". False for anything else, or when it cannot be read.
+bool blank_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec || size > 4096) return false;
+  if (size == 0) return true;
+  auto text = read_regular_file(path, "wisdom file", 4096, ErrorCode::kWisdomIo, "");
+  return text && text->find_first_not_of(" \t\r\n") == std::string::npos;
+}
+
+}  // namespace
+
 Status save_wisdom_keeping(Wisdom w, const std::string& path, const CpuInfo& cpu,
                            const std::function<void(const std::string&)>& progress) {
   const auto say = [&](const std::string& line) {
@@ -711,8 +727,9 @@ Status save_wisdom_keeping(Wisdom w, const std::string& path, const CpuInfo& cpu
     }
     auto old = load_wisdom(path);
     Status same_cpu = old ? check_cpu(*old, cpu) : Status(old.error());
-    if (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) == 0 && !ec) {
-      // An empty file (`: > best.json`, a copy that failed) holds nothing to keep: written over.
+    if (blank_file(path)) {
+      // An empty file (`: > best.json`, a copy that failed) or one of white space only holds
+      // nothing to keep (read_json names it "empty"): written over.
     } else if (same_cpu.ok()) {
       // Old verdicts first, against `w`'s own entries: an old verdict judged a routine `w` replaces.
       for (const auto& v : old->app_verdicts)

@@ -690,15 +690,16 @@ std::string free_backup_name(const std::string& path) {
 
 namespace {
 
-/// True for a regular file of at most 4 KiB that holds nothing but white space (or nothing):
-/// what read_json calls "empty". False for anything else, or when it cannot be read.
+/// True for a regular file that holds nothing but white space (or nothing), at most
+/// kMaxWisdomBytes: what read_json calls "empty". False for anything else, or when it cannot be
+/// read.
 bool blank_file(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return false;
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec || size > 4096) return false;
+  if (ec || size > kMaxWisdomBytes) return false;
   if (size == 0) return true;
-  auto text = read_regular_file(path, "wisdom file", 4096, ErrorCode::kWisdomIo, "");
+  auto text = read_regular_file(path, "wisdom file", kMaxWisdomBytes, ErrorCode::kWisdomIo, "");
   return text && text->find_first_not_of(" \t\r\n") == std::string::npos;
 }
 

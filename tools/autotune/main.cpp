@@ -99,8 +99,9 @@ int main(int argc, char** argv) {
   app.add_option("--emit", o.emit_path,
                  "Write the winners (params, plan, CPU signature, measured points) as a wisdom file, "
                  "e.g. best.json. Entries of an existing file of this CPU for other operations are "
-                 "kept; into an existing fleet file (--merge) this CPU's entries are added; a file that "
-                 "cannot be merged is moved to FILE.bak. With --merge: the fleet file to write")
+                 "kept; into an existing fleet file (--merge) this CPU's entries are added; an empty file "
+                 "is written over; any other file that cannot be merged is moved to FILE.bak. With --merge: "
+                 "the fleet file to write")
       ->type_name("FILE");
   app.add_option("--from", o.from_path,
                  "Load a wisdom file (of a fleet file, this CPU's entries) instead of searching: refuse it "

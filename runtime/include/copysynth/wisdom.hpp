@@ -252,6 +252,8 @@ std::string free_backup_name(const std::string& path);
 ///     kept, after `w`'s own, but for an operation `w` has a kept = false app verdict for
 ///     (dropped_by_app: the program was not faster with it); its app verdicts for operations `w`
 ///     has neither an entry nor a verdict for are kept too; the header is `w`'s;
+///   - an empty file, or one of white space only (what load_wisdom calls "empty"): written over,
+///     no backup (it holds nothing to keep);
 ///   - anything else (another CPU's wisdom, a file that is not wisdom at all): the file is first
 ///     renamed to free_backup_name(path), so nothing is overwritten, and then `w` is written.
 /// Each step is said through `progress` (when set), one line each: "kept the fill entry of PATH",

@@ -235,7 +235,8 @@ TEST_CASE("choose_threshold with bands: rep wins a middle range only, the loop a
 }
 
 TEST_CASE("choose_bands: one size lost read back splits the rep band in two instead of dropping the sizes below it") {
-  // docs/perf/debian12/tune.log at commit 3e43156 (Zen 5 memcpy, rep movsb dst as given): ladder 16K, 32K, 64K,
+  // Rows adapted from docs/perf/debian12/tune.log at commit 3e43156 (Zen 5 memcpy; the copy row is
+  // that log's rep "only when dst is 64-aligned, 2M pieces", the others its shape): ladder 16K, 32K, 64K,
   // 128K, 256K, 512K, 1M, 2M, 4M, 8M; rep loses 16K everywhere, the copy read back 4 % at 32K and 5 % at
   // 256K, and wins every pattern elsewhere.
   const auto copy = gains({0.61, 1.60, 1.34, 1.34, 1.30, 1.60, 1.18, 1.10, 1.23, 1.27});
@@ -471,7 +472,9 @@ TEST_CASE("choose_two_thresholds: non-temporal stores that win against the loop 
   // 32-byte non-temporal loop (b), each against the loop. Against the loop alone b wins from 16M
   // with the larger summed gain, and the stage took it; the report then found that routine 0.79x
   // the other tuning's rep at 16 MiB. Against rep again, b reads back 0.92x as fast at 16M (1.09
-  // vs 1.18) and at 32M (1.18 vs 1.28): rep again alone.
+  // vs 1.18) and at 32M (1.18 vs 1.28): rep again alone. (This pins the rule in decide; that the
+  // stage offers non-temporal stores only through it where rep again was timed is in tuner.cpp,
+  // beyond_caches_stage, and shows in its log.)
   const double tol = std::log(1.03), min_gain = std::log(1.03);
   const std::vector<std::vector<double>> a{gains({1, 1, 1, 1, 1, 1, 1.42, 1.11, 1.31}),
                                            gains({1, 1, 1, 1, 1, 1, 1.24, 1.10, 1.07}),
@@ -492,6 +495,36 @@ TEST_CASE("choose_two_thresholds: non-temporal stores that win against the loop 
   CHECK(r.a == 6);  // rep again from 16M
   CHECK(r.b == kNoThreshold);
   CHECK(r.gain == doctest::Approx(alone_a.gain));
+}
+
+TEST_CASE("nt_starts_where_read_gains: a non-temporal threshold starts only where the copy read back gains") {
+  // A Debian 12 memcpy tuning's stage beyond the caches (Zen 5, docs/perf/debian12/tune2.log of
+  // the twenty-seventh round; ladder 256K..64M): the 32-byte non-temporal loop against the rep
+  // class in 2M pieces. Read back it ties at 16M (1.00) and the other rows add a little there, so
+  // without the rule it started at 16M; the report read that copy back at 0.85x rep's speed.
+  const double tol = std::log(1.03), min_gain = std::log(1.03);
+  const std::vector<std::vector<double>> nt{gains({0.34, 0.46, 0.71, 0.74, 0.87, 0.89, 1.00, 1.12, 1.00}),
+                                            gains({0.35, 0.44, 0.69, 0.78, 0.75, 1.00, 1.08, 1.28, 1.10}),
+                                            gains({0.28, 0.39, 0.54, 0.61, 0.68, 0.75, 1.00, 1.02, 1.00}),
+                                            gains({0.47, 0.53, 0.83, 0.95, 0.82, 0.91, 1.03, 1.18, 1.00})};
+  const std::vector<std::vector<double>> cold{gains({0.48, 0.71, 1.00, 0.92, 1.00, 1.00, 1.00, 1.11, 1.02})};
+  CHECK(choose_threshold(nt, cold, tol, min_gain).index == 6);  // 16M, the tie read back included
+  const std::vector<bool> starts = nt_starts_where_read_gains(nt, 2);
+  REQUIRE(starts.size() == 9);
+  CHECK(starts == std::vector<bool>{false, false, false, false, false, false, false, true, false});
+  const ThresholdChoice c = choose_threshold(nt, cold, tol, min_gain, false, starts);
+  CHECK(c.index == 7);  // 32M: read back 1.02 there; 64M's tie does not veto a start below it
+  CHECK(c.end == 9);
+  // The same rule through choose_two_thresholds (b alone: no rep again here).
+  CHECK(choose_two_thresholds({}, {}, nt, cold, tol, min_gain, starts).b == 7);
+  CHECK(choose_two_thresholds({}, {}, nt, cold, tol, min_gain).b == 6);
+  // No size gains read back: never, and said why.
+  const std::vector<bool> none(9, false);
+  const ThresholdChoice never = choose_threshold(nt, cold, tol, min_gain, false, none);
+  CHECK(never.index == kNoThreshold);
+  CHECK(never.why.find("only where it gains read back") != std::string::npos);
+  // A row index past the table: no start refused.
+  CHECK(nt_starts_where_read_gains(nt, 4).empty());
 }
 
 TEST_CASE("choose_two_thresholds: one variant absent or losing, and never") {

@@ -166,7 +166,7 @@ ThresholdChoice best_range(const std::vector<std::vector<double>>& gain, const s
 
 ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
                                  const std::vector<std::vector<double>>& check, double tolerance,
-                                 double min_gain, bool band) {
+                                 double min_gain, bool band, const std::vector<bool>& start_ok) {
   const std::size_t n = gain.empty() ? 0 : gain.front().size();
   char b[256];
   if (n == 0) {
@@ -177,25 +177,36 @@ ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
   // Larger starts first and, per start, the open end first: among equal gains the smaller
   // range of lengths (fewer lengths on the variant) and a plain threshold win.
   std::vector<std::pair<std::size_t, std::size_t>> ranges;
-  for (std::size_t t = n; t-- > 0;)
+  for (std::size_t t = n; t-- > 0;) {
+    if (!start_ok.empty() && (t >= start_ok.size() || !start_ok[t])) continue;
     for (std::size_t e = n; e > t; --e) {
       if (!band && e != n) break;
       ranges.emplace_back(t, e);
     }
+  }
   std::size_t vetoed = 0;
   const std::size_t tried = ranges.size();
   ThresholdChoice out = best_range(gain, check, ranges, tolerance, min_gain, &vetoed);
+  const bool all_starts = start_ok.empty() || std::count(start_ok.begin(), start_ok.end(), true) >= std::ptrdiff_t(n);
   if (out.index == kNoThreshold)
     snprintf_c(b, sizeof b,
                   "never: no %s the variant wins every use pattern without losing more than %.1f%% "
-                  "at any size (%zu of %zu vetoed) and gains %.1f%% in total",
+                  "at any size (%zu of %zu vetoed%s) and gains %.1f%% in total",
                   band ? "range of sizes where" : "size from which", 100 * (std::exp(tolerance) - 1), vetoed, tried,
-                  100 * (std::exp(min_gain) - 1));
+                  all_starts ? "" : "; it starts only where it gains read back", 100 * (std::exp(min_gain) - 1));
   else
     snprintf_c(b, sizeof b, "ladder sizes %zu..%zu of %zu: %.1f%% summed gain, mean over the use patterns",
                   out.index + 1, out.end, n, 100 * (std::exp(out.gain) - 1));
   out.why = b;
   return out;
+}
+
+std::vector<bool> nt_starts_where_read_gains(const std::vector<std::vector<double>>& gain, std::size_t read,
+                                             double min_read_gain) {
+  if (read >= gain.size()) return {};
+  std::vector<bool> ok(gain[read].size());
+  for (std::size_t s = 0; s < ok.size(); ++s) ok[s] = gain[read][s] > min_read_gain;
+  return ok;
 }
 
 ThresholdChoice choose_gap(const std::vector<std::vector<double>>& gain, const std::vector<std::vector<double>>& check,
@@ -303,8 +314,11 @@ TwoThresholds choose_two_thresholds(const std::vector<std::vector<double>>& a_ga
                                     const std::vector<std::vector<double>>& a_check,
                                     const std::vector<std::vector<double>>& b_gain,
                                     const std::vector<std::vector<double>>& b_check, double tolerance,
-                                    double min_gain) {
+                                    double min_gain, const std::vector<bool>& b_start_ok) {
   TwoThresholds out;
+  const auto b_may_start = [&](std::size_t tb) {
+    return b_start_ok.empty() || (tb < b_start_ok.size() && b_start_ok[tb]);
+  };
   const std::size_t na = a_gain.empty() ? 0 : a_gain.front().size();
   const std::size_t nb = b_gain.empty() ? 0 : b_gain.front().size();
   const std::size_t n = std::max(na, nb);
@@ -350,7 +364,7 @@ TwoThresholds choose_two_thresholds(const std::vector<std::vector<double>>& a_ga
     std::size_t tb_best = kNoThreshold;
     for (std::size_t tb = n; tb-- > 0;) {  // larger thresholds first: ties keep the shorter range
       double total = 0;
-      if (!admissible(b_gain, b_check, tb, n, tolerance, &total)) continue;
+      if (!b_may_start(tb) || !admissible(b_gain, b_check, tb, n, tolerance, &total)) continue;
       if (ca.index != kNoThreshold && loses_to_a(std::max(tb, ca.index))) continue;
       if (total > best_b || (total == best_b && tb_best == kNoThreshold && best_single < 0)) {
         best_b = total;
@@ -371,6 +385,7 @@ TwoThresholds choose_two_thresholds(const std::vector<std::vector<double>>& a_ga
     for (std::size_t ta = n; ta-- > 0;)
       for (std::size_t tb = n; tb > ta + 1;) {
         --tb;
+        if (!b_may_start(tb)) continue;
         ++tried;
         double total = 0;
         if (!admissible(rows_of(a_gain, b_gain, ta, tb), rows_of(a_check, b_check, ta, tb), ta, n, tolerance,

@@ -1966,7 +1966,9 @@ class Search {
   /// compared its variant with the loop only: one Zen 5 run took non-temporal stores from 16 MiB
   /// where rep again was 1.2x faster than both). The choice is confirmed solo; if it does not
   /// confirm, it is tried again with its first threshold one ladder size up when its worst case was
-  /// there, then the best option of the other kind. The base every option is built on and timed
+  /// there, then the best option of the other kind, then (where rep again was timed) non-temporal
+  /// stores chosen against the loop alone, which rep again's rows ruled out while rep again was
+  /// still to confirm. The base every option is built on and timed
   /// against runs a rep class that reaches past one piece in 2 MiB pieces (rep_chunk) below the
   /// ladder's top and as one instruction from it (rep_chunk_stop = kRepChunkTop), whatever the
   /// incumbent did there; one instruction from a smaller size, wherever the pieces run, is a third
@@ -2099,6 +2101,10 @@ class Search {
     const Ladder l = time_ladder(name, rs, sizes, dst_aligns, live_from);
     if (l.sizes.empty()) return base;
     const std::size_t first_nt = has_again ? 1 : 0;
+    // The warm copy read back (fill: the fill read back); none: no start is refused.
+    std::size_t read_row = l.rows.size();
+    for (std::size_t p = 0; p + 1 < l.rows.size(); ++p)
+      if (l.rows[p].use == Use::kThenRead && l.rows[p].state == CacheState::kWarm) read_row = p;
     // Each non-temporal variant with rep again (choose_two_thresholds: either alone, or both),
     // rep again and one instruction alone (choose_threshold), and, where rep again was not timed,
     // each non-temporal variant alone (choose_threshold): the admissible options, the best first;
@@ -2109,6 +2115,7 @@ class Search {
       std::string what;
     };
     std::vector<Option> options;
+    std::vector<Option> nt_fallback;  // where rep again was timed: the best non-temporal option against the loop
     const double tol = std::log(1.03), min_gain = std::log(1.03);
     const auto describe = [&base](const Candidate& c) {
       std::string what;
@@ -2166,20 +2173,35 @@ class Search {
       }
     }
     for (std::size_t v = first_nt; v < nt_end; ++v) {
-      const decide::ThresholdChoice b = decide::choose_threshold(l.objective(v), l.check(v), tol, min_gain);
+      // Non-temporal stores start only at a size where they gain the copy read back (a tie
+      // there does not count: decide::nt_starts_where_read_gains).
+      const std::vector<bool> starts = decide::nt_starts_where_read_gains(l.objective(v), read_row);
+      const decide::ThresholdChoice b =
+          decide::choose_threshold(l.objective(v), l.check(v), tol, min_gain, false, starts);
       std::string verdict = "\n    -> alone: " + b.why;
-      // Where rep again was timed, non-temporal stores are judged against it, never against the
-      // loop alone: choose_two_thresholds gives them sizes only where they lose no row to rep
-      // again (as a single option too). Offered against the loop as well, the single option won
-      // on its summed gain: a Debian 12 memcpy whose rep band stopped at 8 MiB took non-temporal
-      // stores from 16 MiB (85.8 % against rep again's 63.5 %) though they read back 0.92x as
-      // fast as rep again there, and the report found that routine 0.79x the other tuning's rep
-      // at 16 MiB (docs/perf/debian12/tune.log and report-1.txt at commit 97e67ea).
+      // Where rep again was timed, the options come from choose_two_thresholds, which gives
+      // non-temporal stores (alone or after rep again) no size from rep again's first admissible
+      // size on where they lose a row to it. Offered against the loop as well, the single option
+      // won on its summed gain: a Debian 12 memcpy whose rep band stopped at 8 MiB took
+      // non-temporal stores from 16 MiB (85.8 % against rep again's 63.5 %) though they read back
+      // 0.92x as fast as rep again there, and the report found that routine 0.79x the other
+      // tuning's rep at 16 MiB (docs/perf/debian12/tune.log and report-1.txt at commit 97e67ea).
+      // That single option is kept as a fallback, tried only after the options failed to confirm
+      // (then rep again is not taken, and the loop is what they are against).
       if (has_again) {
         const decide::TwoThresholds t =
-            decide::choose_two_thresholds(l.objective(0), l.check(0), l.objective(v), l.check(v), tol, min_gain);
-        verdict += " (not an option: rep again was timed)\n    -> with rep again: " + t.why;
+            decide::choose_two_thresholds(l.objective(0), l.check(0), l.objective(v), l.check(v), tol, min_gain, starts);
+        verdict += " (a fallback: rep again was timed)\n    -> with rep again: " + t.why;
         add(t.a, t.b, v, t.gain);
+        if (b.index != decide::kNoThreshold && (nt_fallback.empty() || b.gain > nt_fallback.front().gain)) {
+          Option f{base, b.gain, {}};
+          f.c.params.nt_threshold = l.sizes[b.index];
+          f.c.params.nt_pages = live[v].params.nt_pages;
+          f.c.params.nt_width = live[v].params.nt_width;
+          f.c.params = without_idle_rep_fields(f.c.params);
+          f.what = describe(f.c) + ", the fallback";
+          nt_fallback = {f};
+        }
       } else {
         add(decide::kNoThreshold, b.index, v, b.gain);
       }
@@ -2187,6 +2209,7 @@ class Search {
           ladder_lines(l, v) + verdict);
     }
     std::stable_sort(options.begin(), options.end(), [](const Option& a, const Option& b) { return a.gain > b.gain; });
+    if (options.empty()) options = std::move(nt_fallback);  // (choose_two_thresholds gave it too, then)
     if (options.empty()) {
       const std::string line = name + ": neither " + std::string(has_again ? "rep again nor " : "") +
                                std::string(has_whole ? "rep as one instruction nor " : "") +
@@ -2200,7 +2223,8 @@ class Search {
     // The best, confirmed solo at its first threshold and the largest size. If it does not
     // confirm and its worst case is at the first threshold, the same with that threshold one
     // ladder size up (non-temporal stores from 16 MiB can lose a copy read back that the loop
-    // leaves in a 32 MiB L3); then the best option of the other kind.
+    // leaves in a 32 MiB L3); then the best option of the other kind; then, where rep again was
+    // timed, the best non-temporal option against the loop (nt_fallback).
     std::vector<Option> tries{options[0]};
     for (const auto& o : options)
       if ((o.c.params.rep_resume.value == kNever) != (options[0].c.params.rep_resume.value == kNever) ||
@@ -2209,7 +2233,11 @@ class Search {
         tries.push_back(o);
         break;
       }
-    for (std::size_t i = 0; i < tries.size() && i < 4; ++i) {
+    // Last, the non-temporal option against the loop that rep again's timing ruled out.
+    for (const auto& f : nt_fallback)
+      if (std::none_of(tries.begin(), tries.end(), [&](const Option& x) { return key(x.c) == key(f.c); }))
+        tries.push_back(f);
+    for (std::size_t i = 0; i < tries.size() && i < 5; ++i) {
       const Option o = tries[i];  // a copy: tries grows below
       const Routine* r = get(o.c);
       if (!r) continue;

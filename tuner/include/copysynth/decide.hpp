@@ -112,9 +112,23 @@ struct ThresholdChoice {
 };
 /// `band` = false: only suffixes [t, n) of the ladder (a threshold); true: also bands [t, e)
 /// that hand the sizes from e on back to the base (rep_stop), under the same rules.
+/// `start_ok` (empty: every size): only sizes s with start_ok[s] may be the first that takes the
+/// variant (non-temporal stores start only where they gain the copy read back:
+/// nt_starts_where_read_gains).
 ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
                                  const std::vector<std::vector<double>>& check, double tolerance,
-                                 double min_gain, bool band = false);
+                                 double min_gain, bool band = false, const std::vector<bool>& start_ok = {});
+
+/// The sizes where a non-temporal threshold may start: those where its copy-read-back row
+/// `read` gains more than `min_read_gain` (log units; 1 %, the tuning log's resolution). A
+/// threshold is a win only where it wins the patterns that use the data; at its first size a
+/// tie read back does not count as one: in a Debian 12 memcpy tuning (Zen 5, 32 MiB L3) the
+/// 32-byte non-temporal loop tied rep movsb read back at 16 MiB on the ladder (1.00) and took
+/// it, and the report then read that copy back at 0.85x rep's speed (14.50 against 17.00 GB/s:
+/// docs/performance.md, twenty-seventh round). Ties above the start do not veto (at 64 MiB both
+/// stream from memory). `read` out of range: every size.
+std::vector<bool> nt_starts_where_read_gains(const std::vector<std::vector<double>>& gain, std::size_t read,
+                                             double min_read_gain = 0.00995033085316809);  // log(1.01)
 
 /// Up to two bands of a ladder for a variant: choose_threshold's best single band (band = true),
 /// or a band [index, end) and a second from `resume` to the ladder's end, with at least one size
@@ -192,11 +206,13 @@ struct TwoThresholds {
   double gain = 0;               ///< the composite's mean-over-patterns summed log gain
   std::string why;               ///< one line: what decided it (for the tuning log)
 };
+/// `b_start_ok` (empty: every size): b's first size must have b_start_ok set (see
+/// choose_threshold's start_ok).
 TwoThresholds choose_two_thresholds(const std::vector<std::vector<double>>& a_gain,
                                     const std::vector<std::vector<double>>& a_check,
                                     const std::vector<std::vector<double>>& b_gain,
                                     const std::vector<std::vector<double>>& b_check, double tolerance,
-                                    double min_gain);
+                                    double min_gain, const std::vector<bool>& b_start_ok = {});
 
 /// The gap between two rep bands (rep_stop .. rep_resume: the loop there, rep string
 /// instructions below and above it). Each band was chosen by a stage of its own, each against

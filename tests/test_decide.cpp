@@ -498,8 +498,8 @@ TEST_CASE("choose_two_thresholds: non-temporal stores that win against the loop 
 }
 
 TEST_CASE("nt_starts_where_read_gains: a non-temporal threshold starts only where the copy read back gains") {
-  // A Debian 12 memcpy tuning's stage beyond the caches (Zen 5, docs/perf/debian12/tune2.log of
-  // the twenty-seventh round; ladder 256K..64M): the 32-byte non-temporal loop against the rep
+  // A Debian 12 memcpy tuning's stage beyond the caches (Zen 5, the twenty-seventh round's second
+  // tuning at commit b770f60, rows in docs/perf/nt-read-start/README.md; ladder 256K..64M): the 32-byte non-temporal loop against the rep
   // class in 2M pieces. Read back it ties at 16M (1.00) and the other rows add a little there, so
   // without the rule it started at 16M; the report read that copy back at 0.85x rep's speed.
   const double tol = std::log(1.03), min_gain = std::log(1.03);
@@ -525,6 +525,22 @@ TEST_CASE("nt_starts_where_read_gains: a non-temporal threshold starts only wher
   CHECK(never.why.find("only where it gains read back") != std::string::npos);
   // A row index past the table: no start refused.
   CHECK(nt_starts_where_read_gains(nt, 4).empty());
+}
+
+TEST_CASE("choose_two_thresholds: the second variant of a pair starts only where b_start_ok allows") {
+  const double tol = std::log(1.03), min_gain = std::log(1.03);
+  const auto a_row = gains({1, 1, 1.2, 1.2, 1.2, 1.2});
+  const auto b_row = gains({1, 1, 1, 1, 1.5, 1.5});
+  const std::vector<std::vector<double>> a{a_row, a_row}, b{b_row, b_row};
+  auto r = choose_two_thresholds(a, {}, b, {}, tol, min_gain);
+  CHECK(r.a == 2);
+  CHECK(r.b == 4);
+  r = choose_two_thresholds(a, {}, b, {}, tol, min_gain, {false, false, false, false, false, true});
+  CHECK(r.a == 2);  // rep again keeps 4M..
+  CHECK(r.b == 5);  // .. and the second takes over one size later
+  r = choose_two_thresholds(a, {}, b, {}, tol, min_gain, std::vector<bool>(6, false));
+  CHECK(r.a == 2);
+  CHECK(r.b == kNoThreshold);
 }
 
 TEST_CASE("choose_two_thresholds: one variant absent or losing, and never") {

@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
                  "Write the winners (params, plan, CPU signature, measured points) as a wisdom file, "
                  "e.g. best.json. Entries of an existing file of this CPU for other operations are "
                  "kept; into an existing fleet file (--merge) this CPU's entries are added; an empty file "
-                 "is written over; any other file that cannot be merged is moved to FILE.bak. With --merge: "
+                 "(or one of white space only) is written over; any other file that cannot be merged is moved to FILE.bak. With --merge: "
                  "the fleet file to write")
       ->type_name("FILE");
   app.add_option("--from", o.from_path,

@@ -404,11 +404,13 @@ TwoThresholds choose_two_thresholds(const std::vector<std::vector<double>>& a_ga
       }
   }
   char b[256];
+  const bool all_b_starts = b_start_ok.empty() || std::count(b_start_ok.begin(), b_start_ok.end(), true) >= std::ptrdiff_t(n);
   if (out.a == kNoThreshold && out.b == kNoThreshold)
     snprintf_c(b, sizeof b,
                "never: neither variant, nor both, wins every use pattern from some size on without losing more "
-               "than %.1f%% at any size and gains %.1f%% in total",
-               100 * (std::exp(tolerance) - 1), 100 * (std::exp(min_gain) - 1));
+               "than %.1f%% at any size and gains %.1f%% in total%s",
+               100 * (std::exp(tolerance) - 1), 100 * (std::exp(min_gain) - 1),
+               all_b_starts ? "" : " (the second starts only at sizes allowed: where it gains read back)");
   else if (out.b == kNoThreshold)
     snprintf_c(b, sizeof b, "the first variant from ladder size %zu of %zu: %.1f%% summed gain, mean over the use patterns",
                out.a + 1, n, 100 * (std::exp(out.gain) - 1));

@@ -2175,7 +2175,18 @@ class Search {
     for (std::size_t v = first_nt; v < nt_end; ++v) {
       // Non-temporal stores start only at a size where they gain the copy read back (a tie
       // there does not count: decide::nt_starts_where_read_gains).
-      const std::vector<bool> starts = decide::nt_starts_where_read_gains(l.objective(v), read_row);
+      // Where rep again was timed it must also gain on rep again there: in a pair (rep again,
+      // then non-temporal stores) they take their first size from rep again, and alone they
+      // take it from a routine that rep again was timed against (review of 733ea56).
+      std::vector<bool> starts = decide::nt_starts_where_read_gains(l.objective(v), read_row);
+      if (has_again && !starts.empty()) {
+        std::vector<std::vector<double>> over_again = l.objective(v);
+        for (std::size_t p = 0; p < over_again.size(); ++p)
+          for (std::size_t sz = 0; sz < over_again[p].size(); ++sz) over_again[p][sz] -= l.gain[0][p][sz];
+        const std::vector<bool> vs_again = decide::nt_starts_where_read_gains(over_again, read_row);
+        for (std::size_t sz = 0; sz < starts.size() && sz < vs_again.size(); ++sz)
+          starts[sz] = starts[sz] && vs_again[sz];
+      }
       const decide::ThresholdChoice b =
           decide::choose_threshold(l.objective(v), l.check(v), tol, min_gain, false, starts);
       std::string verdict = "\n    -> alone: " + b.why;
@@ -2191,7 +2202,8 @@ class Search {
       if (has_again) {
         const decide::TwoThresholds t =
             decide::choose_two_thresholds(l.objective(0), l.check(0), l.objective(v), l.check(v), tol, min_gain, starts);
-        verdict += " (a fallback: rep again was timed)\n    -> with rep again: " + t.why;
+        if (b.index != decide::kNoThreshold) verdict += " (kept only as a fallback: rep again was timed)";
+        verdict += "\n    -> with rep again: " + t.why;
         add(t.a, t.b, v, t.gain);
         if (b.index != decide::kNoThreshold && (nt_fallback.empty() || b.gain > nt_fallback.front().gain)) {
           Option f{base, b.gain, {}};
@@ -2209,7 +2221,6 @@ class Search {
           ladder_lines(l, v) + verdict);
     }
     std::stable_sort(options.begin(), options.end(), [](const Option& a, const Option& b) { return a.gain > b.gain; });
-    if (options.empty()) options = std::move(nt_fallback);  // (choose_two_thresholds gave it too, then)
     if (options.empty()) {
       const std::string line = name + ": neither " + std::string(has_again ? "rep again nor " : "") +
                                std::string(has_whole ? "rep as one instruction nor " : "") +

@@ -124,8 +124,8 @@ ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
 /// threshold is a win only where it wins the patterns that use the data; at its first size a
 /// tie read back does not count as one: in a Debian 12 memcpy tuning (Zen 5, 32 MiB L3) the
 /// 32-byte non-temporal loop tied rep movsb read back at 16 MiB on the ladder (1.00) and took
-/// it, and the report then read that copy back at 0.85x rep's speed (14.50 against 17.00 GB/s:
-/// docs/performance.md, twenty-seventh round). Ties above the start do not veto (at 64 MiB both
+/// it, and the report then read that copy back at 0.85x the speed of the other tuning's routine,
+/// which ran rep there (14.50 against 17.00 GB/s: docs/perf/nt-read-start/). Ties above the start do not veto (at 64 MiB both
 /// stream from memory). `read` out of range: every size.
 std::vector<bool> nt_starts_where_read_gains(const std::vector<std::vector<double>>& gain, std::size_t read,
                                              double min_read_gain = 0.00995033085316809);  // log(1.01)

@@ -527,6 +527,27 @@ TEST_CASE("nt_starts_where_read_gains: a non-temporal threshold starts only wher
   CHECK(nt_starts_where_read_gains(nt, 4).empty());
 }
 
+TEST_CASE("nt_start_gains: the floor's composite takes non-temporal stores only where they read back faster than every other row") {
+  // Rows: 0 the winner (rep), 1 a seed with non-temporal stores, 2 the winner without rep (the
+  // loop). Columns: 64M at two placements, then 16M (ticks per call, the copy read back).
+  CostTable t;
+  t.cost = {{1000, 1010, 400}, {950, 960, 420}, {1200, 1190, 500}};
+  CHECK(nt_start_gains(t, 1, {0, 2}, {0, 1}));  // 64M: 1.05x rep at both placements
+  CHECK_FALSE(nt_start_gains(t, 1, {0, 2}, {2}));  // 16M: slower than rep
+  t.cost[0][1] = 965;  // one placement within 1 % of rep: a tie is no start
+  CHECK_FALSE(nt_start_gains(t, 1, {0, 2}, {0, 1}));
+  CHECK(nt_start_gains(t, 1, {0, 2}, {0, 1}, std::log(1.001)));  // a smaller margin lets it through
+  CHECK(nt_start_gains(t, 1, {2}, {0, 1}));  // against the loop alone it gains
+  CHECK(nt_start_gains(t, 1, {}, {0}));   // nothing measured runs other code there
+  // No columns, a row or column out of range, a case not timed: no start.
+  CHECK_FALSE(nt_start_gains(t, 1, {0}, {}));
+  CHECK_FALSE(nt_start_gains(t, 3, {0}, {0}));
+  CHECK_FALSE(nt_start_gains(t, 1, {5}, {0}));
+  CHECK_FALSE(nt_start_gains(t, 1, {0}, {3}));
+  t.cost[1][0] = 0;
+  CHECK_FALSE(nt_start_gains(t, 1, {0}, {0}));
+}
+
 TEST_CASE("choose_two_thresholds: the second variant of a pair starts only where b_start_ok allows") {
   const double tol = std::log(1.03), min_gain = std::log(1.03);
   const auto a_row = gains({1, 1, 1.2, 1.2, 1.2, 1.2});

@@ -201,6 +201,19 @@ ThresholdChoice choose_threshold(const std::vector<std::vector<double>>& gain,
   return out;
 }
 
+bool nt_start_gains(const CostTable& t, std::size_t nt, const std::vector<std::size_t>& others,
+                    const std::vector<std::size_t>& cases, double min_gain) {
+  if (cases.empty() || nt >= t.rows()) return false;
+  for (const std::size_t j : cases) {
+    if (j >= t.cases() || !(t.cost[nt][j] > 0)) return false;
+    for (const std::size_t o : others) {
+      if (o >= t.rows() || !(t.cost[o][j] > 0)) return false;
+      if (!(std::log(t.cost[o][j] / t.cost[nt][j]) > min_gain)) return false;
+    }
+  }
+  return true;
+}
+
 std::vector<bool> nt_starts_where_read_gains(const std::vector<std::vector<double>>& gain, std::size_t read,
                                              double min_read_gain) {
   if (read >= gain.size()) return {};

@@ -373,7 +373,8 @@ class Search {
   /// The floor: the winner, the winner without each threshold, the seeds and every peer of the
   /// operation (peers.hpp) timed in the same rounds at every point of the workload (from 64 KiB
   /// on, warm and with the copy read back), plus a composite of what each size class from 4 KiB
-  /// on picks for itself (decide::per_group_pick: a rep band, a non-temporal threshold). Where a
+  /// on picks for itself (decide::per_group_pick: a rep band, a non-temporal threshold that
+  /// starts at a length timed here: decide::nt_start_gains). Where a
   /// peer beats the winner in a size class by more than the measured noise
   /// (decide::losses_to_peers), every configuration is scored against the best peer at each
   /// point: a seed with another kernel that beats the winner there by 1% (decide::pick)
@@ -515,7 +516,9 @@ class Search {
     // Per-class choices for the large classes (from 4 KiB on): where a class would pick a
     // configuration that runs it with rep string instructions, the winner gets a rep band over
     // those classes (rep_threshold .. rep_stop); where the last class would pick non-temporal
-    // stores, the winner takes that threshold. The composite is timed with the rest (not in
+    // stores other than the winner's, the winner takes them from the first length timed at or
+    // past that pick's threshold, if they read the copy back faster there than every other
+    // configuration (decide::nt_start_gains). The composite is timed with the rest (not in
     // --quick, which keeps the first table).
     if (!opt_.quick) {
       const auto want = want_of(0);
@@ -583,11 +586,43 @@ class Search {
           comp.params.rep_chunk_stop = kRepChunkTop;
         }
       }
-      const Candidate& last = live[want[groups - 1]];
-      if (last.params.nt_threshold.value != kNever && ladder_strategy(last.params, 64ull << 20) == Strategy::kNonTemporalLoop) {
-        comp.params.nt_threshold = last.params.nt_threshold;
-        comp.params.nt_pages = last.params.nt_pages;
-        comp.params.nt_width = comp.params.vector_width.value == 64 ? last.params.nt_width.value : 0u;
+      const std::size_t last_row = want[groups - 1];
+      const Candidate& last = live[last_row];
+      const auto runs_nt = [](const Candidate& c, std::uint64_t n) {
+        return ladder_strategy(c.params, n) == Strategy::kNonTemporalLoop;
+      };
+      const bool other_nt = last.params.nt_threshold.value != winner.params.nt_threshold.value ||
+                            last.params.nt_pages.value != winner.params.nt_pages.value ||
+                            last.params.nt_width.value != winner.params.nt_width.value;
+      if (last.params.nt_threshold.value != kNever && runs_nt(last, 64ull << 20) && other_nt) {
+        // Non-temporal stores start only at a length the floor timed, and only where they read
+        // the copy back faster than everything else timed there (decide::nt_start_gains): the
+        // first measured length at or past the pick's threshold, its band's start the
+        // composite's threshold. The pick's own threshold below it was never timed here.
+        std::uint64_t first = kNever;
+        for (const auto& [n, g] : at)
+          if (runs_nt(last, n)) {
+            first = n;
+            break;
+          }
+        std::vector<std::size_t> cases, others;
+        for (std::size_t j = 0; j < pts.size(); ++j)
+          if (pts[j].size == first) cases.push_back(j);
+        for (std::size_t i = 0; i < live.size(); ++i)
+          if (i != last_row && first != kNever && !runs_nt(live[i], first)) others.push_back(i);
+        const std::uint64_t start = first == kNever ? kNever : std::max<std::uint64_t>(last.params.nt_threshold.value, band_start(first));
+        if (first != kNever && decide::nt_start_gains(table, last_row, others, cases)) {
+          comp.params.nt_threshold = start;
+          comp.params.nt_pages = last.params.nt_pages;
+          comp.params.nt_width = comp.params.vector_width.value == 64 ? last.params.nt_width.value : 0u;
+          say("floor: non-temporal stores from " + size_label(start) + " in the composite (" + live_names[last_row] +
+              " starts them at " + size_label(last.params.nt_threshold.value) + "; the first length timed there, " +
+              size_label(first) + ", reads the copy back over 1% faster than every other configuration)");
+        } else if (first != kNever) {
+          say("floor: no non-temporal stores from " + live_names[last_row] + " in the composite: at " + size_label(first) +
+              ", the first length timed past its threshold of " + size_label(last.params.nt_threshold.value) +
+              ", they do not read the copy back over 1% faster than every other configuration");
+        }
       }
       // (Pieces that run nowhere dropped from each: without_idle_rep_fields.)
       const auto clean = [](Candidate c) {

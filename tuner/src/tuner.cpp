@@ -2150,7 +2150,7 @@ class Search {
       std::string what;
     };
     std::vector<Option> options;
-    std::vector<Option> nt_fallback;  // where rep again was timed: the best non-temporal option against the loop
+    std::optional<Option> nt_fallback;  // where rep again was timed: the best non-temporal option against the loop
     const double tol = std::log(1.03), min_gain = std::log(1.03);
     const auto describe = [&base](const Candidate& c) {
       std::string what;
@@ -2169,8 +2169,9 @@ class Search {
                 ") from " + std::to_string(c.params.nt_threshold.value) + " bytes";
       return what;
     };
-    const auto add = [&](std::size_t ta, std::size_t tb, std::size_t v, double gain) {
-      if (ta == decide::kNoThreshold && tb == decide::kNoThreshold) return;
+    // The base with rep again from ladder size ta and variant v's non-temporal stores from tb
+    // (decide::kNoThreshold: not that part), named.
+    const auto make_option = [&](std::size_t ta, std::size_t tb, std::size_t v, double gain) {
       Option o{base, gain, {}};
       if (ta != decide::kNoThreshold) {
         o.c.params.rep_resume = std::max(l.sizes[ta], live[0].params.rep_resume.value);
@@ -2184,6 +2185,11 @@ class Search {
       }
       o.c.params = without_idle_rep_fields(o.c.params);
       o.what = describe(o.c);
+      return o;
+    };
+    const auto add = [&](std::size_t ta, std::size_t tb, std::size_t v, double gain) {
+      if (ta == decide::kNoThreshold && tb == decide::kNoThreshold) return;
+      const Option o = make_option(ta, tb, v, gain);
       if (std::none_of(options.begin(), options.end(), [&](const Option& x) { return key(x.c) == key(o.c); }))
         options.push_back(o);
     };
@@ -2240,14 +2246,9 @@ class Search {
         if (b.index != decide::kNoThreshold) verdict += " (kept only as a fallback: rep again was timed)";
         verdict += "\n    -> with rep again: " + t.why;
         add(t.a, t.b, v, t.gain);
-        if (b.index != decide::kNoThreshold && (nt_fallback.empty() || b.gain > nt_fallback.front().gain)) {
-          Option f{base, b.gain, {}};
-          f.c.params.nt_threshold = l.sizes[b.index];
-          f.c.params.nt_pages = live[v].params.nt_pages;
-          f.c.params.nt_width = live[v].params.nt_width;
-          f.c.params = without_idle_rep_fields(f.c.params);
-          f.what = describe(f.c) + ", the fallback";
-          nt_fallback = {f};
+        if (b.index != decide::kNoThreshold && (!nt_fallback || b.gain > nt_fallback->gain)) {
+          nt_fallback = make_option(decide::kNoThreshold, b.index, v, b.gain);
+          nt_fallback->what += ", the fallback";
         }
       } else {
         add(decide::kNoThreshold, b.index, v, b.gain);
@@ -2280,9 +2281,9 @@ class Search {
         break;
       }
     // Last, the non-temporal option against the loop that rep again's timing ruled out.
-    for (const auto& f : nt_fallback)
-      if (std::none_of(tries.begin(), tries.end(), [&](const Option& x) { return key(x.c) == key(f.c); }))
-        tries.push_back(f);
+    if (nt_fallback &&
+        std::none_of(tries.begin(), tries.end(), [&](const Option& x) { return key(x.c) == key(nt_fallback->c); }))
+      tries.push_back(*nt_fallback);
     for (std::size_t i = 0; i < tries.size() && i < 5; ++i) {
       const Option o = tries[i];  // a copy: tries grows below
       const Routine* r = get(o.c);

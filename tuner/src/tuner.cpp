@@ -407,6 +407,16 @@ class Search {
       c.params.nt_threshold = kNever;
       alt.emplace_back("the winner without non-temporal stores", c);
     }
+    // The rep stage handed 4K-aliasing copies to the loop as the loop was then; the kernel's
+    // second pass may change that loop (unroll, prefetch) after it. A Debian 13 memcpy tuning
+    // took the window against a loop that tied rep at 256 KiB (dst 1 byte past src: 0.93-1.00),
+    // then an unroll of 16 without prefetch, and its report ran those copies at 0.77x rep movsb's
+    // speed (docs/perf/debian13/tune.log and report-1.txt at commit 733ea56).
+    if (winner.params.rep_threshold.value != kNever && winner.params.rep_alias_window.value != 0) {
+      Candidate c = winner;
+      c.params.rep_alias_window = 0;
+      alt.emplace_back("the winner with rep for 4K-aliasing copies", c);
+    }
     for (auto& [name, c] : seeds(winner)) alt.emplace_back("seed " + name, c);
     for (auto& [name, c] : alt) {
       if (std::any_of(rows.begin(), rows.end(), [&](const Candidate& r) { return key(r) == key(c); })) continue;
@@ -744,6 +754,14 @@ class Search {
         // margin is in the costs' own units).
         const std::size_t k = decide::pick_pairwise(cost, table.cost[0], weight, margin, &r);
         chosen = tails[k];
+        {
+          std::string all = "floor: the large-length configurations against the winner where they differ:";
+          for (std::size_t i = 1; i < r.size(); ++i)
+            all += " " + live_names[tails[i]] + " " + fmt("%.3f", r[i]) + "x (" +
+                   std::to_string(std::count(weight[i].begin(), weight[i].end(), 1.0)) + " points, margin " +
+                   fmt("%.1f", 100 * margin[i]) + "%);";
+          say(all);
+        }
         // Shown: the one adopted, else the one judged somewhere that came closest to its margin.
         std::size_t shown = k;
         auto judged = [&](std::size_t i) { return std::count(weight[i].begin(), weight[i].end(), 1.0) > 0; };

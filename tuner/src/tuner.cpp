@@ -1038,7 +1038,9 @@ class Search {
     const decide::ThresholdChoice c = decide::choose_stop(l.objective(0), l.check(0), std::log(1.03), std::log(1.02));
     const std::uint64_t stop =
         c.index == decide::kNoThreshold ? kNever : c.end < l.sizes.size() ? l.sizes[c.end] : std::uint64_t{1} << 20;
-    std::string line = "alias loop, rep time / loop time:" + ladder_lines(l, 0) + "\n    -> " +
+    // What runs these copies now: rep, or with rep_alias_window the routine's own loop.
+    const std::string now = p.rep_alias_window.value ? "own loop" : "rep";
+    std::string line = "alias loop, " + now + " time / 32-byte loop time:" + ladder_lines(l, 0) + "\n    -> " +
                        (stop == kNever ? c.why : "below " + size_label(stop) + ": " + c.why);
     say(line);
     Candidate out = best;

@@ -538,6 +538,10 @@ TEST_CASE("nt_start_gains: the floor's composite takes non-temporal stores only 
   CHECK_FALSE(nt_start_gains(t, 1, {0, 2}, {0, 1}));
   CHECK(nt_start_gains(t, 1, {0, 2}, {0, 1}, std::log(1.001)));  // a smaller margin lets it through
   CHECK(nt_start_gains(t, 1, {2}, {0, 1}));  // against the loop alone it gains
+  t.cost[0][1] = 975;  // 1.6 % at that placement: over the default margin of 1 %
+  CHECK(nt_start_gains(t, 1, {0, 2}, {0, 1}));
+  CHECK_FALSE(nt_start_gains(t, 1, {0, 2}, {0, 1}, std::log(1.02)));
+  t.cost[0][1] = 965;
   CHECK(nt_start_gains(t, 1, {}, {0}));   // nothing measured runs other code there
   // No columns, a row or column out of range, a case not timed: no start.
   CHECK_FALSE(nt_start_gains(t, 1, {0}, {}));

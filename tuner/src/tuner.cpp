@@ -370,7 +370,8 @@ class Search {
            (kFloorClassHi[g] == kNever ? std::string("max") : std::to_string(kFloorClassHi[g]));
   }
 
-  /// The floor: the winner, the winner without each threshold, the seeds and every peer of the
+  /// The floor: the winner, the winner without each threshold (and with rep for the 4K-aliasing
+  /// copies its rep class hands to the loop), the seeds and every peer of the
   /// operation (peers.hpp) timed in the same rounds at every point of the workload (from 64 KiB
   /// on, warm and with the copy read back), plus a composite of what each size class from 4 KiB
   /// on picks for itself (decide::per_group_pick: a rep band, a non-temporal threshold that
@@ -379,7 +380,7 @@ class Search {
   /// (decide::losses_to_peers), every configuration is scored against the best peer at each
   /// point: a seed with another kernel that beats the winner there by 1% (decide::pick)
   /// replaces it, with the winner's thresholds unless its own win where they differ; else the
-  /// winner without a threshold, the composite or a seed on the winner's kernel with other
+  /// winner without a threshold (or with rep for 4K-aliasing copies), the composite or a seed on the winner's kernel with other
   /// thresholds replaces it if it beats the winner itself at the points where the two run
   /// different code (large_lengths_differ) by the median of those points' noise (at least 2%)
   /// over the square root of their number, at least 1% (decide::pick_pairwise,
@@ -411,11 +412,13 @@ class Search {
     // second pass may change that loop (unroll, prefetch) after it. A Debian 13 memcpy tuning
     // took the window against a loop that tied rep at 256 KiB (dst 1 byte past src: 0.93-1.00),
     // then an unroll of 16 without prefetch, and its report ran those copies at 0.77x rep movsb's
-    // speed (docs/perf/debian13/tune.log and report-1.txt at commit 733ea56).
+    // speed (docs/perf/debian13/tune.log and report-1.txt as committed in 6af9e21: the tuning
+    // and report of 733ea56). Only where the two differ somewhere (a rep class that holds them).
     if (winner.params.rep_threshold.value != kNever && winner.params.rep_alias_window.value != 0) {
       Candidate c = winner;
       c.params.rep_alias_window = 0;
-      alt.emplace_back("the winner with rep for 4K-aliasing copies", c);
+      if (first_large_difference(winner.params, c.params) != kNever)
+        alt.emplace_back("the winner with rep for 4K-aliasing copies", c);
     }
     for (auto& [name, c] : seeds(winner)) alt.emplace_back("seed " + name, c);
     for (auto& [name, c] : alt) {
@@ -527,9 +530,10 @@ class Search {
     // configuration that runs it with rep string instructions, the winner gets a rep band over
     // those classes (rep_threshold .. rep_stop); where the last class would pick non-temporal
     // stores other than the winner's, the winner takes them from the first length timed at or
-    // past that pick's threshold, if they read the copy back faster there than every other
-    // configuration (decide::nt_start_gains). The composite is timed with the rest (not in
-    // --quick, which keeps the first table).
+    // past that pick's threshold (its own threshold where it runs them there already), if the
+    // pick reads the copy back faster there than every configuration that runs other code
+    // (decide::nt_start_gains). The composite is timed with the rest (not in --quick, which
+    // keeps the first table).
     if (!opt_.quick) {
       const auto want = want_of(0);
       Candidate comp = winner;
@@ -605,33 +609,50 @@ class Search {
                             last.params.nt_pages.value != winner.params.nt_pages.value ||
                             last.params.nt_width.value != winner.params.nt_width.value;
       if (last.params.nt_threshold.value != kNever && runs_nt(last, 64ull << 20) && other_nt) {
-        // Non-temporal stores start only at a length the floor timed, and only where they read
-        // the copy back faster than everything else timed there (decide::nt_start_gains): the
-        // first measured length at or past the pick's threshold, its band's start the
-        // composite's threshold. The pick's own threshold below it was never timed here.
+        // Non-temporal stores start only at a length the floor timed, and only where the pick
+        // reads the copy back faster there than every configuration that runs other code
+        // (decide::nt_start_gains; the winner's own non-temporal stores included): the first
+        // measured length at or past the pick's threshold, its band's start the composite's
+        // threshold. The pick's own threshold below it was never timed here. Where the winner
+        // runs non-temporal stores there too, its threshold stays (confirmed in solo runs beyond
+        // the caches) and only the pick's form (pages, register width) is taken.
         std::uint64_t first = kNever;
         for (const auto& [n, g] : at)
           if (runs_nt(last, n)) {
             first = n;
             break;
           }
-        std::vector<std::size_t> cases, others;
-        for (std::size_t j = 0; j < pts.size(); ++j)
-          if (pts[j].size == first) cases.push_back(j);
-        for (std::size_t i = 0; i < live.size(); ++i)
-          if (i != last_row && first != kNever && !runs_nt(live[i], first)) others.push_back(i);
-        const std::uint64_t start = first == kNever ? kNever : std::max<std::uint64_t>(last.params.nt_threshold.value, band_start(first));
-        if (first != kNever && decide::nt_start_gains(table, last_row, others, cases)) {
-          comp.params.nt_threshold = start;
-          comp.params.nt_pages = last.params.nt_pages;
-          comp.params.nt_width = comp.params.vector_width.value == 64 ? last.params.nt_width.value : 0u;
-          say("floor: non-temporal stores from " + size_label(start) + " in the composite (" + live_names[last_row] +
-              " starts them at " + size_label(last.params.nt_threshold.value) + "; the first length timed there, " +
-              size_label(first) + ", reads the copy back over 1% faster than every other configuration)");
-        } else if (first != kNever) {
-          say("floor: no non-temporal stores from " + live_names[last_row] + " in the composite: at " + size_label(first) +
-              ", the first length timed past its threshold of " + size_label(last.params.nt_threshold.value) +
-              ", they do not read the copy back over 1% faster than every other configuration");
+        if (first == kNever) {
+          say("floor: no non-temporal stores from " + live_names[last_row] + " in the composite: no length from " +
+              size_label(last.params.nt_threshold.value) + " on was timed here");
+        } else {
+          // A row with the pick's kernel and non-temporal form runs the pick's code at `first`:
+          // a tie by construction, not a configuration to beat.
+          const auto same_code = [&](const Candidate& c) {
+            return runs_nt(c, first) && key(with_thresholds_of(c, last)) == key(last) &&
+                   c.params.nt_pages.value == last.params.nt_pages.value &&
+                   c.params.nt_width.value == last.params.nt_width.value;
+          };
+          std::vector<std::size_t> cases, others;
+          for (std::size_t j = 0; j < pts.size(); ++j)
+            if (pts[j].size == first) cases.push_back(j);
+          for (std::size_t i = 0; i < live.size(); ++i)
+            if (i != last_row && !same_code(live[i])) others.push_back(i);
+          std::uint64_t start = std::max<std::uint64_t>(last.params.nt_threshold.value, band_start(first));
+          if (runs_nt(winner, first)) start = std::min<std::uint64_t>(start, winner.params.nt_threshold.value);
+          const std::string what = live_names[last_row] + " (non-temporal stores from " +
+                                   size_label(last.params.nt_threshold.value) + ") at " + size_label(first) +
+                                   ", the first length timed at or past that,";
+          if (decide::nt_start_gains(table, last_row, others, cases)) {
+            comp.params.nt_threshold = start;
+            comp.params.nt_pages = last.params.nt_pages;
+            comp.params.nt_width = comp.params.vector_width.value == 64 ? last.params.nt_width.value : 0u;
+            say("floor: non-temporal stores from " + size_label(start) + " in the composite: " + what +
+                " reads the copy back over 1% faster than every configuration that runs other code there");
+          } else {
+            say("floor: no non-temporal stores from the last size class's pick in the composite: " + what +
+                " does not read the copy back over 1% faster than every configuration that runs other code there");
+          }
         }
       }
       // (Pieces that run nowhere dropped from each: without_idle_rep_fields.)
@@ -679,8 +700,8 @@ class Search {
     auto losses = decide::losses_to_peers(table, 0, peer_rows, group, groups);
     if (!losses.empty() && live.size() > 1) {
       // Two decisions. The kernel (the winner or a seed) on every point. Then the large lengths
-      // (the winner without a threshold, the composite, a seed that runs the winner's kernel with
-      // other thresholds), each against the winner at the points where the two run different
+      // (the winner without a threshold or with rep for 4K-aliasing copies, the composite, a seed
+      // that runs the winner's kernel with other thresholds), each against the winner at the points where the two run different
       // code (large_lengths_differ, which knows the placements where a rep class hands the copy
       // to the loop; decide::pick_pairwise), by a margin that grows as those points get fewer
       // (decide::pairwise_margin: the median of their measured noise over the square root of

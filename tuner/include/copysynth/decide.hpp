@@ -283,12 +283,14 @@ std::vector<std::size_t> per_group_pick(const CostTable& t, const std::vector<st
 /// The start rule of nt_starts_where_read_gains, for a threshold the floor's per-class composite
 /// takes from one size class's pick (tuner/src/tuner.cpp, floor_stage): whether row `nt` (a
 /// configuration that runs non-temporal stores at the length of `cases`) is faster than every
-/// row of `others` (the configurations that run other code there) at each of `cases` (the
-/// table's columns of one length, timed with the copy read back) by more than `min_gain` (log
-/// units; 1 %). The composite's threshold then starts at that measured length, never at a
-/// shorter one no column timed: a pick's threshold of 24 MiB (the AOCL-LibMem seed's, for a
-/// 32 MiB L3), judged on 64 MiB alone, reached two final routines of the Debian 13 tunings at
-/// commit 733ea56 (memmove and fill; docs/perf/debian13/tune2.log and tune.log there).
+/// row of `others` at each of `cases` (the table's columns of one length, timed with the copy
+/// read back) by more than `min_gain` (log units; 1 %). The floor passes as `others` every
+/// configuration it timed that runs other code at that length (the loop, rep, another
+/// non-temporal form; not the peers). The composite's threshold then starts at that measured
+/// length, never at a shorter one no column timed: a pick's threshold of 24 MiB (the AOCL-LibMem
+/// and glibc seeds', for a 32 MiB L3), judged on 64 MiB alone, reached two final routines of the
+/// Debian 13 tunings of commit 733ea56 (memmove and fill; docs/perf/debian13/tune2.log and
+/// tune.log as committed in 6af9e21).
 /// True when `others` is empty (nothing measured runs other code). False when `cases` is empty,
 /// a row or case is out of range, or a cost is not positive (a case that could not be timed).
 bool nt_start_gains(const CostTable& t, std::size_t nt, const std::vector<std::size_t>& others,

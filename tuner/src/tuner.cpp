@@ -410,10 +410,11 @@ class Search {
     }
     // The rep stage handed 4K-aliasing copies to the loop as the loop was then; the kernel's
     // second pass may change that loop (unroll, prefetch) after it. A Debian 13 memcpy tuning
-    // took the window against a loop that tied rep at 256 KiB (dst 1 byte past src: 0.93-1.00),
-    // then an unroll of 16 without prefetch, and its report ran those copies at 0.77x rep movsb's
-    // speed (docs/perf/debian13/tune.log and report-1.txt as committed in 6af9e21: the tuning
-    // and report of 733ea56). Only where the two differ somewhere (a rep class that holds them).
+    // took the window against a loop that rep movsb did not beat at 256 KiB (dst 1 byte past
+    // src: rep at 0.93-0.98x the loop's speed), then an unroll of 16 without prefetch, and its
+    // report ran those copies at 0.77x rep movsb's speed (docs/perf/debian13/tune.log and
+    // report-1.txt as committed in 6af9e21: the tuning and report of 733ea56). Only where the two
+    // differ somewhere (a rep class that holds them).
     if (winner.params.rep_threshold.value != kNever && winner.params.rep_alias_window.value != 0) {
       Candidate c = winner;
       c.params.rep_alias_window = 0;

@@ -147,6 +147,55 @@ TEST_CASE("pick_pairwise with a margin per challenger") {
   CHECK(pick_pairwise(cost, ref, weight, 0.06) == 0);
 }
 
+TEST_CASE("settle_pairwise: challengers that each beat the incumbent are judged against each other where they differ") {
+  // Six cases. Row 1 (a composite) gains 2x at cases 0-1 and runs the incumbent's code at 2-5;
+  // row 2 is row 1 plus rep for 4K-aliasing copies at 2-5 (1.11x there); row 3 the same with a
+  // change that loses at 2-5; row 4 gains 1.005x at 2-5 only, inside the margin.
+  CostTable t;
+  t.cost = {{10, 10, 10, 10, 10, 10},
+            {5, 5, 10, 10, 10, 10},
+            {5, 5, 9, 9, 9, 9},
+            {5, 5, 11, 11, 11, 11},
+            {5, 5, 9.95, 9.95, 9.95, 9.95}};
+  t.spread.assign(t.cost.size(), std::vector<double>(6, 0.0));
+  const std::vector<std::vector<int>> code{{0, 0, 0, 0, 0, 0},
+                                           {1, 1, 0, 0, 0, 0},
+                                           {1, 1, 2, 2, 2, 2},
+                                           {1, 1, 3, 3, 3, 3},
+                                           {1, 1, 4, 4, 4, 4}};
+  const auto differ = [&](std::size_t a, std::size_t b) {
+    std::vector<double> w(6);
+    for (std::size_t j = 0; j < 6; ++j) w[j] = code[a][j] != code[b][j];
+    return w;
+  };
+  // pick_pairwise over the incumbent alone ranks row 1 first (2x on its 2 cases against row 2's
+  // 1.5x-ish over 6): the ratios are over different cases.
+  {
+    std::vector<double> r;
+    const std::size_t k = pick_pairwise({t.cost[0], t.cost[1], t.cost[2]}, t.cost[0], {{}, differ(0, 1), differ(0, 2)},
+                                        std::vector<double>{0, 0.01, 0.01}, &r);
+    CHECK(k == 1);
+    CHECK(r[1] > r[2]);
+  }
+  std::vector<std::pair<std::size_t, double>> steps;
+  CHECK(settle_pairwise(t, 1, {1, 2}, differ, &steps) == 2);
+  REQUIRE(steps.size() == 1);
+  CHECK(steps[0].first == 2);
+  CHECK(steps[0].second == doctest::Approx(10.0 / 9.0));
+  // One that loses where it differs from the kept row is not taken; nor one inside the margin
+  // (0.02 noise over the square root of 4 cases: 1 %).
+  CHECK(settle_pairwise(t, 1, {1, 3}, differ) == 1);
+  CHECK(settle_pairwise(t, 1, {1, 4}, differ) == 1);
+  // Among several, the best against the kept row; none qualified, or rows out of range: kept.
+  CHECK(settle_pairwise(t, 1, {1, 3, 4, 2}, differ) == 2);
+  CHECK(settle_pairwise(t, 1, {}, differ) == 1);
+  CHECK(settle_pairwise(t, 1, {7, 9}, differ) == 1);
+  // Started from a better row, a worse one never replaces it.
+  steps.clear();
+  CHECK(settle_pairwise(t, 2, {1, 2, 3}, differ, &steps) == 2);
+  CHECK(steps.empty());
+}
+
 TEST_CASE("best_of: per case, the lowest cost over the chosen rows") {
   CostTable t;
   t.cost = {{3, 1, 5}, {2, 4, 0}, {9, 9, 4}};

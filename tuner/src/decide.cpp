@@ -82,6 +82,32 @@ double pairwise_margin(const CostTable& t, std::size_t a, std::size_t b, const s
   return std::max(min_margin, noise[noise.size() / 2] / std::sqrt(double(noise.size())));
 }
 
+std::size_t settle_pairwise(const CostTable& t, std::size_t kept, const std::vector<std::size_t>& qualified,
+                            const std::function<std::vector<double>(std::size_t, std::size_t)>& differ,
+                            std::vector<std::pair<std::size_t, double>>* steps) {
+  std::vector<std::size_t> was{kept};
+  for (std::size_t round = 0; round <= qualified.size(); ++round) {
+    std::vector<std::size_t> rows{kept};
+    for (std::size_t i : qualified)
+      if (i < t.rows() && std::find(was.begin(), was.end(), i) == was.end()) rows.push_back(i);
+    if (rows.size() < 2) break;
+    std::vector<std::vector<double>> cost{t.cost[kept]}, weight{{}};
+    std::vector<double> margin{0};
+    for (std::size_t k = 1; k < rows.size(); ++k) {
+      cost.push_back(t.cost[rows[k]]);
+      weight.push_back(differ(kept, rows[k]));
+      margin.push_back(pairwise_margin(t, kept, rows[k], weight.back()));
+    }
+    std::vector<double> r;
+    const std::size_t k = pick_pairwise(cost, t.cost[kept], weight, margin, &r);
+    if (k == 0) break;
+    if (steps) steps->emplace_back(rows[k], r[k]);
+    kept = rows[k];
+    was.push_back(kept);
+  }
+  return kept;
+}
+
 std::size_t pick(const std::vector<double>& scores, double margin) {
   if (scores.empty()) return 0;
   double top = -1;

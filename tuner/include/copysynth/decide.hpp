@@ -14,8 +14,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace copysynth::decide {
@@ -257,6 +259,20 @@ double case_noise(const CostTable& t, std::size_t a, std::size_t b, std::size_t 
 /// weight.
 double pairwise_margin(const CostTable& t, std::size_t a, std::size_t b, const std::vector<double>& weight,
                        double min_noise = 0.02, double min_margin = 0.01);
+
+/// After pick_pairwise over challengers that each differ from the incumbent at other cases:
+/// their ratios are over different cases (a composite judged on the 2 cases where it brings a
+/// rep band, the same composite with rep for 4K-aliasing copies on those 2 and 11 more), so the
+/// highest ratio is not the best routine. The challengers that qualified (`qualified`: rows of
+/// t, each beat the incumbent by its own margin) are judged against the one kept, `kept`, where
+/// each pair runs different code (differ(a, b): per-case weights, as pick_pairwise's), against
+/// the kept row's own costs and by pairwise_margin(t, kept, i, differ(kept, i)); the one
+/// pick_pairwise picks there is kept and the others are judged against it in turn, until none
+/// wins or every row was kept once (no cycle). `steps`, when given, receives each change (row
+/// kept, its ratio over the row it replaced). Returns the row kept (`kept` when none wins).
+std::size_t settle_pairwise(const CostTable& t, std::size_t kept, const std::vector<std::size_t>& qualified,
+                            const std::function<std::vector<double>(std::size_t, std::size_t)>& differ,
+                            std::vector<std::pair<std::size_t, double>>* steps = nullptr);
 
 /// A size class (or any group of cases) where a peer beats the routine under test.
 struct Loss {

@@ -350,9 +350,15 @@ class Search {
     c.params.rep_chunk = f.rep_chunk;
     c.params.rep_chunk_stop = f.rep_chunk_stop;
     c.params.nt_threshold = f.nt_threshold;
-    c.params.nt_pages = f.nt_pages;
-    c.params.nt_width = c.params.vector_width.value == 64 ? f.nt_width.value : 0u;
+    take_nt_form(c.params, f);
     return c;
+  }
+
+  /// How `from` runs non-temporal stores, onto `to`: nt_pages, and nt_width where `to` has
+  /// 64-byte registers (the only width with a narrower nt loop; 0 otherwise). Not the threshold.
+  static void take_nt_form(CopyParams& to, const CopyParams& from) {
+    to.nt_pages = from.nt_pages;
+    to.nt_width = to.vector_width.value == 64 ? from.nt_width.value : 0u;
   }
 
   /// Size classes of the floor check (bytes): each workload point falls in the first class
@@ -380,10 +386,11 @@ class Search {
   /// (decide::losses_to_peers), every configuration is scored against the best peer at each
   /// point: a seed with another kernel that beats the winner there by 1% (decide::pick)
   /// replaces it, with the winner's thresholds unless its own win where they differ; else the
-  /// winner without a threshold (or with rep for 4K-aliasing copies), the composite or a seed on the winner's kernel with other
-  /// thresholds replaces it if it beats the winner itself at the points where the two run
-  /// different code (large_lengths_differ) by the median of those points' noise (at least 2%)
-  /// over the square root of their number, at least 1% (decide::pick_pairwise,
+  /// winner without a threshold (or with rep for 4K-aliasing copies), the composite (also
+  /// without non-temporal stores, or with rep for 4K-aliasing copies) or a seed on the winner's
+  /// kernel with other thresholds replaces it if it beats the winner itself at the points
+  /// where the two run different code (large_lengths_differ) by the median of those points'
+  /// noise (at least 2%) over the square root of their number, at least 1% (decide::pick_pairwise,
   /// decide::pairwise_margin). A composite that runs the winner's code at every point is not
   /// timed. Every class still lost is printed with the peer and the figure.
   Candidate floor_stage(const Candidate& winner) {
@@ -646,8 +653,7 @@ class Search {
                                    ", the first length timed at or past that,";
           if (decide::nt_start_gains(table, last_row, others, cases)) {
             comp.params.nt_threshold = start;
-            comp.params.nt_pages = last.params.nt_pages;
-            comp.params.nt_width = comp.params.vector_width.value == 64 ? last.params.nt_width.value : 0u;
+            take_nt_form(comp.params, last.params);
             say("floor: non-temporal stores from " + size_label(start) + " in the composite: " + what +
                 " reads the copy back over 1% faster than every configuration that runs other code there");
           } else {
@@ -676,6 +682,19 @@ class Search {
         c.params.nt_width = 0;
         extra.emplace_back("per-class composite without non-temporal stores", clean(c));
       }
+      // The composite takes its rep band's alias window from the class pick that brought the
+      // band, and the alternative of rep for 4K-aliasing copies above was built on the winner's
+      // band: judged beside the composite, it can only keep the composite's window. A Debian 13
+      // memcpy floor timed rep for them at 1.035x the winner and adopted the composite at 1.091x,
+      // which handed 256 KiB aliasing copies to its loop at 0.79x the best peer
+      // (docs/perf/debian13/tune2.log and report-1.txt as committed in 62d3adb). So the composite
+      // with rep for them is judged too.
+      if (comp.params.rep_threshold.value != kNever && comp.params.rep_alias_window.value != 0) {
+        Candidate c = comp;
+        c.params.rep_alias_window = 0;
+        if (first_large_difference(comp.params, c.params) != kNever)
+          extra.emplace_back("per-class composite with rep for 4K-aliasing copies", clean(c));
+      }
       unsigned added = 0;
       // (Not one that runs the winner's code at every point, e.g. a rep band stopping beyond
       // the non-temporal threshold: a table timed again for nothing, 7 s on a Zen 5 host.)
@@ -701,9 +720,9 @@ class Search {
     auto losses = decide::losses_to_peers(table, 0, peer_rows, group, groups);
     if (!losses.empty() && live.size() > 1) {
       // Two decisions. The kernel (the winner or a seed) on every point. Then the large lengths
-      // (the winner without a threshold or with rep for 4K-aliasing copies, the composite, a seed
-      // that runs the winner's kernel with other thresholds), each against the winner at the points where the two run different
-      // code (large_lengths_differ, which knows the placements where a rep class hands the copy
+      // (the winner without a threshold or with rep for 4K-aliasing copies, the composite and its
+      // two variants, a seed that runs the winner's kernel with other thresholds), each against
+      // the winner at the points where the two run different code (large_lengths_differ, which knows the placements where a rep class hands the copy
       // to the loop; decide::pick_pairwise), by a margin that grows as those points get fewer
       // (decide::pairwise_margin: the median of their measured noise over the square root of
       // their number, at least 1%), so that neither the points where both run the same code nor
@@ -800,6 +819,26 @@ class Search {
                 (k != 0         ? ": adopted"
                  : n_points == 0 ? ": not judged"
                                  : ": not by " + fmt("%.1f", 100 * margin[shown]) + "%");
+        // Each ratio above is over the points where that configuration differs from the winner:
+        // a composite judged on the 2 points of its rep band can rank above the same composite
+        // with rep for 4K-aliasing copies judged on those and 11 more (a Debian 12 memcpy tuning
+        // of the twenty-ninth round: 1.787x against 1.135x). The ones that beat the winner are
+        // judged against each other where they differ (decide::settle_pairwise).
+        if (k != 0) {
+          std::vector<std::size_t> qualified;
+          for (std::size_t i = 1; i < r.size(); ++i)
+            if (r[i] >= 1 + margin[i]) qualified.push_back(tails[i]);
+          std::vector<std::pair<std::size_t, double>> steps;
+          chosen = decide::settle_pairwise(
+              table, chosen, qualified,
+              [&](std::size_t a, std::size_t b) { return differ_mask(live[a], live[b]); }, &steps);
+          std::size_t before = tails[k];
+          for (const auto& [row, ratio] : steps) {
+            line += "; " + live_names[row] + " " + fmt("%.3f", ratio) + "x " + live_names[before] +
+                    " where the two differ: adopted instead";
+            before = row;
+          }
+        }
       }
       say(line);
       log_.push_back(line);
@@ -891,6 +930,24 @@ class Search {
     // (docs/performance.md, eighth and ninth rounds).
     WithMix m(*this, Mix::kTwoThirds);
     Candidate out = stage("small", best, cands, below_1m_, /*halving=*/true);
+    {
+      // Each masked class's best candidate of the final round, blend and mix: where two tunings
+      // take different classes, the log shows by how much each won (a class cut by the
+      // halving's first round is absent).
+      std::string line = "small: best of each masked class in the last round (blend, mix):";
+      const StageScores& sc = last_scores_;
+      for (unsigned mm : {0u, 16u, 32u, 64u, 128u}) {
+        std::size_t b = sc.live.size();
+        for (std::size_t i = 0; i < sc.live.size(); ++i)
+          if (sc.live[i].params.mask_max.value == mm && (b == sc.live.size() || sc.score[i] > sc.score[b])) b = i;
+        if (b == sc.live.size()) continue;
+        line += std::string(" ") + (mm ? "0.." + std::to_string(mm) : "none") + " " + fmt("%.3f", sc.score[b]) + "x";
+        if (b < sc.mix.size()) line += " / " + fmt("%.3f", sc.mix[b]) + "x";
+        line += ";";
+      }
+      say(line);
+      log_.push_back(line);
+    }
     if (!time_left()) return out;
     // Where the head/tail classes hand over to the loop.
     cands.clear();
@@ -1455,6 +1512,7 @@ class Search {
         bi = by_mix;
       }
     }
+    last_scores_ = {live, s, mix};
     // A narrow win may be noise: confirm it head to head with twice the rounds. In a blended
     // stage the tie rule holds here too: a win within kMixTie that the mix does not share keeps
     // the incumbent. Returns whether challenger i stands (s[0] and s[i] then the head-to-head's).
@@ -2396,6 +2454,12 @@ class Search {
   std::string last_reject_;
   TuneStats stats_;
   std::vector<std::string> log_;
+  /// The last stage's candidates as finally scored (after the halving's second round): each's
+  /// blended score and, in a blended stage, the production mix's part (both x the baseline).
+  struct StageScores {
+    std::vector<Candidate> live;
+    std::vector<double> score, mix;
+  } last_scores_;
 };
 
 }  // namespace

@@ -169,7 +169,7 @@ TEST_CASE("settle_pairwise: challengers that each beat the incumbent are judged 
     return w;
   };
   // pick_pairwise over the incumbent alone ranks row 1 first (2x on its 2 cases against row 2's
-  // 1.5x-ish over 6): the ratios are over different cases.
+  // about 1.35x over 6): the ratios are over different cases.
   {
     std::vector<double> r;
     const std::size_t k = pick_pairwise({t.cost[0], t.cost[1], t.cost[2]}, t.cost[0], {{}, differ(0, 1), differ(0, 2)},
@@ -194,6 +194,31 @@ TEST_CASE("settle_pairwise: challengers that each beat the incumbent are judged 
   steps.clear();
   CHECK(settle_pairwise(t, 2, {1, 2, 3}, differ, &steps) == 2);
   CHECK(steps.empty());
+}
+
+TEST_CASE("settle_pairwise: a second round when the first pick's ratio hid a better row") {
+  // Two cases. Row 1 gains 1.25x at case 0 and runs row 0's code at case 1; row 2 is row 1 plus
+  // 1.053x at case 1. Against row 0, row 1 (1.25x on one case) outranks row 2 (about 1.147x
+  // over two), so round one keeps row 1; round two judges row 2 against row 1 at case 1 alone.
+  CostTable t;
+  t.cost = {{10, 10}, {8, 10}, {8, 9.5}};
+  t.spread.assign(3, std::vector<double>(2, 0.0));
+  const std::vector<std::vector<int>> code{{0, 0}, {1, 0}, {1, 2}};
+  const auto differ = [&](std::size_t a, std::size_t b) {
+    return std::vector<double>{double(code[a][0] != code[b][0]), double(code[a][1] != code[b][1])};
+  };
+  std::vector<std::pair<std::size_t, double>> steps;
+  CHECK(settle_pairwise(t, 0, {1, 2}, differ, &steps) == 2);
+  REQUIRE(steps.size() == 2);
+  CHECK(steps[0].first == 1);
+  CHECK(steps[0].second == doctest::Approx(1.25));
+  CHECK(steps[1].first == 2);
+  CHECK(steps[1].second == doctest::Approx(10.0 / 9.5));
+  // A row kept once is not judged again: with row 0 listed as qualified too, the result is the
+  // same and row 0 never comes back.
+  steps.clear();
+  CHECK(settle_pairwise(t, 0, {0, 1, 2}, differ, &steps) == 2);
+  CHECK(steps.size() == 2);
 }
 
 TEST_CASE("best_of: per case, the lowest cost over the chosen rows") {

@@ -391,7 +391,8 @@ class Search {
   /// kernel with other thresholds replaces it if it beats the winner itself at the points
   /// where the two run different code (large_lengths_differ) by the median of those points'
   /// noise (at least 2%) over the square root of their number, at least 1% (decide::pick_pairwise,
-  /// decide::pairwise_margin). A composite that runs the winner's code at every point is not
+  /// decide::pairwise_margin); among those that qualify, the one kept is then judged against the
+  /// others where they differ (decide::settle_pairwise). A composite that runs the winner's code at every point is not
   /// timed. Every class still lost is printed with the peer and the figure.
   Candidate floor_stage(const Candidate& winner) {
     const std::vector<Peer> ps = peers(op_, opt_.cpu.features());
@@ -722,8 +723,9 @@ class Search {
       // Two decisions. The kernel (the winner or a seed) on every point. Then the large lengths
       // (the winner without a threshold or with rep for 4K-aliasing copies, the composite and its
       // two variants, a seed that runs the winner's kernel with other thresholds), each against
-      // the winner at the points where the two run different code (large_lengths_differ, which knows the placements where a rep class hands the copy
-      // to the loop; decide::pick_pairwise), by a margin that grows as those points get fewer
+      // the winner at the points where the two run different code (large_lengths_differ, which
+      // knows the placements where a rep class hands the copy to the loop; decide::pick_pairwise),
+      // then those that qualify against each other (decide::settle_pairwise), by a margin that grows as those points get fewer
       // (decide::pairwise_margin: the median of their measured noise over the square root of
       // their number, at least 1%), so that neither the points where both run the same code nor
       // one noisy point decides. A Zen 5 fill run adopted the aocl seed (the winner's kernel with
@@ -834,8 +836,8 @@ class Search {
               [&](std::size_t a, std::size_t b) { return differ_mask(live[a], live[b]); }, &steps);
           std::size_t before = tails[k];
           for (const auto& [row, ratio] : steps) {
-            line += "; " + live_names[row] + " " + fmt("%.3f", ratio) + "x " + live_names[before] +
-                    " where the two differ: adopted instead";
+            line += "; " + live_names[row] + " (" + label(live[row]) + ") " + fmt("%.3f", ratio) + "x " +
+                    live_names[before] + " where the two differ: adopted instead";
             before = row;
           }
         }
@@ -930,12 +932,13 @@ class Search {
     // (docs/performance.md, eighth and ninth rounds).
     WithMix m(*this, Mix::kTwoThirds);
     Candidate out = stage("small", best, cands, below_1m_, /*halving=*/true);
-    {
+    if (masks && !last_scores_.live.empty()) {
       // Each masked class's best candidate of the final round, blend and mix: where two tunings
       // take different classes, the log shows by how much each won (a class cut by the
       // halving's first round is absent).
-      std::string line = "small: best of each masked class in the last round (blend, mix):";
       const StageScores& sc = last_scores_;
+      std::string line = std::string("small: best of each masked class in the last round (") +
+                         (sc.mix.empty() ? "score" : "blend, mix") + "):";
       for (unsigned mm : {0u, 16u, 32u, 64u, 128u}) {
         std::size_t b = sc.live.size();
         for (std::size_t i = 0; i < sc.live.size(); ++i)
@@ -1468,6 +1471,7 @@ class Search {
         rs.push_back(r);
       }
     }
+    last_scores_ = {};
     if (rs.empty()) return incumbent;
     stats_.timed += static_cast<unsigned>(rs.size());
     say(std::string(name) + ": timing " + std::to_string(rs.size()) + " verified candidates on " +

@@ -268,8 +268,11 @@ double pairwise_margin(const CostTable& t, std::size_t a, std::size_t b, const s
 /// each pair runs different code (differ(a, b): per-case weights, as pick_pairwise's), against
 /// the kept row's own costs and by pairwise_margin(t, kept, i, differ(kept, i)); the one
 /// pick_pairwise picks there is kept and the others are judged against it in turn, until none
-/// wins or every row was kept once (no cycle). `steps`, when given, receives each change (row
-/// kept, its ratio over the row it replaced). Returns the row kept (`kept` when none wins).
+/// wins or every row was kept once (no cycle: a row kept once is not judged again, so the last
+/// row kept is not compared again with rows kept before it). The caller checks that each row of
+/// `qualified` beat the incumbent; `kept` itself and rows out of range are ignored in it.
+/// `steps`, when given, receives each change (row kept, its ratio over the row it replaced).
+/// Returns the row kept (`kept` when none wins).
 std::size_t settle_pairwise(const CostTable& t, std::size_t kept, const std::vector<std::size_t>& qualified,
                             const std::function<std::vector<double>(std::size_t, std::size_t)>& differ,
                             std::vector<std::pair<std::size_t, double>>* steps = nullptr);

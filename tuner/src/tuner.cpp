@@ -931,7 +931,7 @@ class Search {
     // 0.84-0.88x the best of glibc and AOCL-LibMem where those that took 128 reached 1.02-1.08x
     // (docs/performance.md, eighth and ninth rounds).
     WithMix m(*this, Mix::kTwoThirds);
-    Candidate out = stage("small", best, cands, below_1m_, /*halving=*/true);
+    Candidate out = stage("small", best, cands, below_1m_, /*halving=*/true, kSmallMixTie);
     if (masks && !last_scores_.live.empty()) {
       // Each masked class's best candidate of the final round, blend and mix: where two tunings
       // take different classes, the log shows by how much each won (a class cut by the
@@ -1436,6 +1436,17 @@ class Search {
   /// ... and the mix decides such a tie only when it favours one by more than this (relative):
   /// a mix difference inside its own noise leaves the blend's pick.
   static constexpr double kMixTieMargin = 0.02;
+  /// The small-length stage's tie band, wider: which masked class (0..64 or 0..128) a tuning
+  /// takes flipped between runs. In the twenty-ninth round's memcpy and memmove tunings 0..128
+  /// led that stage's blend in every run but one, where 0..64 led by 5.5 % and 6.2 % (both
+  /// passes) while the mix favoured 0..128 by 11 % and 10 %. 0..64's blend stayed at 1.36-1.50x
+  /// across the runs and 0..128's ranged 1.34-1.64x, its mix part at 1.91-1.95x in that run as in
+  /// the others: its points part moved from process to process (docs/perf/debian12/ and
+  /// debian13/ tune logs, "best of each masked class"; debian13/tune-memcpy.log lines 17 and 270;
+  /// a per-process mode of short calls: docs/perf/short-call-modes/). Runs that took 0..64
+  /// replayed the eight distributions at 0.84-0.88x the best of glibc and AOCL-LibMem where those
+  /// that took 0..128 reached 1.02-1.08x (docs/performance.md, eighth and ninth rounds).
+  static constexpr double kSmallMixTie = 0.08;
   Mix mix_ = Mix::kNone;
   /// Sets mix_ for one stage's scope.
   struct WithMix {
@@ -1447,10 +1458,11 @@ class Search {
 
   /// Scores `cands` (plus `incumbent`) on `pts`; returns the incumbent unless one wins by >= 1%
   /// (decide::pick); in a stage that blends the production mix in, a near tie among the winners
-  /// (kMixTie) goes to the one the mix favours (decide::pick_tiebreak), and should that one not
-  /// confirm head to head, pick()'s choice is tried.
+  /// (within `tie`: kMixTie, the small-length stage kSmallMixTie) goes to the one the mix
+  /// favours (decide::pick_tiebreak), and should that one not confirm head to head, pick()'s
+  /// choice is tried.
   Candidate stage(const char* name, const Candidate& incumbent, std::vector<Candidate> cands,
-                  const std::vector<Point>& pts, bool halving) {
+                  const std::vector<Point>& pts, bool halving, double tie = kMixTie) {
     // Its candidates are timed on pts and the replayed calls (a distribution's, or the production
     // mix: at most 4 KiB), so they are verified up to twice the longest of those, at least 2 MiB
     // (get()); the one kept is verified in full below, before it leaves the stage.
@@ -1497,18 +1509,18 @@ class Search {
       s = score(rs, pts, timing_.rounds, &mix);
     }
     // The incumbent unless beaten by 1 % (decide::pick). Where the stage blends the mix in, a
-    // near tie among the winners (within kMixTie of the best; the incumbent too if within it)
+    // near tie among the winners (within `tie` of the best; the incumbent too if within it)
     // goes to the one the production mix favours by more than kMixTieMargin
     // (decide::pick_tiebreak). The incumbent keeps its place unless some challenger beats it
     // by 1 % in the blend.
     const std::size_t by_pick = decide::pick(s, 0.01);
     std::size_t bi = by_pick;
     if (!mix.empty()) {
-      const std::size_t by_mix = decide::pick_tiebreak(s, mix, 0.01, kMixTie, kMixTieMargin);
+      const std::size_t by_mix = decide::pick_tiebreak(s, mix, 0.01, tie, kMixTieMargin);
       if (by_mix != bi) {
         const std::string line = std::string(name) + ": " + label(live[by_mix]) + small_detail(live[by_mix]) +
                                  " and " + label(live[bi]) + small_detail(live[bi]) + " within " +
-                                 fmt("%.0f", 100 * kMixTie) + "% (" + fmt("%.3f", s[by_mix]) + "x vs " +
+                                 fmt("%.0f", 100 * tie) + "% (" + fmt("%.3f", s[by_mix]) + "x vs " +
                                  fmt("%.3f", s[bi]) + "x); the production mix decides (" + fmt("%.3f", mix[by_mix]) +
                                  "x vs " + fmt("%.3f", mix[bi]) + "x)";
         say(line);
@@ -1518,7 +1530,7 @@ class Search {
     }
     last_scores_ = {live, s, mix};
     // A narrow win may be noise: confirm it head to head with twice the rounds. In a blended
-    // stage the tie rule holds here too: a win within kMixTie that the mix does not share keeps
+    // stage the tie rule holds here too: a win within `tie` that the mix does not share keeps
     // the incumbent. Returns whether challenger i stands (s[0] and s[i] then the head-to-head's).
     const auto stands = [&](std::size_t i) {
       if (i == 0 || s[i] >= s[0] * 1.05 || !time_left()) return true;
@@ -1529,10 +1541,10 @@ class Search {
             "% win head to head (" + fmt("%.3f", c[1]) + "x vs " + fmt("%.3f", c[0]) + "x)");
         return false;
       }
-      if (!cmix.empty() && decide::pick_tiebreak({c[0], c[1]}, {cmix[0], cmix[1]}, 0.01, kMixTie, kMixTieMargin) == 0) {
+      if (!cmix.empty() && decide::pick_tiebreak({c[0], c[1]}, {cmix[0], cmix[1]}, 0.01, tie, kMixTieMargin) == 0) {
         const std::string line = std::string(name) + ": " + label(live[i]) + " won by " +
                                  fmt("%.1f", 100 * (c[1] / c[0] - 1)) + "% head to head, within " +
-                                 fmt("%.0f", 100 * kMixTie) + "%, and the production mix favours the incumbent (" +
+                                 fmt("%.0f", 100 * tie) + "%, and the production mix favours the incumbent (" +
                                  fmt("%.3f", cmix[0]) + "x vs " + fmt("%.3f", cmix[1]) + "x)";
         say(line);
         log_.push_back(line);

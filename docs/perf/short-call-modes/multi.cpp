@@ -1,4 +1,4 @@
-// scratch: six copies of one routine in one process, each against glibc at 1 and 32 bytes
+// scratch: the routines of the parameter files given, in one process, each against glibc at 1 and 32 bytes
 #include <cstdio>
 #include <cstdint>
 #include <fstream>

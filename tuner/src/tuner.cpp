@@ -823,8 +823,8 @@ class Search {
                                  : ": not by " + fmt("%.1f", 100 * margin[shown]) + "%");
         // Each ratio above is over the points where that configuration differs from the winner:
         // a composite judged on the 2 points of its rep band can rank above the same composite
-        // with rep for 4K-aliasing copies judged on those and 11 more (a Debian 12 memcpy tuning
-        // of the twenty-ninth round: 1.787x against 1.135x). The ones that beat the winner are
+        // with rep for 4K-aliasing copies judged on those and 11 more (1.790x against 1.143x:
+        // docs/perf/debian13/tune2.log line 288). The ones that beat the winner are
         // judged against each other where they differ (decide::settle_pairwise).
         if (k != 0) {
           std::vector<std::size_t> qualified;
@@ -1439,13 +1439,16 @@ class Search {
   /// The small-length stage's tie band, wider: which masked class (0..64 or 0..128) a tuning
   /// takes flipped between runs. In the twenty-ninth round's memcpy and memmove tunings 0..128
   /// led that stage's blend in every run but one, where 0..64 led by 5.5 % and 6.2 % (both
-  /// passes) while the mix favoured 0..128 by 11 % and 10 %. 0..64's blend stayed at 1.36-1.50x
-  /// across the runs and 0..128's ranged 1.34-1.64x, its mix part at 1.91-1.95x in that run as in
-  /// the others: its points part moved from process to process (docs/perf/debian12/ and
-  /// debian13/ tune logs, "best of each masked class"; debian13/tune-memcpy.log lines 17 and 270;
-  /// a per-process mode of short calls: docs/perf/short-call-modes/). Runs that took 0..64
-  /// replayed the eight distributions at 0.84-0.88x the best of glibc and AOCL-LibMem where those
-  /// that took 0..128 reached 1.02-1.08x (docs/performance.md, eighth and ninth rounds).
+  /// passes) while the mix favoured 0..128 by 11 % and 10 % (docs/perf/debian13/tune-memcpy.log
+  /// lines 17 and 270; every tuning's "best of each masked class" lines in docs/perf/debian12/ and
+  /// debian13/). 0..64's blend stayed at 1.36-1.50x across the runs and 0..128's ranged
+  /// 1.34-1.64x; in that run 0..128's mix part was 1.91-1.95x (1.71-2.03x in the others) and its
+  /// points part, worked back from the blend (cube root of points x mix x mix), about 0.66x the
+  /// system memcpy against 0..64's 0.96-0.97x (1.00-1.10x in the other Debian 13 runs): a drop of
+  /// one class in one process, not explained (docs/perf/short-call-modes/ measures a per-process
+  /// mode that moves every JIT routine of a process alike). Where 0..64 and 0..128 were compared
+  /// on the eight distributions, 0..64 replayed them at 0.84-0.88x the best of glibc and
+  /// AOCL-LibMem and 0..128 at 1.02-1.08x (docs/performance.md, eighth and ninth rounds).
   static constexpr double kSmallMixTie = 0.08;
   Mix mix_ = Mix::kNone;
   /// Sets mix_ for one stage's scope.

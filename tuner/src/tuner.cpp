@@ -1444,7 +1444,7 @@ class Search {
   /// debian13/). 0..64's blend stayed at 1.36-1.50x across the runs and 0..128's ranged
   /// 1.34-1.64x; in that run 0..128's mix part was 1.91-1.95x (1.71-2.03x in the others) and its
   /// points part, worked back from the blend (cube root of points x mix x mix), about 0.66x the
-  /// system memcpy against 0..64's 0.96-0.97x (1.00-1.10x in the other Debian 13 runs): a drop of
+  /// system memcpy against 0..64's 0.96-0.97x (0.99-1.10x in the other Debian 13 runs): a drop of
   /// one class in one process, not explained (docs/perf/short-call-modes/ measures a per-process
   /// mode that moves every JIT routine of a process alike). Where 0..64 and 0..128 were compared
   /// on the eight distributions, 0..64 replayed them at 0.84-0.88x the best of glibc and

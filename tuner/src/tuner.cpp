@@ -392,8 +392,8 @@ class Search {
   /// where the two run different code (large_lengths_differ) by the median of those points'
   /// noise (at least 2%) over the square root of their number, at least 1% (decide::pick_pairwise,
   /// decide::pairwise_margin); among those that qualify, the one kept is then judged against the
-  /// others where they differ (decide::settle_pairwise). A composite that runs the winner's code at every point is not
-  /// timed. Every class still lost is printed with the peer and the figure.
+  /// others where they differ (decide::settle_pairwise). A composite that runs the winner's code
+  /// at every point is not timed. Every class still lost is printed with the peer and the figure.
   Candidate floor_stage(const Candidate& winner) {
     const std::vector<Peer> ps = peers(op_, opt_.cpu.features());
     if (ps.empty() || w_.points.empty()) return winner;
@@ -687,7 +687,7 @@ class Search {
       // band, and the alternative of rep for 4K-aliasing copies above was built on the winner's
       // band: judged beside the composite, it can only keep the composite's window. A Debian 13
       // memcpy floor timed rep for them at 1.035x the winner and adopted the composite at 1.091x,
-      // which handed 256 KiB aliasing copies to its loop at 0.79x the best peer
+      // which handed 256 KiB aliasing copies to its loop at 0.76-0.79x the best peer
       // (docs/perf/debian13/tune2.log and report-1.txt as committed in 62d3adb). So the composite
       // with rep for them is judged too.
       if (comp.params.rep_threshold.value != kNever && comp.params.rep_alias_window.value != 0) {
@@ -722,19 +722,19 @@ class Search {
     if (!losses.empty() && live.size() > 1) {
       // Two decisions. The kernel (the winner or a seed) on every point. Then the large lengths
       // (the winner without a threshold or with rep for 4K-aliasing copies, the composite and its
-      // two variants, a seed that runs the winner's kernel with other thresholds), each against
-      // the winner at the points where the two run different code (large_lengths_differ, which
-      // knows the placements where a rep class hands the copy to the loop; decide::pick_pairwise),
-      // then those that qualify against each other (decide::settle_pairwise), by a margin that grows as those points get fewer
-      // (decide::pairwise_margin: the median of their measured noise over the square root of
-      // their number, at least 1%), so that neither the points where both run the same code nor
-      // one noisy point decides. A Zen 5 fill run adopted the aocl seed (the winner's kernel with
-      // non-temporal stores and no rep) on every point at 1.000x against 0.875x because fills of
-      // 1-128 bytes, the same code in both, took 1.14x as long in the winner's row; the rep band
-      // from 1 MiB it dropped is worth 1.09x on the report's used copies (docs/performance.md,
-      // seventh round). Judged from 64 KiB on, a composite whose rep band ran to 4 MiB where the
-      // winner's stopped at 1 MiB scored 0.990x over a dozen same-code points (Debian 13, seventh
-      // round: 1 MiB then 0.81-0.86x AOCL-LibMem in the report).
+      // two variants, a seed that runs the winner's kernel with other thresholds), each against the
+      // winner at the points where the two run different code (large_lengths_differ, which knows
+      // the placements where a rep class hands the copy to the loop; decide::pick_pairwise), then
+      // those that qualify against each other (decide::settle_pairwise), by a margin that grows as
+      // those points get fewer (decide::pairwise_margin: the median of their measured noise over
+      // the square root of their number, at least 1%), so that neither the points where both run
+      // the same code nor one noisy point decides. A Zen 5 fill run adopted the aocl seed (the
+      // winner's kernel with non-temporal stores and no rep) on every point at 1.000x against
+      // 0.875x because fills of 1-128 bytes, the same code in both, took 1.14x as long in the
+      // winner's row; the rep band from 1 MiB it dropped is worth 1.09x on the report's used copies
+      // (docs/performance.md, seventh round). Judged from 64 KiB on, a composite whose rep band ran
+      // to 4 MiB where the winner's stopped at 1 MiB scored 0.990x over a dozen same-code points
+      // (Debian 13, seventh round: 1 MiB then 0.81-0.86x AOCL-LibMem in the report).
       std::vector<double> ref = decide::best_of(table, peer_rows);
       std::vector<std::size_t> kernels{0}, tails{0};
       // A seed belongs to the large-length decision when it is the winner's kernel with other

@@ -447,8 +447,8 @@ class Search {
         std::to_string(ps.size()) + " peers (from 64 KiB on: warm, the copy read back)");
     const std::size_t groups = std::size(kFloorClassHi);
     // The workload's points, plus 32, 64 and 128 KiB (dst aligned, 1 byte past a page-aligned
-    // src, 4 past with src 2048 past) and 1, 4 and 16 MiB (1 and 4 MiB also misaligned both
-    // ways) when it reaches 1 MiB or more: a point workload's
+    // src, 4 past with src 2048 past), 512 KiB misaligned both ways and 1, 4 and 16 MiB (1 and
+    // 4 MiB also misaligned both ways) when it reaches 1 MiB or more: a point workload's
     // large lengths are few (the seeds have 256 KiB and 64 MiB only), and a rep band or a
     // non-temporal threshold between them would otherwise go unjudged, or be moved by the
     // composite to the next point it has.
@@ -489,6 +489,14 @@ class Search {
           add_point({timed_length(n), 0, 1});
           if (op_ != Operation::kFill) add_point({timed_length(n), 2048, 4});
         }
+      // 512 KiB with dst misaligned both ways (not in --quick): the class from 256 KiB to 2 MiB
+      // otherwise saw 4K-aliasing copies at 256 KiB (the seeds) and 1 MiB only, and a tuning that
+      // kept its alias window ran 512 KiB aliasing copies in its loop at 0.70-0.85x the best peer
+      // where rep movsb ran them at 1.01-1.25x (Debian 13, twenty-ninth round: docs/performance.md).
+      if (!opt_.quick) {
+        add_point({512u << 10, 0, 1});
+        if (op_ != Operation::kFill) add_point({512u << 10, 2048, 4});
+      }
     }
     std::vector<std::size_t> group;
     for (const Point& p : pts) group.push_back(floor_class(p.size));

@@ -939,12 +939,12 @@ class Search {
     // 0.84-0.88x the best of glibc and AOCL-LibMem where those that took 128 reached 1.02-1.08x
     // (docs/performance.md, eighth and ninth rounds).
     WithMix m(*this, Mix::kTwoThirds);
-    Candidate out = stage("small", best, cands, below_1m_, /*halving=*/true, kSmallMixTie);
-    if (masks && !last_scores_.live.empty()) {
+    StageScores sc;
+    Candidate out = stage("small", best, cands, below_1m_, /*halving=*/true, kSmallMixTie, &sc);
+    if (masks && !sc.live.empty()) {
       // Each masked class's best candidate of the final round, blend and mix: where two tunings
       // take different classes, the log shows by how much each won (a class cut by the
       // halving's first round is absent).
-      const StageScores& sc = last_scores_;
       std::string line = std::string("small: best of each masked class in the last round (") +
                          (sc.mix.empty() ? "score" : "blend, mix") + "):";
       for (unsigned mm : {0u, 16u, 32u, 64u, 128u}) {
@@ -1458,6 +1458,13 @@ class Search {
   /// on the eight distributions, 0..64 replayed them at 0.84-0.88x the best of glibc and
   /// AOCL-LibMem and 0..128 at 1.02-1.08x (docs/performance.md, eighth and ninth rounds).
   static constexpr double kSmallMixTie = 0.08;
+  /// One stage's candidates as finally scored (after the halving's second round): each's blended
+  /// score and, in a blended stage, the production mix's part (both x the baseline); stage()'s
+  /// optional out-parameter.
+  struct StageScores {
+    std::vector<Candidate> live;
+    std::vector<double> score, mix;
+  };
   Mix mix_ = Mix::kNone;
   /// Sets mix_ for one stage's scope.
   struct WithMix {
@@ -1471,9 +1478,11 @@ class Search {
   /// (decide::pick); in a stage that blends the production mix in, a near tie among the winners
   /// (within `tie`: kMixTie, the small-length stage kSmallMixTie) goes to the one the mix
   /// favours (decide::pick_tiebreak), and should that one not confirm head to head, pick()'s
-  /// choice is tried.
+  /// choice is tried. With `scores`, the candidates as finally scored are written there (left
+  /// empty where nothing was timed).
   Candidate stage(const char* name, const Candidate& incumbent, std::vector<Candidate> cands,
-                  const std::vector<Point>& pts, bool halving, double tie = kMixTie) {
+                  const std::vector<Point>& pts, bool halving, double tie = kMixTie,
+                  StageScores* scores = nullptr) {
     // Its candidates are timed on pts and the replayed calls (a distribution's, or the production
     // mix: at most 4 KiB), so they are verified up to twice the longest of those, at least 2 MiB
     // (get()); the one kept is verified in full below, before it leaves the stage.
@@ -1494,7 +1503,7 @@ class Search {
         rs.push_back(r);
       }
     }
-    last_scores_ = {};
+    if (scores) *scores = {};
     if (rs.empty()) return incumbent;
     stats_.timed += static_cast<unsigned>(rs.size());
     say(std::string(name) + ": timing " + std::to_string(rs.size()) + " verified candidates on " +
@@ -1539,7 +1548,7 @@ class Search {
         bi = by_mix;
       }
     }
-    last_scores_ = {live, s, mix};
+    if (scores) *scores = {live, s, mix};
     // A narrow win may be noise: confirm it head to head with twice the rounds. In a blended
     // stage the tie rule holds here too: a win within `tie` that the mix does not share keeps
     // the incumbent. Returns whether challenger i stands (s[0] and s[i] then the head-to-head's).
@@ -2481,12 +2490,6 @@ class Search {
   std::string last_reject_;
   TuneStats stats_;
   std::vector<std::string> log_;
-  /// The last stage's candidates as finally scored (after the halving's second round): each's
-  /// blended score and, in a blended stage, the production mix's part (both x the baseline).
-  struct StageScores {
-    std::vector<Candidate> live;
-    std::vector<double> score, mix;
-  } last_scores_;
 };
 
 }  // namespace

@@ -13,7 +13,7 @@ check() {  # check DESCRIPTION COMMAND... : the command must succeed
 
 # --help documents every option.
 "$at" --help >"$tmp/help" 2>&1
-for opt in --emit --from --op --budget --seed --quick --isa --workload --show-plan --report --versus --svg --list-params --quiet --merge --show --keep-slower; do
+for opt in --emit --from --op --budget --seed --quick --isa --workload --show-plan --report --versus --svg --list-params --quiet --merge --show --keep-slower --min-speedup; do
   check "--help mentions $opt" grep -q -- "$opt" "$tmp/help"
 done
 check "--list-params lists every CopyParams field" bash -c "'$at' --list-params | grep -c -E '^  (operation|vector_width|unroll|prefetch_distance|prefetch_hint|prefetch_min|nt_threshold|rep_threshold|rep_stop|rep_resume|rep_chunk|rep_chunk_stop|rep_unit|rep_align_dst|rep_aligned_only|rep_aligned_from|rep_aligned_mutual|alias_window|rep_alias_window|rep_alias_loop|nt_pages|nt_width|loop_pipeline|shift_realign|loop_align|nop_form|register_bank|head_tail_width|head_tail_max|mask_max|mask_shift)' | grep -qx 31"
@@ -28,6 +28,21 @@ check "77 table rows (the seeds' matrix)" bash -c "grep -cE '^ +[0-9]+M? +[0-9]+
 check "progress on stderr" grep -q "final:" "$tmp/err"
 check "nothing but the table on stdout" bash -c "! grep -q 'kernel:' '$tmp/out'"
 check "wisdom names schema, CPU and params" bash -c "grep -q '\"schema\": 1' '$tmp/best.json' && grep -q '\"signature\"' '$tmp/best.json' && grep -q '\"unroll\"' '$tmp/best.json'"
+
+# A winner below --min-speedup is measured again in a process of its own (this program, --from
+# a temporary file) and not written when that one is below the bar too: both ratios said.
+mkdir "$tmp/td"
+TMPDIR="$tmp/td" "$at" --quick --budget 1 --op clear_page --min-speedup 100 --emit "$tmp/never.json" >/dev/null 2>"$tmp/ms_err"; rc=$?
+check "--min-speedup 100: exits 0 (rc=$rc)" test $rc -eq 0
+check "--min-speedup 100: measured again in a second process, then refused" \
+  grep -qE 'clear_page winner is [0-9.]+x the speed of the .* \([0-9.]+x in a second process\): not written' "$tmp/ms_err"
+check "--min-speedup 100: nothing written" bash -c "grep -q 'nothing written' '$tmp/ms_err' && test ! -e '$tmp/never.json'"
+check "--min-speedup 100: the second process's temporary directory is removed" \
+  bash -c "test -z \"\$(ls -A '$tmp/td')\""
+"$at" --quick --min-speedup 1.5x --emit "$tmp/never.json" >/dev/null 2>"$tmp/ms_err2"; rc=$?
+check "--min-speedup 1.5x refused as a bad command line (rc=$rc)" bash -c "test $rc -eq 1 && grep -q -- '--min-speedup takes a number' '$tmp/ms_err2'"
+"$at" --quick --min-speedup 1.0 >/dev/null 2>&1; rc=$?
+check "--min-speedup without --emit refused (rc=$rc)" test $rc -eq 1
 
 # --from loads it back, re-verifies and re-measures.
 "$at" --from "$tmp/best.json" >"$tmp/out2" 2>"$tmp/err2"

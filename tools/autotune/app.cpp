@@ -2,8 +2,6 @@
 // CPU in FILE is judged (run_app); after a search (tune.cpp) the new wisdom is judged before it is
 // saved (judge_with_app). The rules — candidates, rounds, statistics, verdicts, what the wisdom
 // keeps — are in app_judge.hpp; this file makes the temporary directory, prints and saves.
-#include <stdlib.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -17,19 +15,6 @@
 using namespace copysynth;
 
 namespace autotune {
-namespace {
-
-/// A directory of its own under $TMPDIR (or /tmp), removed with everything in it at scope exit.
-struct TempDir {
-  std::string path;
-  ~TempDir() {
-    std::error_code ec;
-    if (!path.empty()) std::filesystem::remove_all(path, ec);
-  }
-};
-
-}  // namespace
-
 Result<Wisdom> judge_with_app(const Options& o, const Wisdom& w, const std::string& wisdom_path) {
   std::vector<Operation> ops;
   for (const auto& e : w.entries)
@@ -54,11 +39,8 @@ Result<Wisdom> judge_with_app(const Options& o, const Wisdom& w, const std::stri
     if (!shim) return shim.error();
     setup.shim_path = *shim;
   }
-  const char* tmpdir = std::getenv("TMPDIR");
-  std::string templ = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/copysynth-app.XXXXXX";
-  if (!::mkdtemp(templ.data()))
-    return make_error(ErrorCode::kSystem, "cannot make a temporary directory " + templ + " (set TMPDIR to a writable one)");
-  TempDir dir{templ};
+  TempDir dir;
+  if (auto st = make_temp_dir(dir, "app"); !st) return st.error();
   setup.dir = dir.path;
 
   std::map<std::string, AppConfig> prepared;  // each candidate's library or wisdom, made once

@@ -27,7 +27,11 @@ struct Options {
   std::vector<copysynth::Operation> ops;  ///< --op, resolved ("all", "memset"), in order
   bool ops_given = false;       ///< --op was on the command line
   double budget = 30;           ///< seconds
-  bool keep_slower = false;     ///< --keep-slower: write a winner below 0.97x the system routine too
+  bool keep_slower = false;     ///< --keep-slower: write a winner below min_speedup too
+  /// --min-speedup: a winner below this speedup over the system routine on its own workload
+  /// (geomean_speedup of the final table, in this process and again in a second one) is not
+  /// written; the table's noise is 1-2 %.
+  double min_speedup = 0.97;
   bool budget_given = false;    ///< --budget on the command line (--quick's 6 s cap does not apply then)
   std::uint64_t seed = 1;
   bool quick = false, quiet = false, show_plan = false, cold = false, report = false, patch_table = false;
@@ -64,6 +68,20 @@ int fail_or_usage(const copysynth::Error& e);
 /// Returns 0, or the exit status of the error it printed.
 int make_workloads(const std::string& name, const std::vector<copysynth::Operation>& ops, bool cold,
                    std::vector<copysynth::Workload>& out);
+
+/// A directory of its own under $TMPDIR (or /tmp), removed with everything in it when this
+/// object goes (make_temp_dir makes it).
+struct TempDir {
+  std::string path;
+  TempDir() = default;
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir();
+};
+
+/// Makes `dir` a new directory "$TMPDIR/copysynth-STEM.XXXXXX" (mkdtemp; /tmp where TMPDIR is
+/// unset or empty). kSystem, saying to set TMPDIR to a writable directory, where it cannot.
+copysynth::Status make_temp_dir(TempDir& dir, const std::string& stem);
 
 /// The current time, UTC, ISO 8601 ("2026-03-04T05:06:07Z"), for the wisdom header.
 std::string utc_now();

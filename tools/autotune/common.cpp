@@ -1,10 +1,29 @@
 // autotune — errors, the clock and the command line as text (see autotune.hpp).
+#include <stdlib.h>
+
+#include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 
 #include "autotune.hpp"
 
 namespace autotune {
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  if (!path.empty()) std::filesystem::remove_all(path, ec);
+}
+
+copysynth::Status make_temp_dir(TempDir& dir, const std::string& stem) {
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string templ = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/copysynth-" + stem + ".XXXXXX";
+  if (!::mkdtemp(templ.data()))
+    return copysynth::make_error(copysynth::ErrorCode::kSystem,
+                                 "cannot make a temporary directory " + templ + " (set TMPDIR to a writable one)");
+  dir.path = templ;
+  return {};
+}
 
 int fail(const copysynth::Error& e) {
   std::cerr << "autotune: error (" << copysynth::error_code_name(e.code) << "): " << e.message << "\n";

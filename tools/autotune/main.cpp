@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
                  "takes about a minute on a 2-core machine, --quick 5-8 s "
                  "(docs/performance.md has the measured times). --quick searches for 6 s unless --budget "
                  "is given. A winner clearly slower than the system routine on its own workload "
-                 "(below 0.97x) is not written by --emit, and said")
+                 "(below --min-speedup) is not written by --emit, and said")
       ->check(seconds)
       ->capture_default_str();
   app.add_option("--op", op_names,
@@ -133,8 +133,17 @@ int main(int argc, char** argv) {
   app.add_flag("--quick", o.quick, "Fewer candidates and rounds (5-8 s for memcpy on 2 cores)");
   app.add_flag("--keep-slower", o.keep_slower,
                "With --emit: write every winner, even one clearly slower than the system routine on its "
-               "workload (below 0.97x; said on stderr). For tests and fleets that need an entry per "
+               "workload (below --min-speedup; said on stderr). For tests and fleets that need an entry per "
                "operation; programs run slower with such an entry");
+  app.add_option("--min-speedup", o.min_speedup,
+                 "With --emit: the speedup over the system routine on the winner's own workload (geometric "
+                 "mean of the final table) below which it is not written. A winner below it is measured "
+                 "again in a process of its own, and written if that measurement reaches it (with that "
+                 "measurement): one process's ratio can be its draw (docs/perf/short-call-modes/). Raise it "
+                 "to 1.0 to write only winners that were faster")
+      ->type_name("RATIO")
+      ->check(number_in("--min-speedup", "times the system routine's speed", 0, 100, false))
+      ->capture_default_str();
   app.add_option("--isa", o.isa,
                  "Tune for at most this ISA level on this host: host, sse2, avx2 or avx512 (a level "
                  "above the host's is refused). With --emit-asm: execute at most this level here (a "
@@ -320,6 +329,7 @@ int main(int argc, char** argv) {
       ->excludes("--emit-asm")->excludes("--patch-table")->excludes("--report")->excludes("--emit-lib")
       ->excludes("--app");
   app.get_option("--keep-slower")->needs("--emit");
+  app.get_option("--min-speedup")->needs("--emit")->excludes("--from")->excludes("--merge");
   app.get_option("--show")->excludes("--from")->excludes("--emit")->excludes("--merge")->excludes("--quick")
       ->excludes("--budget")->excludes("--op")
       ->excludes("--emit-asm")->excludes("--patch-table")->excludes("--report")->excludes("--app");

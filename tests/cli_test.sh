@@ -35,10 +35,17 @@ mkdir "$tmp/td"
 TMPDIR="$tmp/td" "$at" --quick --budget 1 --op clear_page --min-speedup 100 --emit "$tmp/never.json" >/dev/null 2>"$tmp/ms_err"; rc=$?
 check "--min-speedup 100: exits 0 (rc=$rc)" test $rc -eq 0
 check "--min-speedup 100: measured again in a second process, then refused" \
-  grep -qE 'clear_page winner is [0-9.]+x the speed of the .* \([0-9.]+x in a second process\): not written' "$tmp/ms_err"
+  grep -qE 'clear_page winner is [0-9.]+x the speed of the .* \([0-9.]+x in a second process\), below 100.000x: not written' "$tmp/ms_err"
 check "--min-speedup 100: nothing written" bash -c "grep -q 'nothing written' '$tmp/ms_err' && test ! -e '$tmp/never.json'"
 check "--min-speedup 100: the second process's temporary directory is removed" \
   bash -c "test -z \"\$(ls -A '$tmp/td')\""
+# ... in TMPDIR: where none can be made there, the winner is refused and the message says why.
+TMPDIR="$tmp/missing" "$at" --quick --budget 1 --op clear_page --min-speedup 100 --emit "$tmp/never.json" >/dev/null 2>"$tmp/ms_err3"; rc=$?
+check "--min-speedup 100, TMPDIR missing: refused, saying why (rc=$rc)" bash -c "test $rc -eq 0 && grep -q \
+  'not measured in a second process: cannot make a temporary directory $tmp/missing/copysynth-remeasure' '$tmp/ms_err3' \
+  && test ! -e '$tmp/never.json'"
+"$at" --quick --min-speedup 1.0 --keep-slower --emit "$tmp/never.json" >/dev/null 2>&1; rc=$?
+check "--min-speedup with --keep-slower refused (rc=$rc)" test $rc -eq 1
 "$at" --quick --min-speedup 1.5x --emit "$tmp/never.json" >/dev/null 2>"$tmp/ms_err2"; rc=$?
 check "--min-speedup 1.5x refused as a bad command line (rc=$rc)" bash -c "test $rc -eq 1 && grep -q -- '--min-speedup takes a number' '$tmp/ms_err2'"
 "$at" --quick --min-speedup 1.0 >/dev/null 2>&1; rc=$?

@@ -1,7 +1,9 @@
 // autotune — errors, the clock and the command line as text (see autotune.hpp).
 #include <stdlib.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -18,9 +20,10 @@ TempDir::~TempDir() {
 copysynth::Status make_temp_dir(TempDir& dir, const std::string& stem) {
   const char* tmpdir = std::getenv("TMPDIR");
   std::string templ = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/copysynth-" + stem + ".XXXXXX";
+  const std::string shown = templ;  // mkdtemp may leave its argument undefined on failure
   if (!::mkdtemp(templ.data()))
-    return copysynth::make_error(copysynth::ErrorCode::kSystem,
-                                 "cannot make a temporary directory " + templ + " (set TMPDIR to a writable one)");
+    return copysynth::make_error(copysynth::ErrorCode::kSystem, "cannot make a temporary directory " + shown + ": " +
+                                                                    std::strerror(errno) + " (set TMPDIR to a writable one)");
   dir.path = templ;
   return {};
 }

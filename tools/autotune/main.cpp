@@ -115,7 +115,8 @@ int main(int argc, char** argv) {
                  "takes about a minute on a 2-core machine, --quick 5-8 s "
                  "(docs/performance.md has the measured times). --quick searches for 6 s unless --budget "
                  "is given. A winner clearly slower than the system routine on its own workload "
-                 "(below --min-speedup) is not written by --emit, and said")
+                 "(below --min-speedup, in this process and in a second one) is not written by --emit, "
+                 "and said")
       ->check(seconds)
       ->capture_default_str();
   app.add_option("--op", op_names,
@@ -138,9 +139,11 @@ int main(int argc, char** argv) {
   app.add_option("--min-speedup", o.min_speedup,
                  "With --emit: the speedup over the system routine on the winner's own workload (geometric "
                  "mean of the final table) below which it is not written. A winner below it is measured "
-                 "again in a process of its own, and written if that measurement reaches it (with that "
-                 "measurement): one process's ratio can be its draw (docs/perf/short-call-modes/). Raise it "
-                 "to 1.0 to write only winners that were faster")
+                 "again in a process of its own (autotune --from, 11 rounds), and written if that "
+                 "measurement reaches it (with that measurement's table): one process's ratio can be its "
+                 "draw (docs/perf/short-call-modes/). 1.0 writes only winners measured at least level with "
+                 "the system routine in one of the two processes. Not with --keep-slower; with --isa "
+                 "other than host no bar applies (the routine is for other CPUs)")
       ->type_name("RATIO")
       ->check(number_in("--min-speedup", "times the system routine's speed", 0, 100, false))
       ->capture_default_str();
@@ -329,7 +332,7 @@ int main(int argc, char** argv) {
       ->excludes("--emit-asm")->excludes("--patch-table")->excludes("--report")->excludes("--emit-lib")
       ->excludes("--app");
   app.get_option("--keep-slower")->needs("--emit");
-  app.get_option("--min-speedup")->needs("--emit")->excludes("--from")->excludes("--merge");
+  app.get_option("--min-speedup")->needs("--emit")->excludes("--from")->excludes("--merge")->excludes("--keep-slower");
   app.get_option("--show")->excludes("--from")->excludes("--emit")->excludes("--merge")->excludes("--quick")
       ->excludes("--budget")->excludes("--op")
       ->excludes("--emit-asm")->excludes("--patch-table")->excludes("--report")->excludes("--app");

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "autotune.hpp"
+#include "copysynth/app_judge.hpp"
 #include "copysynth/c_format.hpp"
 #include "copysynth/peers.hpp"
 #include "copysynth/report.hpp"
@@ -29,44 +30,47 @@ extern "C" char** environ;
 namespace {
 
 /// `e`'s routine measured again in a process of its own: this program (/proc/self/exe) rebuilds
-/// it from a temporary wisdom file holding `e` alone (`--from IN --op OP --emit OUT --quiet`,
-/// stdout discarded, stderr shared) and re-measures it on `e`'s workload with 11 rounds. Every
-/// JIT routine of a process lands in one per-process mode of short calls, and one and the same
-/// routine was measured at 0.86-1.14x glibc's memset at 1-32 bytes from one process to the next
+/// it from a temporary wisdom file holding `e` alone (`--from IN --op OP --workload W [--cold]
+/// --emit OUT --quiet`, W and --cold as this run's, so a .csv file is read again from its path;
+/// stdout discarded, stderr shared) and re-measures it on that workload: the final table's
+/// measure_table with 11 rounds (the search's own final table: 7, --quick 3). Every JIT routine
+/// of a process lands in one per-process mode of short calls, and one and the same routine was
+/// measured at 0.86-1.14x glibc's memset at 1-32 bytes from one process to the next
 /// (docs/perf/short-call-modes/), so the first process's ratio can be its draw. `head`: the
 /// wisdom's CPU and schema fields. Returns the entry as the second process wrote it (its points
-/// are that process's table), or kSystem (no temporary directory, the program not started, or
-/// it failed: the message says which) and the wisdom loaders' errors.
-Result<WisdomEntry> measure_in_new_process(const Wisdom& head, const WisdomEntry& e) {
+/// are that process's table). Errors: kSystem (no temporary directory, the program not started,
+/// or it failed: the message says which), save_wisdom's kWisdomIo, load_wisdom's errors.
+Result<WisdomEntry> measure_in_new_process(const Options& o, const Wisdom& head, const WisdomEntry& e) {
   TempDir dir;
   COPYSYNTH_TRY(make_temp_dir(dir, "remeasure"));
   Wisdom one = head;
   one.entries = {e};
   const std::string in = dir.path + "/in.json", out = dir.path + "/out.json";
   COPYSYNTH_TRY(save_wisdom(one, in));
-  std::string exe = "/proc/self/exe", a_from = "--from", a_op = "--op", op(name_of(e.operation)),
-              a_emit = "--emit", a_q = "--quiet", a_in = in, a_out = out;
-  char* argv[] = {exe.data(), a_from.data(), a_in.data(), a_op.data(), op.data(),
-                  a_emit.data(), a_out.data(), a_q.data(), nullptr};
+  std::vector<std::string> args{"/proc/self/exe", "--from", in,  "--op",   std::string(name_of(e.operation)),
+                                "--workload",     o.workload_name, "--emit", out, "--quiet"};
+  if (o.cold) args.emplace_back("--cold");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
   pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv, environ);
+  const int rc = ::posix_spawn(&pid, args[0].c_str(), &fa, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return make_error(ErrorCode::kSystem, std::string("cannot start /proc/self/exe: ") + std::strerror(rc));
+  if (rc != 0) return make_error(ErrorCode::kSystem, "cannot start " + args[0] + ": " + std::strerror(rc));
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) return make_error(ErrorCode::kSystem, std::string("waitpid: ") + std::strerror(errno));
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return make_error(ErrorCode::kSystem, "the second process (autotune --from) " +
-                                              (WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))
-                                                                 : "was killed by signal " + std::to_string(WTERMSIG(status))));
+    return make_error(ErrorCode::kSystem, "the second process (autotune --from) " + describe_wait_status(status));
   auto w = load_wisdom(out);
   if (!w) return w.error();
   const WisdomEntry* again = w->find(e.operation);
   if (!again || again->points.empty())
-    return make_error(ErrorCode::kSystem, "the second process wrote no measured " + std::string(name_of(e.operation)) + " entry");
+    return make_error(ErrorCode::kSystem,
+                      "the second process wrote no measured " + std::string(name_of(e.operation)) + " entry");
   return *again;
 }
 
@@ -103,32 +107,39 @@ int run_tune(const Options& o) {
     std::cout << format_table(r.points, op) << std::flush;
     double g = geomean_speedup(r.points);
     WisdomEntry entry = wisdom_entry(r, workload.name);
-    if (g < o.min_speedup && o.isa == "host" && !o.keep_slower) {
+    if (!(g >= o.min_speedup) && o.isa == "host" && !o.keep_slower) {  // (a NaN ratio too)
       // Never write a routine clearly slower than the one programs already have on the workload
       // it was tuned for (a search cut short by its budget can end so: a --quick search of a
       // profile of large copies stopped before its rep stage, at 0.64x). With --isa below the
-      // host's, the routine is for other CPUs (a fleet) and slower than this host's glibc by design.
-      // One process's ratio can be its per-process draw (measure_in_new_process): refused only
-      // where a second process measures it below the bar too.
-      o.progress(std::string(name_of(op)) + ": " + format_c("%.2fx", g) + " the " + baseline_name(op) +
-                 ", below " + format_c("%.2fx", o.min_speedup) + "; measuring it again in a process of its own");
-      auto again = measure_in_new_process(w, entry);
-      const double g2 = again ? geomean_speedup(again->points) : 0.0;
-      if (!again || g2 < o.min_speedup) {
-        std::cerr << "autotune: the " << name_of(op) << " winner is " << format_c("%.2fx", g) << " the speed of the "
-                  << baseline_name(op) << " on this workload"
-                  << (again ? " (" + format_c("%.2fx", g2) + " in a second process)"
-                            : " (not measured in a second process: " + again.error().message + ")")
-                  << ": not written, programs keep the " << baseline_name(op) << (o.quick ? "; try without --quick" : "")
-                  << " or with a larger --budget\n";
+      // host's, the routine is for other CPUs (a fleet) and slower than this host's glibc by
+      // design. One process's ratio can be its draw (measure_in_new_process): where the winner
+      // would be written or judged by --app, it is refused only if a second process measures it
+      // below the bar too (a few seconds, on a refusal only).
+      std::string second;  // what the second process said, for the message
+      if (!o.emit_path.empty() || !o.app_command.empty()) {
+        o.progress(std::string(name_of(op)) + ": " + format_c("%.3fx", g) + " the " + baseline_name(op) + ", below " +
+                   format_c("%.3fx", o.min_speedup) + "; measuring it again in a process of its own");
+        auto again = measure_in_new_process(o, w, entry);
+        const double g2 = again ? geomean_speedup(again->points) : 0.0;
+        if (again && g2 >= o.min_speedup) {
+          std::cerr << "autotune: the " << name_of(op) << " winner measured " << format_c("%.3fx", g)
+                    << " the speed of the " << baseline_name(op) << " in this process and " << format_c("%.3fx", g2)
+                    << " in a second one (one process's ratio can be its draw: docs/perf/short-call-modes/); "
+                       "written with the second measurement\n";
+          entry.points = again->points;
+          g = g2;
+        } else {
+          second = again ? " (" + format_c("%.3fx", g2) + " in a second process)"
+                         : " (not measured in a second process: " + again.error().message + ")";
+        }
+      }
+      if (!(g >= o.min_speedup)) {
+        std::cerr << "autotune: the " << name_of(op) << " winner is " << format_c("%.3fx", g) << " the speed of the "
+                  << baseline_name(op) << " on this workload" << second << ", below " << format_c("%.3fx", o.min_speedup)
+                  << ": not written, programs keep the " << baseline_name(op)
+                  << (o.quick ? "; try without --quick" : "") << " or with a larger --budget\n";
         continue;
       }
-      std::cerr << "autotune: the " << name_of(op) << " winner measured " << format_c("%.2fx", g) << " the speed of the "
-                << baseline_name(op) << " in this process and " << format_c("%.2fx", g2)
-                << " in a second one (one process's ratio can be its draw: docs/perf/short-call-modes/); written "
-                   "with the second measurement\n";
-      entry.points = again->points;
-      g = g2;
     }
     if (g < 1.0)
       std::cerr << "autotune: warning: the " << name_of(op) << " winner is " << format_c("%.2fx", g)

@@ -74,8 +74,9 @@
 //   Then a second pass over 1-3 with the thresholds in place, when the budget allows, and,
 //   whatever the budget, 7. floor: the winner, the winner without each threshold, the seeds
 //   and every peer (peers.hpp) at every workload point plus 32, 64 and 128 KiB (dst aligned, 1
-//   byte past a page-aligned src, 4 past with src 2048 past) and 1, 4 and 16 MiB (1 and 4 MiB
-//   also misaligned both ways; a fill: 1 byte off only), in the same rounds (from
+//   byte past a page-aligned src, 4 past with src 2048 past), 512 KiB (misaligned both ways) and
+//   1, 4 and 16 MiB (1 and 4 MiB also misaligned both ways; a fill: 1 byte off only), in the
+//   same rounds (from
 //   64 KiB on warm, the copy read back); a per-class composite (a rep band from the shortest
 //   point of the first class that picks rep, and again from the first class after it that
 //   picks rep again, keeping the winner's split by dst alignment where the form is the same:
@@ -191,8 +192,8 @@ Result<TuneResult> tune(const Workload& w, const TuneOptions& opt);
 /// does not reach past the winner's rep_resume (where the winner's second band takes any dst);
 /// `composite` unchanged otherwise. Why: the rep stage chose the split on rows with dst 1, 4,
 /// 15 and 33 bytes off at every ladder size up to 8 MiB and three use patterns; from 512 KiB up
-/// the floor has four misaligned points (1 and 4 MiB, dst 1 byte past a page-aligned src and 4
-/// past with src 2048 past, copy then read), and
+/// the floor has six misaligned points (512 KiB, 1 and 4 MiB, dst 1 byte past a page-aligned src
+/// and 4 past with src 2048 past, copy then read), and
 /// a composite whose band came from a class further down would otherwise be judged mostly on
 /// that class's points (Zen 5, docs/performance.md, ninth round: a split at 1 MiB went on a
 /// judgement of two 32 KiB points, and rep movsb then ran a misaligned dst at 1-2 MiB, which the

@@ -74,6 +74,26 @@ TEST_CASE("pick_tiebreak: near ties among winners go to the better tiebreak, the
   CHECK(tb({1.0, 1.01}, {1.01, 1.0}) == 1);
 }
 
+TEST_CASE("halving_keep: the incumbent and the best by score, and with groups the best of each group") {
+  using V = std::vector<std::size_t>;
+  // Scores: the incumbent 1.0; challengers 1.50, 1.40, 1.45, 1.20, 1.30, 0.9.
+  const std::vector<double> s{1.0, 1.50, 1.40, 1.45, 1.20, 1.30, 0.9};
+  CHECK(halving_keep(s, 3) == V{0, 1, 3});
+  CHECK(halving_keep(s, 1) == V{0});
+  CHECK(halving_keep(s, 99) == V{0, 1, 3, 2, 5, 4, 6});  // all, best first
+  // Groups (the small stage's masked classes): 64 for 1-3, 128 for 4-5, 0 for the incumbent and 6.
+  // The best third is all 64s; 128's best (5: 1.30 beats 4: 1.20) joins; 0's is the incumbent.
+  const std::vector<unsigned> g{0, 64, 64, 64, 128, 128, 0};
+  CHECK(halving_keep(s, 3, g) == V{0, 1, 3, 5});
+  // A group already kept by score adds nothing; each missing group adds its best, by first appearance.
+  CHECK(halving_keep(s, 4, g) == V{0, 1, 3, 2, 5});
+  const std::vector<unsigned> g3{0, 64, 64, 64, 128, 16, 32};
+  CHECK(halving_keep(s, 3, g3) == V{0, 1, 3, 4, 5, 6});
+  // A group shorter than the scores: the rest are in no group (kept by score only).
+  CHECK(halving_keep(s, 3, {0, 64, 64, 64, 128}) == V{0, 1, 3, 4});
+  CHECK(halving_keep({}, 3, g).empty());
+}
+
 TEST_CASE("pick_pairwise: each challenger is judged against the incumbent where the two differ") {
   // Cases: 1, 64 and 4096 bytes (the same code in every row), 32 KiB, 16 MiB.
   const std::vector<double> ref{10, 10, 10, 10, 10};

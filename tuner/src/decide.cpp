@@ -119,6 +119,35 @@ std::size_t pick(const std::vector<double>& scores, double margin) {
   return 0;
 }
 
+std::vector<std::size_t> halving_keep(const std::vector<double>& scores, std::size_t keep,
+                                      const std::vector<unsigned>& group) {
+  std::vector<std::size_t> out;
+  if (scores.empty()) return out;
+  std::vector<std::size_t> idx;
+  for (std::size_t i = 1; i < scores.size(); ++i) idx.push_back(i);
+  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
+  out.push_back(0);
+  for (std::size_t i = 0; i < idx.size() && out.size() < keep; ++i) out.push_back(idx[i]);
+  if (group.empty()) return out;
+  const auto kept = [&](std::size_t i) { return std::find(out.begin(), out.end(), i) != out.end(); };
+  const auto same = [&](std::size_t a, std::size_t b) { return a < group.size() && b < group.size() && group[a] == group[b]; };
+  for (std::size_t i = 0; i < std::min(scores.size(), group.size()); ++i) {  // groups by first appearance
+    bool seen = false, covered = false;
+    for (std::size_t j = 0; j < i; ++j) seen = seen || same(i, j);
+    if (seen) continue;
+    for (std::size_t k : out) covered = covered || k == i || same(i, k);
+    if (covered) continue;
+    std::size_t best = i;
+    for (std::size_t j : idx)  // best first
+      if (j == i || same(i, j)) {
+        best = j;
+        break;
+      }
+    if (!kept(best)) out.push_back(best);
+  }
+  return out;
+}
+
 std::size_t pick_tiebreak(const std::vector<double>& scores, const std::vector<double>& tiebreak, double margin,
                           double tie, double tiebreak_margin) {
   const std::size_t top = pick(scores, margin);

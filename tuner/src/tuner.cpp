@@ -490,9 +490,10 @@ class Search {
           if (op_ != Operation::kFill) add_point({timed_length(n), 2048, 4});
         }
       // 512 KiB with dst misaligned both ways (not in --quick): the class from 256 KiB to 2 MiB
-      // otherwise saw 4K-aliasing copies at 256 KiB (the seeds) and 1 MiB only, and a tuning that
-      // kept its alias window ran 512 KiB aliasing copies in its loop at 0.70-0.85x the best peer
-      // where rep movsb ran them at 1.01-1.25x (Debian 13, twenty-ninth round: docs/performance.md).
+      // otherwise saw 4K-aliasing copies at 256 KiB (the seeds) and 1 MiB only, and a tuning
+      // that kept its alias window ran 512 KiB aliasing copies in its loop at 0.70-0.85x the
+      // best peer where rep movsb ran them at 1.01-1.25x (Debian 13, twenty-ninth round:
+      // docs/performance.md). At 512 KiB itself, as the report's misaligned matrix times it.
       if (!opt_.quick) {
         add_point({512u << 10, 0, 1});
         if (op_ != Operation::kFill) add_point({512u << 10, 2048, 4});
@@ -939,12 +940,14 @@ class Search {
     // 0.84-0.88x the best of glibc and AOCL-LibMem where those that took 128 reached 1.02-1.08x
     // (docs/performance.md, eighth and ninth rounds).
     WithMix m(*this, Mix::kTwoThirds);
+    // The halving keeps each masked class's best: one short round does not cut a class whose
+    // points dropped in one process before the mix's tie rule sees it (decide::halving_keep).
     StageScores sc;
-    Candidate out = stage("small", best, cands, below_1m_, /*halving=*/true, kSmallMixTie, &sc);
+    Candidate out = stage("small", best, cands, below_1m_, /*halving=*/true, kSmallMixTie, &sc,
+                          [](const Candidate& c) { return unsigned(c.params.mask_max.value); });
     if (masks && !sc.live.empty()) {
       // Each masked class's best candidate of the final round, blend and mix: where two tunings
-      // take different classes, the log shows by how much each won (a class cut by the
-      // halving's first round is absent).
+      // take different classes, the log shows by how much each won.
       std::string line = std::string("small: best of each masked class in the last round (") +
                          (sc.mix.empty() ? "score" : "blend, mix") + "):";
       for (unsigned mm : {0u, 16u, 32u, 64u, 128u}) {
@@ -1479,10 +1482,11 @@ class Search {
   /// (within `tie`: kMixTie, the small-length stage kSmallMixTie) goes to the one the mix
   /// favours (decide::pick_tiebreak), and should that one not confirm head to head, pick()'s
   /// choice is tried. With `scores`, the candidates as finally scored are written there (left
-  /// empty where nothing was timed).
+  /// empty where nothing was timed). With `group` (a halving stage), the halving keeps the best
+  /// candidate of each group as well as the best third (decide::halving_keep).
   Candidate stage(const char* name, const Candidate& incumbent, std::vector<Candidate> cands,
                   const std::vector<Point>& pts, bool halving, double tie = kMixTie,
-                  StageScores* scores = nullptr) {
+                  StageScores* scores = nullptr, unsigned (*group)(const Candidate&) = nullptr) {
     // Its candidates are timed on pts and the replayed calls (a distribution's, or the production
     // mix: at most 4 KiB), so they are verified up to twice the longest of those, at least 2 MiB
     // (get()); the one kept is verified in full below, before it leaves the stage.
@@ -1511,13 +1515,13 @@ class Search {
     std::vector<double> mix;  // the production mix's part of each score (blended stages only)
     std::vector<double> s = score(rs, pts, halving ? std::max(3u, timing_.rounds / 3) : timing_.rounds, &mix);
     if (halving && rs.size() > 4 && time_left()) {
-      // Keep the best third (and the incumbent, index 0); re-score them with full rounds.
-      std::vector<std::size_t> idx(rs.size());
-      for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-      std::sort(idx.begin(), idx.end(), [&](auto a, auto b) { return s[a] > s[b]; });
-      std::vector<std::size_t> keep{0};
-      for (std::size_t i = 0; i < idx.size() && keep.size() < std::max<std::size_t>(3, rs.size() / 3 + 1); ++i)
-        if (idx[i] != 0) keep.push_back(idx[i]);
+      // Keep the best third (and the incumbent, index 0), and with `group` the best of each
+      // group (decide::halving_keep); re-score them with full rounds.
+      std::vector<unsigned> groups;
+      if (group)
+        for (const Candidate& c : live) groups.push_back(group(c));
+      const std::vector<std::size_t> keep =
+          decide::halving_keep(s, std::max<std::size_t>(3, rs.size() / 3 + 1), groups);
       std::vector<Candidate> l2;
       std::vector<const Routine*> r2;
       for (auto i : keep) {

@@ -71,6 +71,20 @@ std::size_t pick(const std::vector<double>& scores, double margin = 0.01);
 std::size_t pick_tiebreak(const std::vector<double>& scores, const std::vector<double>& tiebreak,
                           double margin = 0.01, double tie = 0.05, double tiebreak_margin = 0.02);
 
+/// The successive-halving cut of a stage's first, short round: which candidates go on to the
+/// full round. scores[i]: candidate i's score in the short round (higher is better; index 0 the
+/// incumbent). Keeps the incumbent, then the highest-scoring others until `keep` are kept (all
+/// where there are no more), then, where `group` is given (one value per candidate, e.g. the
+/// masked class a small-length candidate takes), the highest-scoring candidate of each group none
+/// of whose members is kept yet, groups in order of first appearance. So one short round cannot
+/// cut a whole class: a class whose point scores dropped in one process (the small stage's 0..128
+/// in the twenty-ninth and thirtieth rounds: docs/performance.md) still reaches the full round,
+/// where the production mix's tie rule sees it. Returns indices into `scores`, the incumbent
+/// first, then in the order kept; candidates past the end of a shorter `group` are in no group
+/// (kept by score only).
+std::vector<std::size_t> halving_keep(const std::vector<double>& scores, std::size_t keep,
+                                      const std::vector<unsigned>& group = {});
+
 /// The incumbent rule when each challenger differs from the incumbent at other cases (a rep
 /// band from 32 KiB, a non-temporal threshold at 16 MiB): challenger i (rows 1.. of `cost`)
 /// and the incumbent (row 0) are both scored (score()) against `ref` on `weight[i]` (per case;

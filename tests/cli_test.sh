@@ -39,6 +39,12 @@ check "--min-speedup 100: measured again in a second process, then refused" \
 check "--min-speedup 100: nothing written" bash -c "grep -q 'nothing written' '$tmp/ms_err' && test ! -e '$tmp/never.json'"
 check "--min-speedup 100: the second process's temporary directory is removed" \
   bash -c "test -z \"\$(ls -A '$tmp/td')\""
+# ... on the same workload: a .csv distribution is read again from its path (its stem names no
+# shipped distribution), not looked up by name.
+cp "$(dirname "$0")/../data/size-distributions/MemcpyGoogleQ.csv" "$tmp/mydist.csv"
+"$at" --quick --budget 1 --workload "$tmp/mydist.csv" --min-speedup 100 --emit "$tmp/never.json" >/dev/null 2>"$tmp/ms_csv"; rc=$?
+check "--min-speedup 100 on a .csv workload: the second process measures it (rc=$rc)" bash -c "test $rc -eq 0 && \
+  grep -qE 'memcpy winner is [0-9.]+x .* \([0-9.]+x in a second process\), below 100.000x: not written' '$tmp/ms_csv'"
 # ... in TMPDIR: where none can be made there, the winner is refused and the message says why.
 TMPDIR="$tmp/missing" "$at" --quick --budget 1 --op clear_page --min-speedup 100 --emit "$tmp/never.json" >/dev/null 2>"$tmp/ms_err3"; rc=$?
 check "--min-speedup 100, TMPDIR missing: refused, saying why (rc=$rc)" bash -c "test $rc -eq 0 && grep -q \

@@ -21,9 +21,11 @@ copysynth::Status make_temp_dir(TempDir& dir, const std::string& stem) {
   const char* tmpdir = std::getenv("TMPDIR");
   std::string templ = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/copysynth-" + stem + ".XXXXXX";
   const std::string shown = templ;  // mkdtemp may leave its argument undefined on failure
-  if (!::mkdtemp(templ.data()))
+  if (!::mkdtemp(templ.data())) {
+    const int err = errno;
     return copysynth::make_error(copysynth::ErrorCode::kSystem, "cannot make a temporary directory " + shown + ": " +
-                                                                    std::strerror(errno) + " (set TMPDIR to a writable one)");
+                                                                    std::strerror(err) + " (set TMPDIR to a writable one)");
+  }
   dir.path = templ;
   return {};
 }

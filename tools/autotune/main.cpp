@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
   app.add_flag("--quick", o.quick, "Fewer candidates and rounds (5-8 s for memcpy on 2 cores)");
   app.add_flag("--keep-slower", o.keep_slower,
                "With --emit: write every winner, even one clearly slower than the system routine on its "
-               "workload (below --min-speedup; said on stderr). For tests and fleets that need an entry per "
+               "workload (below 0.97x, --min-speedup's default; said on stderr). For tests and fleets that need an entry per "
                "operation; programs run slower with such an entry");
   app.add_option("--min-speedup", o.min_speedup,
                  "With --emit: the speedup over the system routine on the winner's own workload (geometric "

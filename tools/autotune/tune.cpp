@@ -54,10 +54,11 @@ Result<WisdomEntry> measure_in_new_process(const Options& o, const Wisdom& head,
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  if (int e = posix_spawn_file_actions_init(&fa))
+    return make_error(ErrorCode::kSystem, std::string("posix_spawn_file_actions_init: ") + std::strerror(e));
+  int rc = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
   pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, args[0].c_str(), &fa, nullptr, argv.data(), environ);
+  if (rc == 0) rc = ::posix_spawn(&pid, args[0].c_str(), &fa, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) return make_error(ErrorCode::kSystem, "cannot start " + args[0] + ": " + std::strerror(rc));
   int status = 0;
@@ -136,13 +137,15 @@ int run_tune(const Options& o) {
       if (!(g >= o.min_speedup)) {
         std::cerr << "autotune: the " << name_of(op) << " winner is " << format_c("%.3fx", g) << " the speed of the "
                   << baseline_name(op) << " on this workload" << second << ", below " << format_c("%.3fx", o.min_speedup)
-                  << ": not written, programs keep the " << baseline_name(op)
-                  << (o.quick ? "; try without --quick" : "") << " or with a larger --budget\n";
+                  << (o.emit_path.empty() && o.app_command.empty() ? ": with --emit it would not be written"
+                                                                   : ": not written")
+                  << ", programs keep the " << baseline_name(op) << (o.quick ? "; try without --quick" : "")
+                  << " or with a larger --budget\n";
         continue;
       }
     }
-    if (g < 1.0)
-      std::cerr << "autotune: warning: the " << name_of(op) << " winner is " << format_c("%.2fx", g)
+    if (!(g >= 1.0))  // (a NaN ratio too)
+      std::cerr << "autotune: warning: the " << name_of(op) << " winner is " << format_c("%.3fx", g)
                 << " the speed of the " << baseline_name(op) << " on this workload"
                 << (g < o.min_speedup && o.keep_slower ? "; written anyway (--keep-slower)" : "")
                 << (o.quick ? "; try without --quick" : "") << " or with a larger --budget, or keep the system routine\n";

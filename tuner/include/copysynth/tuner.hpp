@@ -24,7 +24,9 @@
 //   2. small      head/tail register width (full or half the vector width); on AVX-512 hosts
 //                 also one masked move for lengths 0..16/32/64/128 (mask_max, with mask_shift:
 //                 the page guard on the masked-off bytes only) and vector registers 0-15 or
-//                 16-31 (register_bank); then the hand-over to the loop;
+//                 16-31 (register_bank); successive halving as the kernel's, keeping each
+//                 masked class's best as well (decide::halving_keep); then the hand-over to
+//                 the loop;
 //   2b. dispatch  dispatch-tree weights: the production prior, hot-first (hot_first(): the
 //                 class of 33 bytes first, glibc's AVX2 order; not where the first class holds
 //                 33 bytes, as a masked class does) or smallest-first (chain); for a

@@ -85,10 +85,10 @@ TEST_CASE("halving_keep: the incumbent and the best by score, and with groups th
   // The best third is all 64s; 128's best (5: 1.30 beats 4: 1.20) joins; 0's is the incumbent.
   const std::vector<unsigned> g{0, 64, 64, 64, 128, 128, 0};
   CHECK(halving_keep(s, 3, g) == V{0, 1, 3, 5});
-  // A group already kept by score adds nothing; each missing group adds its best, by first appearance.
+  // A group already kept by score adds nothing; each missing group adds its best, best first.
   CHECK(halving_keep(s, 4, g) == V{0, 1, 3, 2, 5});
   const std::vector<unsigned> g3{0, 64, 64, 64, 128, 16, 32};
-  CHECK(halving_keep(s, 3, g3) == V{0, 1, 3, 4, 5, 6});
+  CHECK(halving_keep(s, 3, g3) == V{0, 1, 3, 5, 4, 6});
   // A group shorter than the scores: the rest are in no group (kept by score only).
   CHECK(halving_keep(s, 3, {0, 64, 64, 64, 128}) == V{0, 1, 3, 4});
   CHECK(halving_keep({}, 3, g).empty());

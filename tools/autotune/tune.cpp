@@ -54,8 +54,8 @@ Result<WisdomEntry> measure_in_new_process(const Options& o, const Wisdom& head,
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   posix_spawn_file_actions_t fa;
-  if (int e = posix_spawn_file_actions_init(&fa))
-    return make_error(ErrorCode::kSystem, std::string("posix_spawn_file_actions_init: ") + std::strerror(e));
+  if (int err = posix_spawn_file_actions_init(&fa))
+    return make_error(ErrorCode::kSystem, std::string("posix_spawn_file_actions_init: ") + std::strerror(err));
   int rc = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
   pid_t pid = 0;
   if (rc == 0) rc = ::posix_spawn(&pid, args[0].c_str(), &fa, nullptr, argv.data(), environ);

@@ -123,28 +123,19 @@ std::vector<std::size_t> halving_keep(const std::vector<double>& scores, std::si
                                       const std::vector<unsigned>& group) {
   std::vector<std::size_t> out;
   if (scores.empty()) return out;
-  std::vector<std::size_t> idx;
+  std::vector<std::size_t> idx;  // the challengers, best first
   for (std::size_t i = 1; i < scores.size(); ++i) idx.push_back(i);
   std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return scores[a] > scores[b]; });
   out.push_back(0);
   for (std::size_t i = 0; i < idx.size() && out.size() < keep; ++i) out.push_back(idx[i]);
-  if (group.empty()) return out;
-  const auto kept = [&](std::size_t i) { return std::find(out.begin(), out.end(), i) != out.end(); };
-  const auto same = [&](std::size_t a, std::size_t b) { return a < group.size() && b < group.size() && group[a] == group[b]; };
-  for (std::size_t i = 0; i < std::min(scores.size(), group.size()); ++i) {  // groups by first appearance
-    bool seen = false, covered = false;
-    for (std::size_t j = 0; j < i; ++j) seen = seen || same(i, j);
-    if (seen) continue;
-    for (std::size_t k : out) covered = covered || k == i || same(i, k);
-    if (covered) continue;
-    std::size_t best = i;
-    for (std::size_t j : idx)  // best first
-      if (j == i || same(i, j)) {
-        best = j;
-        break;
-      }
-    if (!kept(best)) out.push_back(best);
-  }
+  std::vector<unsigned> have;  // the groups kept so far
+  for (std::size_t k : out)
+    if (k < group.size()) have.push_back(group[k]);
+  for (std::size_t j : idx)  // best first: the first of a group not yet kept is its best
+    if (j < group.size() && std::find(have.begin(), have.end(), group[j]) == have.end()) {
+      out.push_back(j);
+      have.push_back(group[j]);
+    }
   return out;
 }
 

@@ -76,7 +76,7 @@ std::size_t pick_tiebreak(const std::vector<double>& scores, const std::vector<d
 /// incumbent). Keeps the incumbent, then the highest-scoring others until `keep` are kept (all
 /// where there are no more), then, where `group` is given (one value per candidate, e.g. the
 /// masked class a small-length candidate takes), the highest-scoring candidate of each group none
-/// of whose members is kept yet, groups in order of first appearance. So one short round cannot
+/// of whose members is kept yet, in order of score. So one short round cannot
 /// cut a whole class: a class whose point scores dropped in one process (the small stage's 0..128
 /// in the twenty-ninth and thirtieth rounds: docs/performance.md) still reaches the full round,
 /// where the production mix's tie rule sees it. Returns indices into `scores`, the incumbent

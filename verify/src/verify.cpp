@@ -650,7 +650,10 @@ VerifyReport verify_clear_page(ClearPageFn fn, const VerifyOptions& opt) {
     std::vector<std::uint8_t> before(g.begin(), g.end());
     std::uint8_t* p = g.begin() + page * kPageBytes;
     AbiCall call;
-    const int sig = guarded_call(reinterpret_cast<const void*>(fn), u64(p), 0, 0, &call);
+    // clear_page takes rdi alone: rsi and rdx hold whatever the caller left there, so they are
+    // not zero here (a routine that took its zero from rsi would fill the page with 0xA5).
+    const int sig = guarded_call(reinterpret_cast<const void*>(fn), u64(p), 0xA5A5A5A5A5A5A5A5ull,
+                                 0x5A5A5A5A5A5A5A5Aull, &call);
     auto fail = [&](std::string what) {
       rep.failure = VerifyFailure{kPageBytes, 0, 0, page == 0 ? Placement::kDstAfterGuard
                                                      : page == kPages - 1 ? Placement::kDstEndsAtGuard

@@ -12,7 +12,7 @@
 #include "copysynth/ladders.hpp"
 #include "copysynth/workload.hpp"
 using namespace copysynth;
-extern "C" { const void* big_entry; void* V1(void*, const void*, size_t); void* V2(void*, const void*, size_t); void* V3(void*, const void*, size_t); void* V5(void*, const void*, size_t); void* V6(void*, const void*, size_t); void* V7(void*, const void*, size_t); void* V8(void*, const void*, size_t); void* V9(void*, const void*, size_t); void* V11(void*, const void*, size_t); }
+extern "C" { const void* big_entry; void* V1(void*, const void*, size_t); void* V2(void*, const void*, size_t); void* V3(void*, const void*, size_t); void* V5(void*, const void*, size_t); void* V6(void*, const void*, size_t); void* V7(void*, const void*, size_t); void* V8(void*, const void*, size_t); void* V9(void*, const void*, size_t); void* V11(void*, const void*, size_t); void* V12(void*, const void*, size_t); void* V13(void*, const void*, size_t); }
 asm(R"(
 .text
 .p2align 6
@@ -198,6 +198,61 @@ V11: # V5 with the guard computed and tested but no branch (its uops without its
 8: ret
 9: jmp *big_entry(%rip)
 .p2align 6
+V12: # V1 with the second move masked off below 64 bytes
+  mov %rdi,%rax
+  cmp $129,%rdx
+  jae 9f
+  test %rdx,%rdx
+  jz 8f
+  lea -64(%rdx),%r10
+  xor %r11d,%r11d
+  cmp $64,%rdx
+  cmovb %r11,%r10
+  sbb %r8,%r8
+  not %r8
+  mov $-1,%rcx
+  bzhi %rdx,%rcx,%rcx
+  kmovq %rcx,%k1
+  kmovq %r8,%k2
+  vmovdqu8 (%rsi),%zmm16{%k1}{z}
+  vmovdqu8 (%rsi,%r10),%zmm17{%k2}{z}
+  vmovdqu8 %zmm16,(%rdi){%k1}
+  vmovdqu8 %zmm17,(%rdi,%r10){%k2}
+8: ret
+9: jmp *big_entry(%rip)
+.p2align 6
+V13: # V5 with the second move masked off (k2 = 0) below 64 bytes instead of repeating the first
+  mov %rdi,%rax
+  cmp $129,%rdx
+  jae 9f
+  test %rdx,%rdx
+  jz 8f
+  lea -64(%rdx),%r10
+  xor %r11d,%r11d
+  cmp $64,%rdx
+  cmovb %r11,%r10
+  sbb %r8,%r8
+  not %r8
+  lea -1(%rdi,%rdx),%ecx
+  lea 63(%rdi,%r10),%r9d
+  xor %r9d,%ecx
+  lea -1(%rsi,%rdx),%r9d
+  lea 63(%rsi,%r10),%r11d
+  xor %r11d,%r9d
+  or %r9d,%ecx
+  test $4096,%ecx
+  jnz 9f
+  mov $-1,%rcx
+  bzhi %rdx,%rcx,%rcx
+  kmovq %rcx,%k1
+  kmovq %r8,%k2
+  vmovdqu8 (%rsi),%zmm16{%k1}{z}
+  vmovdqu8 (%rsi,%r10),%zmm17{%k2}{z}
+  vmovdqu8 %zmm16,(%rdi){%k1}
+  vmovdqu8 %zmm17,(%rdi,%r10){%k2}
+8: ret
+9: jmp *big_entry(%rip)
+.p2align 6
 V2: # AOCL's shape: 1..63 one masked move, 64..128 two full moves head and tail; no guard
   mov %rdi,%rax
   cmp $64,%rdx
@@ -290,7 +345,7 @@ int main(int argc, char** argv) {
   e.push_back(r->entry()); en.push_back("tuned");
   e.push_back(rh->entry()); en.push_back("tuned-high");
   e.push_back((void*)V5); en.push_back("V5ctl"); e.push_back((void*)V1); en.push_back("V1noguard");
-  e.push_back((void*)V2); en.push_back("V2aocl"); e.push_back((void*)V3); en.push_back("V3aocl+guard"); e.push_back((void*)V6); en.push_back("V6plainguard"); e.push_back((void*)V7); en.push_back("V7offsets"); e.push_back((void*)V8); en.push_back("V8shift"); e.push_back((void*)V9); en.push_back("V9shift-nolow"); e.push_back((void*)V11); en.push_back("V11guard-nobranch");
+  e.push_back((void*)V2); en.push_back("V2aocl"); e.push_back((void*)V3); en.push_back("V3aocl+guard"); e.push_back((void*)V6); en.push_back("V6plainguard"); e.push_back((void*)V7); en.push_back("V7offsets"); e.push_back((void*)V8); en.push_back("V8shift"); e.push_back((void*)V9); en.push_back("V9shift-nolow"); e.push_back((void*)V11); en.push_back("V11guard-nobranch"); e.push_back((void*)V12); en.push_back("V12noguard-k2"); e.push_back((void*)V13); en.push_back("V13guard-k2");
   // check each on every length 0..300 and offsets
   {
     std::vector<unsigned char> s(8192), d(8192), ref(8192);

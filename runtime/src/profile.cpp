@@ -4,6 +4,7 @@
 // tests/preload_test.sh checks that the two agree.
 #include "copysynth/profile.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -334,6 +335,10 @@ bool starts_with_profile_record(std::string_view text) noexcept {
 }
 
 bool is_profile_file(const std::string& path) {
+  // Only a regular file is opened: a FIFO's open() would wait for a writer for ever, and a
+  // device or a directory is no profile (the caller's own reading says what it is instead).
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
   std::ifstream in(path, std::ios::binary);
   std::string head(4096, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));

@@ -11,6 +11,7 @@
 
 #include "autotune.hpp"
 #include "copysynth/c_format.hpp"
+#include "copysynth/file_io.hpp"
 #include "copysynth/profile.hpp"
 #include "copysynth/report.hpp"
 #include "copysynth/tuner.hpp"
@@ -24,7 +25,9 @@ namespace {
 
 /// A value for --show: in double quotes, with ", \\ and bytes outside printable ASCII written as
 /// \\ooo (octal), as ld.so --list-diagnostics writes strings; never cut short.
-std::string quoted(const std::string& s) { return quoted_bytes(s, std::string::npos); }
+/// (Not named `quoted`: for a non-const std::string argument, argument-dependent lookup would
+/// prefer std::quoted's overload for non-const strings, which escapes nothing but " and \\.)
+std::string shown(std::string_view s) { return quoted_bytes(s, std::string::npos); }
 
 /// The first length a class of `strategy` serves in `plan`, or "never".
 std::string first_length(const CopyPlan& plan, Strategy strategy) {
@@ -40,50 +43,50 @@ int show_file(const std::string& path) {
   if (!f) return fail(f.error());
   const CpuInfo& cpu = CpuInfo::host();
   std::ostringstream o;
-  o << "copysynth.version=" << quoted(COPYSYNTH_VERSION) << "\n";
-  o << "wisdom.path=" << quoted(path) << "\n";
+  o << "copysynth.version=" << shown(COPYSYNTH_VERSION) << "\n";
+  o << "wisdom.path=" << shown(path) << "\n";
   o << "wisdom.schema=" << f->schema << "\n";
-  o << "wisdom.generator_version=" << quoted(f->generator_version) << "\n";
-  o << "wisdom.created=" << quoted(f->created) << "\n";
-  o << "wisdom.command=" << quoted(f->command) << "\n";
+  o << "wisdom.generator_version=" << shown(f->generator_version) << "\n";
+  o << "wisdom.created=" << shown(f->created) << "\n";
+  o << "wisdom.command=" << shown(f->command) << "\n";
   o << "wisdom.hosts=" << f->hosts.size() << "\n";
-  o << "this_cpu.signature=" << quoted(cpu.signature()) << "\n";
-  o << "this_cpu.brand=" << quoted(cpu.brand()) << "\n";
+  o << "this_cpu.signature=" << shown(cpu.signature()) << "\n";
+  o << "this_cpu.brand=" << shown(cpu.brand()) << "\n";
   const auto picked = select_host_index(*f, cpu.signature());  // exact, else this model's capped-ISA host
   const int selected = picked ? static_cast<int>(*picked) : -1;
   o << "this_cpu.host=" << selected << "\n";  // -1: none; this_cpu.note says why
-  if (!picked) o << "this_cpu.note=" << quoted(picked.error().message) << "\n";
+  if (!picked) o << "this_cpu.note=" << shown(picked.error().message) << "\n";
   for (std::size_t i = 0; i < f->hosts.size(); ++i) {
     const Wisdom& h = f->hosts[i];
     const std::string hp = "host[" + std::to_string(i) + "].";
-    o << hp << "cpu.signature=" << quoted(h.cpu_signature) << "\n";
-    o << hp << "cpu.vendor=" << quoted(h.cpu_vendor) << "\n";
-    o << hp << "cpu.brand=" << quoted(h.cpu_brand) << "\n";
+    o << hp << "cpu.signature=" << shown(h.cpu_signature) << "\n";
+    o << hp << "cpu.vendor=" << shown(h.cpu_vendor) << "\n";
+    o << hp << "cpu.brand=" << shown(h.cpu_brand) << "\n";
     o << hp << "cpu.family=" << h.cpu_family << "\n";
     o << hp << "cpu.model=" << h.cpu_model << "\n";
     o << hp << "cpu.stepping=" << h.cpu_stepping << "\n";
-    o << hp << "cpu.features=" << quoted(h.cpu_features) << "\n";
-    o << hp << "generator_version=" << quoted(h.generator_version) << "\n";
-    o << hp << "created=" << quoted(h.created) << "\n";
-    o << hp << "command=" << quoted(h.command) << "\n";
+    o << hp << "cpu.features=" << shown(h.cpu_features) << "\n";
+    o << hp << "generator_version=" << shown(h.generator_version) << "\n";
+    o << hp << "created=" << shown(h.created) << "\n";
+    o << hp << "command=" << shown(h.command) << "\n";
     o << hp << "entries=" << h.entries.size() << "\n";
     for (std::size_t k = 0; k < h.entries.size(); ++k) {
       const WisdomEntry& e = h.entries[k];
       const std::string ep = hp + "entry[" + std::to_string(k) + "].";
-      o << ep << "operation=" << quoted(std::string(name_of(e.operation))) << "\n";
-      o << ep << "routine=" << quoted(short_name(e.plan.params)) << "\n";
-      o << ep << "workload=" << quoted(e.workload) << "\n";
+      o << ep << "operation=" << shown(std::string(name_of(e.operation))) << "\n";
+      o << ep << "routine=" << shown(short_name(e.plan.params)) << "\n";
+      o << ep << "workload=" << shown(e.workload) << "\n";
       char hash[17];
       std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(e.code_hash));
-      o << ep << "code_fnv1a64=" << quoted(hash) << "\n";
+      o << ep << "code_fnv1a64=" << shown(hash) << "\n";
       // Thresholds as the plan applies them (raised to the loop's start; docs/architecture.md, 10).
       o << ep << "threshold.rep_string=" << first_length(e.plan, Strategy::kRepString) << "\n";
       o << ep << "threshold.non_temporal=" << first_length(e.plan, Strategy::kNonTemporalLoop) << "\n";
       const nlohmann::json params = to_json(e.plan.params);
       for (const auto& [key, value] : params.items())
         o << ep << "params." << key << "="
-          << (value.is_string() ? quoted(value.get<std::string>()) : value.dump()) << "\n";
-      o << ep << "plan.ladder=" << quoted(e.plan.ladder) << "\n";
+          << (value.is_string() ? shown(value.get<std::string>()) : value.dump()) << "\n";
+      o << ep << "plan.ladder=" << shown(e.plan.ladder) << "\n";
       o << ep << "plan.vector_width=" << e.plan.vec << "\n";
       o << ep << "plan.classes=" << e.plan.classes.size() << "\n";
       for (std::size_t c = 0; c < e.plan.classes.size(); ++c) {  // "LO..HI STRATEGY [block B] weight W"
@@ -91,7 +94,7 @@ int show_file(const std::string& path) {
         char w[32];
         snprintf_c(w, sizeof w, "%.4g", sc.weight);
         o << ep << "plan.class[" << c << "]="
-          << quoted(std::to_string(sc.lo) + ".." + (sc.hi == kNever ? std::string("max") : std::to_string(sc.hi)) + " " +
+          << shown(std::to_string(sc.lo) + ".." + (sc.hi == kNever ? std::string("max") : std::to_string(sc.hi)) + " " +
                     std::string(strategy_name(sc.strategy)) + (sc.block ? " block " + std::to_string(sc.block) : "") +
                     " weight " + w)
           << "\n";
@@ -107,16 +110,16 @@ int show_file(const std::string& path) {
     for (std::size_t k = 0; k < h.app_verdicts.size(); ++k) {
       const AppVerdict& v = h.app_verdicts[k];
       const std::string vp = hp + "app_verdict[" + std::to_string(k) + "].";
-      o << vp << "operation=" << quoted(std::string(name_of(v.operation))) << "\n";
-      o << vp << "command=" << quoted(v.command) << "\n";
+      o << vp << "operation=" << shown(std::string(name_of(v.operation))) << "\n";
+      o << vp << "command=" << shown(v.command) << "\n";
       o << vp << "runs=" << v.runs << "\n";
-      o << vp << "with=" << quoted(v.with) << "\n";
+      o << vp << "with=" << shown(v.with) << "\n";
       o << vp << "glibc_ms=" << format_c("%.3f", v.glibc_ms) << "\n";
       o << vp << "tuned_ms=" << format_c("%.3f", v.tuned_ms) << "\n";
       o << vp << "ratio=" << format_c("%.4f", v.ratio) << "\n";
       o << vp << "spread=" << format_c("%.4f", v.spread) << "\n";
       o << vp << "kept=" << (v.kept ? 1 : 0) << "\n";
-      o << vp << "date=" << quoted(v.date) << "\n";
+      o << vp << "date=" << shown(v.date) << "\n";
     }
   }
   std::cout << o.str() << std::flush;
@@ -125,27 +128,26 @@ int show_file(const std::string& path) {
 
 /// A file that is empty or blank: neither a wisdom file nor a profile (a profile stays empty when
 /// every process ended in _exit() or exec(), which write no record).
-bool is_blank(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  char c;
-  while (in.get(c))
-    if (c != ' ' && c != '\t' && c != '\r' && c != '\n') return false;
-  return true;
+bool is_blank(const std::string& text) {
+  return text.find_first_not_of(" \t\r\n") == std::string::npos;
 }
 
 /// `autotune --show FILE` for a profile (COPYSYNTH_PROFILE): format_profile_summary.
 int show_profile(const std::string& path) {
   auto p = load_profile(path);
   if (!p) return fail(p.error());
-  std::cout << "copysynth.version=" << quoted(COPYSYNTH_VERSION) << "\n" << format_profile_summary(*p) << std::flush;
+  std::cout << "copysynth.version=" << shown(COPYSYNTH_VERSION) << "\n" << format_profile_summary(*p) << std::flush;
   return 0;
 }
 
 }  // namespace
 
 int run_show(const Options& o) {
-  if (is_blank(o.show_path))
+  // What the path names is checked before anything is opened for reading: a directory, a FIFO
+  // (whose open() would wait for a writer) or a device is said for what it is (file_io.hpp).
+  auto text = read_regular_file(o.show_path, "wisdom file or profile", kMaxProfileBytes, ErrorCode::kWisdomIo);
+  if (!text) return fail(text.error());
+  if (is_blank(*text))
     return fail(make_error(ErrorCode::kInvalidArgument,
                            o.show_path + " is empty: --show reads a wisdom file (autotune --emit) or a profile "
                                          "(COPYSYNTH_PROFILE; a process that ends in _exit() or exec() writes no record)"));

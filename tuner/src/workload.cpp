@@ -167,7 +167,8 @@ Result<SizeDistribution> load_distribution(const std::string& name_or_path) {
   } else {
     for (const auto& dir : data_dirs()) {
       const std::string candidate = dir + "/" + name_or_path + ".csv";
-      if (std::ifstream(candidate).good()) {
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(candidate, ec)) {
         path = candidate;
         break;
       }

@@ -54,6 +54,12 @@ int fail(const copysynth::Error& e);
 /// Prints "autotune: MESSAGE" on stderr; returns 1 (a command-line value that does not work).
 int usage_error(const std::string& message);
 
+/// Checks, before any work, that `--svg PATH` may be written: never one of `inputs` (the wisdom
+/// files read: --from, --versus; empty strings are skipped), and an existing file only when it is
+/// an SVG image (its first 512 bytes hold "<svg"), as an earlier --svg wrote. Errors
+/// (kInvalidArgument) say what to do; nothing is written.
+copysynth::Status check_svg_destination(const std::string& path, const std::vector<std::string>& inputs);
+
 /// A library error that names a bad command-line value (kInvalidArgument) as a usage error (1),
 /// any other as a failure (2).
 int fail_or_usage(const copysynth::Error& e);

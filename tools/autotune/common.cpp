@@ -6,6 +6,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "autotune.hpp"
@@ -88,6 +89,27 @@ std::string shell_line(int argc, char** argv) {
     line += (i ? " " : "") + a;
   }
   return line;
+}
+
+copysynth::Status check_svg_destination(const std::string& path, const std::vector<std::string>& inputs) {
+  using copysynth::ErrorCode;
+  using copysynth::make_error;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return {};
+  for (const auto& in : inputs)
+    if (!in.empty() && std::filesystem::equivalent(path, in, ec))
+      return make_error(ErrorCode::kInvalidArgument,
+                        "--svg " + path + " is the wisdom file " + in + " that this run reads; give the plot another name");
+  if (!std::filesystem::is_regular_file(path, ec)) return {};  // a directory or a device: check_output_path says it
+  std::string head(512, '\0');
+  std::ifstream f(path, std::ios::binary);
+  f.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(f.gcount()));
+  if (head.find("<svg") == std::string::npos)
+    return make_error(ErrorCode::kInvalidArgument, "--svg " + path +
+                                                       " exists and is not an SVG image; not overwriting it: remove "
+                                                       "it or pick another name (nothing was run)");
+  return {};
 }
 
 }  // namespace autotune

@@ -182,7 +182,8 @@ int main(int argc, char** argv) {
                "for, a note with the command that tunes for those calls");
   app.add_option("--svg", o.svg_path,
                  "With --report: write a plot of the speedup over glibc against the length, one line per "
-                 "alignment (other operations than the first get -OPERATION before the extension)")
+                 "alignment (other operations than the first get -OPERATION before the extension). Never the "
+                 "wisdom file read; an existing FILE only when it is an SVG image (checked before the report)")
       ->type_name("FILE");
   app.add_option("--versus", o.versus_path,
                  "With --report: also time the routine of another wisdom file of this CPU (same "
@@ -205,7 +206,9 @@ int main(int argc, char** argv) {
                  "libcopysynth-tuned.a (static linking), README and src/. No work at process start: the "
                  "first call checks the CPU (CPUID) and picks the tuned routines on the CPU tuned for, else "
                  "built-in SSE2 ones. Every routine passes the full conformance suite here first; the linked code is read "
-                 "back and compared with the verified bytes. Needs GNU binutils (as, ld, ar)")
+                 "back and compared with the verified bytes. DIR is new, empty, or one an earlier --emit-lib wrote "
+                 "(its README and src/ are replaced): a directory holding other files is refused before any work. "
+                 "Needs GNU binutils (as, ld, ar)")
       ->type_name("DIR");
   app.add_option("--lib-guard", o.lib_guard,
                  "With --emit-lib: the CPU signature (VENDOR-FAMILY-MODEL:features) the library's guard "
@@ -235,7 +238,8 @@ int main(int argc, char** argv) {
                  "Combine wisdom files (from several hosts, or fleet files) into one fleet file keyed by CPU "
                  "signature, written with --emit: a CPU seen again keeps its entries and takes the later file's "
                  "entry for an operation both have. Programs (install_wisdom, copysynth_load_wisdom, the "
-                 "LD_PRELOAD shim) pick the entry of the CPU they run on. Nothing is tuned or run")
+                 "LD_PRELOAD shim) pick the entry of the CPU they run on. The --emit FILE may be one of the inputs "
+                 "(replaced); any other existing file is moved to FILE.bak first. Nothing is tuned or run")
       ->type_name("FILE...")
       ->expected(1, -1);
   app.add_option("--show", o.show_path,
@@ -348,6 +352,16 @@ int main(int argc, char** argv) {
     std::cout << "Tunable parameters (CopyParams; JSON field names):\n" << describe_params();
     return 0;
   }
+  // An empty value names no file: `--from "$WISDOM"` with the variable unset must not start a
+  // search, nor `--emit ""` tune and write nothing.
+  for (const char* name : {"--emit", "--from", "--show", "--emit-asm", "--emit-lib", "--svg", "--versus", "--workload",
+                           "--shim", "--lib-guard"}) {
+    const CLI::Option* opt = app.get_option(name);
+    if (opt->count() && opt->as<std::string>().empty())
+      return usage_error(std::string(name) + " was given an empty value; name a file (an unset shell variable?)");
+  }
+  for (const auto& m : o.merge_paths)
+    if (m.empty()) return usage_error("--merge was given an empty file name (an unset shell variable?)");
   o.shell_command = shell_line(argc, argv);
   o.command = o.shell_command;  // quoted: --app 'sqlite3 db < q.sql' can be pasted back
   o.budget_given = app.get_option("--budget")->count() > 0;
@@ -355,7 +369,6 @@ int main(int argc, char** argv) {
   o.ops_given = app.get_option("--op")->count() > 0;
   o.workload_given = app.get_option("--workload")->count() > 0;
   if (!o.show_path.empty()) return run_show(o);
-  if (!o.merge_paths.empty()) return run_merge(o);
   if (app.get_option("--name")->count()) {
     auto fl = asm_flavor(o.flavor);
     if (!fl) return fail(fl.error());
@@ -372,8 +385,11 @@ int main(int argc, char** argv) {
   if (!o.emit_path.empty())
     if (auto st = check_replaceable(o.emit_path, "wisdom file", ErrorCode::kInvalidArgument); !st)
       return fail(make_error(ErrorCode::kInvalidArgument, "--emit " + st.error().message));
+  if (!o.merge_paths.empty()) return run_merge(o);
   if (!o.asm_path.empty() && !o.from_path.empty())
     if (auto st = check_asm_destination(o.asm_path, o.from_path); !st) return fail(st.error());
+  if (!o.svg_path.empty())
+    if (auto st = check_svg_destination(o.svg_path, {o.from_path, o.versus_path}); !st) return fail(st.error());
   if ((!o.asm_path.empty() || o.patch_table || !o.lib_dir.empty()) && o.from_path.empty())
     return usage_error(std::string(o.patch_table ? "--patch-table" : !o.lib_dir.empty() ? "--emit-lib" : "--emit-asm") +
                        " works on a tuned routine: give its wisdom file with --from best.json (autotune --emit "

@@ -1,5 +1,9 @@
 // autotune --merge FILE... --emit OUT: one fleet file of every input's hosts, keyed by CPU
 // signature (the rule: merge_fleets in wisdom.hpp). Nothing is tuned or run.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 
 #include "autotune.hpp"
@@ -20,6 +24,23 @@ int run_merge(const Options& o) {
   Fleet m = merge_fleets(fleets, &notes, o.merge_paths);
   m.created = utc_now();
   m.command = o.command;
+  // The output replaces one of the inputs (`--merge fleet.json new.json --emit fleet.json`),
+  // or a new file; any other file there is moved aside first, as --emit does, never lost.
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(o.emit_path, ec)) {
+    bool input = false;
+    for (const auto& in : o.merge_paths) input = input || std::filesystem::equivalent(o.emit_path, in, ec);
+    const bool blank = std::filesystem::file_size(o.emit_path, ec) == 0;
+    if (!input && !blank) {
+      const std::string bak = free_backup_name(o.emit_path);
+      if (std::rename(o.emit_path.c_str(), bak.c_str()) != 0)
+        return fail(make_error(ErrorCode::kWisdomIo, "cannot move the existing " + o.emit_path + " aside to " + bak +
+                                                         " (" + std::strerror(errno) + "); nothing was written"));
+      if (!o.quiet)
+        std::cerr << "autotune: moved the existing " << o.emit_path << " to " << bak
+                  << ": it is not one of the files merged\n";
+    }
+  }
   if (auto st = save_fleet(m, o.emit_path); !st) return fail(st.error());
   if (!o.quiet) {
     for (const auto& n : notes) std::cerr << "autotune: " << n << "\n";

@@ -423,6 +423,49 @@ std::string readme(const Wisdom& w, const LibraryOptions& opt, const std::string
 
 }  // namespace
 
+namespace {
+
+/// The output directory of write_tuned_library may be new, empty, or one an earlier run wrote:
+/// the two libraries, README (its first line "libcopysynth-tuned:") and src/ with .S files and the
+/// version script only. Anything else is the user's: since src/ and README are replaced, such a
+/// directory (`--emit-lib .` in a project's root) is refused before any work, naming the first
+/// entry that is not ours.
+Status check_library_dir(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec) || !fs::is_directory(dir, ec)) return {};  // made later, or refused there
+  const auto refuse = [&](const std::string& what) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "--emit-lib " + dir + ": " + what +
+                          ", which this would replace or leave mixed with the library; give a new or empty "
+                          "directory, or one an earlier --emit-lib wrote (nothing was written)");
+  };
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name == kTunedLibraryShared || name == kTunedLibraryStatic || name.rfind(".copysynth-lib-", 0) == 0) continue;
+    if (name == "README") {
+      std::ifstream in(e.path(), std::ios::binary);
+      std::string first;
+      if (!e.is_regular_file(ec) || !std::getline(in, first) || first.rfind("libcopysynth-tuned:", 0) != 0)
+        return refuse("it holds a README that an earlier --emit-lib did not write");
+      continue;
+    }
+    if (name == "src" && e.is_directory(ec)) {
+      for (const auto& f : fs::directory_iterator(e.path(), ec)) {
+        const std::string fname = f.path().filename().string();
+        const bool ours = f.is_regular_file(ec) &&
+                          ((fname.size() > 2 && fname.substr(fname.size() - 2) == ".S") || fname == "libcopysynth-tuned.map");
+        if (!ours) return refuse("its src/ holds " + fname + ", not a source an earlier --emit-lib wrote");
+      }
+      continue;
+    }
+    return refuse("it holds " + name + ", not a file --emit-lib writes");
+  }
+  if (ec) return make_error(ErrorCode::kInvalidArgument, "--emit-lib " + dir + ": cannot list it (" + ec.message() + ")");
+  return {};
+}
+
+}  // namespace
+
 Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions& opt, const CpuInfo& host) {
   auto say = [&](const std::string& s) {
     if (opt.progress) opt.progress(s);
@@ -432,6 +475,7 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
   auto spec = guard_spec(guard);
   if (!spec) return spec.error();
   if (opt.dir.empty()) return make_error(ErrorCode::kInvalidArgument, "--emit-lib needs a directory name");
+  COPYSYNTH_TRY(check_library_dir(opt.dir));
 
   // 1. The routines: each tuned one rebuilt (code hash checked) and the SSE2 built-in of its
   //    operation, all through the conformance suite here before anything is written.

@@ -78,6 +78,8 @@ struct VerifyOptions {
   /// 1.7 ms for memmove, about 1 ms for fill with a 1 MiB rep threshold (more with a higher one,
   /// as it sets the largest length checked) on a 2-core AMD
   /// EPYC (family 26) VM (docs/performance.md, "Real programs under the shim and the library").
+  /// A rep class in 2 MiB pieces (rep_chunk) puts its piece edge in range, and every case then
+  /// prepares and compares buffers of 4 MiB: 19-49 ms per routine on that VM (README, the shim).
   static VerifyOptions startup() {
     VerifyOptions o;
     o.max_size = 4ull << 20;

@@ -461,5 +461,48 @@ for p in prog.prof "$tmp/prog.prof"; do
     bash -c "test $rc -eq 1 && grep -qF 'is a profile (COPYSYNTH_PROFILE); use --workload profile:$p' '$tmp/perr10'"
 done
 
+# Paths that name no file, or a file that is not the kind asked for (a new user's review found
+# each of these hanging, starting a search, or losing a file).
+for opt in --from --show --emit --workload; do
+  extra=(); case $opt in --emit | --workload) extra=(--quick --budget 1) ;; esac  # bounded, should it start
+  "$at" "${extra[@]}" "$opt" "" >/dev/null 2>"$tmp/empty_err"; rc=$?
+  check "$opt \"\": exit 1 before any work, names the option (rc=$rc)" \
+    bash -c "test $rc -eq 1 && grep -q -- '$opt was given an empty value' '$tmp/empty_err' && ! grep -q 'candidates' '$tmp/empty_err'"
+done
+"$at" --merge "$tmp/best.json" "" --emit "$tmp/m_empty.json" >/dev/null 2>&1; rc=$?
+check "--merge with an empty file name: exit 1, nothing written (rc=$rc)" bash -c "test $rc -eq 1 && test ! -e '$tmp/m_empty.json'"
+mkfifo "$tmp/fifo.json" "$tmp/fifo.csv"
+timeout 20 "$at" --show "$tmp/fifo.json" >/dev/null 2>"$tmp/fifo_err"; rc=$?
+check "--show FIFO: exit 2, said to be a FIFO, no hang (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'is a FIFO' '$tmp/fifo_err'"
+timeout 20 "$at" --quick --budget 1 --workload "$tmp/fifo.csv" >/dev/null 2>"$tmp/fifo_err2"; rc=$?
+check "--workload FIFO.csv: exit 1, said to be a FIFO, no hang (rc=$rc)" bash -c "test $rc -eq 1 && grep -q 'is a FIFO' '$tmp/fifo_err2'"
+mkdir "$tmp/dir.json"
+"$at" --show "$tmp/dir.json" >/dev/null 2>"$tmp/dir_err"; rc=$?
+check "--show DIR: exit 2, said to be a directory, not empty (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'is a directory' '$tmp/dir_err'"
+# --show escapes every string it prints, the file's own header included.
+sed 's/"command": "[^"]*"/"command": "a\\u0001b\\nc\\u001b[31m"/' "$tmp/best.json" >"$tmp/ctrl.json"
+"$at" --show "$tmp/ctrl.json" >"$tmp/ctrl_show" 2>&1
+check "--show: control bytes of the file's command escaped, one line" \
+  grep -qxF 'wisdom.command="a\001b\012c\033[31m"' "$tmp/ctrl_show"
+# --merge --emit over a file that is not one of its inputs moves it aside, as --emit does.
+echo "my notes" >"$tmp/notes.txt"
+"$at" --merge "$tmp/best.json" --emit "$tmp/notes.txt" >/dev/null 2>"$tmp/merr3"; rc=$?
+check "--merge --emit over another file: moved to .bak, said, then written (rc=$rc)" bash -c "test $rc -eq 0 && \
+  grep -qx 'my notes' '$tmp/notes.txt.bak' && grep -q 'moved the existing' '$tmp/merr3' && grep -q '\"schema\": 2' '$tmp/notes.txt'"
+cp "$tmp/fleet.json" "$tmp/fleet3.json"
+"$at" --merge "$tmp/fleet3.json" "$tmp/best.json" --emit "$tmp/fleet3.json" >/dev/null 2>&1; rc=$?
+check "--merge --emit over one of its inputs: replaced, no backup (rc=$rc)" bash -c "test $rc -eq 0 && test ! -e '$tmp/fleet3.json.bak'"
+# --svg never replaces the wisdom file read, nor a file that is not an SVG image (before any work).
+"$at" --from "$tmp/best.json" --report --svg "$tmp/best.json" >/dev/null 2>"$tmp/svg_err"; rc=$?
+check "--svg over the --from file: refused before the report (rc=$rc)" bash -c "test $rc -eq 2 && \
+  grep -q 'is the wisdom file' '$tmp/svg_err' && grep -q '\"schema\"' '$tmp/best.json'"
+"$at" --from "$tmp/best.json" --report --svg "$tmp/notes.txt" >/dev/null 2>"$tmp/svg_err2"; rc=$?
+check "--svg over a file that is not an SVG image: refused (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'is not an SVG image' '$tmp/svg_err2'"
+# --emit-lib into a directory holding the user's own files refuses before any work.
+mkdir -p "$tmp/proj/src"; echo "# my project" >"$tmp/proj/README"; echo "int main(){}" >"$tmp/proj/src/main.c"
+"$at" -q --from "$tmp/best.json" --emit-lib "$tmp/proj" >/dev/null 2>"$tmp/lib_err"; rc=$?
+check "--emit-lib into a project's directory: refused, its files intact (rc=$rc)" bash -c "test $rc -eq 2 && \
+  grep -q 'nothing was written' '$tmp/lib_err' && grep -qx '# my project' '$tmp/proj/README' && test -s '$tmp/proj/src/main.c'"
+
 echo "$fails failure(s)"
 test $fails -eq 0

@@ -41,6 +41,17 @@ done
 check "the README names the CPU and how to deploy and remove it" \
   bash -c "grep -q 'AuthenticAMD\|GenuineIntel' '$lib/README' && grep -q 'LD_PRELOAD=' '$lib/README' && grep -q '/etc/ld.so.preload' '$lib/README' && grep -q '^Remove:' '$lib/README'"
 
+# Again into the directory it wrote, with the wisdom file there too: allowed (README, src/ and the
+# libraries replaced); a source it does not write in src/ is the user's: refused, kept.
+cp "$wisdom" "$lib/wisdom.json"
+"$at" -q --from "$lib/wisdom.json" --emit-lib "$lib" >/dev/null 2>"$tmp/emit2.err"; rc=$?
+check "--emit-lib again into its own directory: exit 0, the wisdom file kept (rc=$rc)" \
+  bash -c "test $rc -eq 0 && test -s '$lib/libcopysynth-tuned.so' && test -s '$lib/wisdom.json'"
+mkdir "$tmp/lib2" && cp -r "$lib/src" "$lib/README" "$tmp/lib2/" && echo "# mine" >"$tmp/lib2/src/mine.S"
+"$at" -q --from "$wisdom" --emit-lib "$tmp/lib2" >/dev/null 2>"$tmp/emit3.err"; rc=$?
+check "--emit-lib into a directory whose src/ holds another .S file: refused, the file kept (rc=$rc)" \
+  bash -c "test $rc -eq 2 && grep -q 'src/ holds mine.S' '$tmp/emit3.err' && test -s '$tmp/lib2/src/mine.S'"
+
 # ---- 1. the objects ---------------------------------------------------------------------------------
 exports=$(nm -D --defined-only "$so" | awk '{ print $3 }' | sort | tr '\n' ' ')
 check "exports exactly the six routines and copysynth_tuned_active (got: $exports)" \

@@ -469,6 +469,9 @@ for opt in --from --show --emit --workload; do
   check "$opt \"\": exit 1 before any work, names the option (rc=$rc)" \
     bash -c "test $rc -eq 1 && grep -q -- '$opt was given an empty value' '$tmp/empty_err' && ! grep -q 'candidates' '$tmp/empty_err'"
 done
+"$at" --from= --report >/dev/null 2>"$tmp/empty_eq"; rc=$?
+check "--from= (empty, = form): exit 1, not the next argument taken as the file (rc=$rc)" \
+  bash -c "test $rc -eq 1 && grep -q -- '--from= was given an empty value' '$tmp/empty_eq'"
 "$at" --merge "$tmp/best.json" "" --emit "$tmp/m_empty.json" >/dev/null 2>&1; rc=$?
 check "--merge with an empty file name: exit 1, nothing written (rc=$rc)" bash -c "test $rc -eq 1 && test ! -e '$tmp/m_empty.json'"
 mkfifo "$tmp/fifo.json" "$tmp/fifo.csv"
@@ -498,7 +501,14 @@ check "--svg over the --from file: refused before the report (rc=$rc)" bash -c "
   grep -q 'is the wisdom file' '$tmp/svg_err' && grep -q '\"schema\"' '$tmp/best.json'"
 "$at" --from "$tmp/best.json" --report --svg "$tmp/notes.txt" >/dev/null 2>"$tmp/svg_err2"; rc=$?
 check "--svg over a file that is not an SVG image: refused (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'is not an SVG image' '$tmp/svg_err2'"
+mkfifo "$tmp/fifo.svg"
+timeout 20 "$at" --from "$tmp/best.json" --report --svg "$tmp/fifo.svg" >/dev/null 2>"$tmp/svg_err3"; rc=$?
+check "--svg FIFO: refused before the report, no hang (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'not a regular file' '$tmp/svg_err3'"
 # --emit-lib into a directory holding the user's own files refuses before any work.
+mkdir "$tmp/fifolib" && mkfifo "$tmp/fifolib/README"
+timeout 20 "$at" -q --from "$tmp/best.json" --emit-lib "$tmp/fifolib" >/dev/null 2>"$tmp/lib_err2"; rc=$?
+check "--emit-lib into a directory whose README is a FIFO: refused, no hang (rc=$rc)" \
+  bash -c "test $rc -eq 2 && grep -q 'README is not a regular file' '$tmp/lib_err2'"
 mkdir -p "$tmp/proj/src"; echo "# my project" >"$tmp/proj/README"; echo "int main(){}" >"$tmp/proj/src/main.c"
 "$at" -q --from "$tmp/best.json" --emit-lib "$tmp/proj" >/dev/null 2>"$tmp/lib_err"; rc=$?
 check "--emit-lib into a project's directory: refused, its files intact (rc=$rc)" bash -c "test $rc -eq 2 && \

@@ -100,12 +100,16 @@ copysynth::Status check_svg_destination(const std::string& path, const std::vect
     if (!in.empty() && std::filesystem::equivalent(path, in, ec))
       return make_error(ErrorCode::kInvalidArgument,
                         "--svg " + path + " is the wisdom file " + in + " that this run reads; give the plot another name");
-  if (!std::filesystem::is_regular_file(path, ec)) return {};  // a directory or a device: check_output_path says it
+  if (std::filesystem::is_directory(path, ec)) return {};  // check_output_path says it is one
+  if (!std::filesystem::is_regular_file(path, ec))  // a FIFO would block the plot's write, a device be written
+    return make_error(ErrorCode::kInvalidArgument, "--svg " + path + " exists and is not a regular file; give a "
+                                                       "file name (nothing was run)");
   std::string head(512, '\0');
   std::ifstream f(path, std::ios::binary);
   f.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<std::size_t>(f.gcount()));
-  if (head.find("<svg") == std::string::npos)
+  const bool blank = head.find_first_not_of(" \t\r\n") == std::string::npos && f.gcount() < 512;
+  if (!blank && head.find("<svg") == std::string::npos)
     return make_error(ErrorCode::kInvalidArgument, "--svg " + path +
                                                        " exists and is not an SVG image; not overwriting it: remove "
                                                        "it or pick another name (nothing was run)");

@@ -31,6 +31,7 @@
 #include <string>
 
 #include "autotune.hpp"
+#include "copysynth/report.hpp"
 #include "copysynth/app_judge.hpp"
 #include "copysynth/asm_flavors.hpp"
 #include "copysynth/asm_writer.hpp"
@@ -341,6 +342,15 @@ int main(int argc, char** argv) {
       ->excludes("--budget")->excludes("--op")
       ->excludes("--emit-asm")->excludes("--patch-table")->excludes("--report")->excludes("--app");
 
+  // `--from=` (an unset variable in --from="$WISDOM") would make CLI11 take the next argument as
+  // the value: said here, before parsing.
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--") break;
+    for (const char* name : {"--emit", "--from", "--show", "--emit-asm", "--emit-lib", "--svg", "--versus", "--workload",
+                             "--shim", "--lib-guard", "--merge", "--app", "--name"})
+      if (a == std::string(name) + "=") return usage_error(a + " was given an empty value (an unset shell variable?)");
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -358,7 +368,8 @@ int main(int argc, char** argv) {
                            "--shim", "--lib-guard"}) {
     const CLI::Option* opt = app.get_option(name);
     if (opt->count() && opt->as<std::string>().empty())
-      return usage_error(std::string(name) + " was given an empty value; name a file (an unset shell variable?)");
+      return usage_error(std::string(name) + " was given an empty value; give it " + opt->get_type_name() +
+                         " (an unset shell variable?)");
   }
   for (const auto& m : o.merge_paths)
     if (m.empty()) return usage_error("--merge was given an empty file name (an unset shell variable?)");
@@ -388,8 +399,11 @@ int main(int argc, char** argv) {
   if (!o.merge_paths.empty()) return run_merge(o);
   if (!o.asm_path.empty() && !o.from_path.empty())
     if (auto st = check_asm_destination(o.asm_path, o.from_path); !st) return fail(st.error());
-  if (!o.svg_path.empty())
-    if (auto st = check_svg_destination(o.svg_path, {o.from_path, o.versus_path}); !st) return fail(st.error());
+  if (!o.svg_path.empty())  // the plot, and those of the other operations reported (report_svg_path)
+    for (const Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill, Operation::kClearPage})
+      for (const std::size_t index : {std::size_t{0}, std::size_t{1}})
+        if (auto st = check_svg_destination(report_svg_path(o.svg_path, op, index), {o.from_path, o.versus_path}); !st)
+          return fail(st.error());
   if ((!o.asm_path.empty() || o.patch_table || !o.lib_dir.empty()) && o.from_path.empty())
     return usage_error(std::string(o.patch_table ? "--patch-table" : !o.lib_dir.empty() ? "--emit-lib" : "--emit-asm") +
                        " works on a tuned routine: give its wisdom file with --from best.json (autotune --emit "

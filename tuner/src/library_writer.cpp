@@ -426,41 +426,67 @@ std::string readme(const Wisdom& w, const LibraryOptions& opt, const std::string
 namespace {
 
 /// The output directory of write_tuned_library may be new, empty, or one an earlier run wrote:
-/// the two libraries, README (its first line "libcopysynth-tuned:") and src/ with .S files and the
-/// version script only. Anything else is the user's: since src/ and README are replaced, such a
-/// directory (`--emit-lib .` in a project's root) is refused before any work, naming the first
-/// entry that is not ours.
-Status check_library_dir(const std::string& dir) {
+/// the two libraries, README (a regular file whose first line is "libcopysynth-tuned:") and src/
+/// holding only the sources it writes (copysynth_{tuned,baseline}_{memcpy,memmove,memset}.S,
+/// guard.S, libcopysynth-tuned.map); the wisdom file read (`wisdom_path`) may be there too.
+/// Anything else is the user's: since src/ and README are replaced, such a directory
+/// (`--emit-lib .` in a project's root) is refused before any work, naming the first entry that
+/// is not ours. Nothing is opened but regular files (a FIFO named README would block the open).
+Status check_library_dir(const std::string& dir, const std::string& wisdom_path) {
   std::error_code ec;
-  if (!fs::exists(dir, ec) || !fs::is_directory(dir, ec)) return {};  // made later, or refused there
+  if (!fs::is_directory(dir, ec)) return {};  // made later, or refused there
   const auto refuse = [&](const std::string& what) {
     return make_error(ErrorCode::kInvalidArgument,
                       "--emit-lib " + dir + ": " + what +
                           ", which this would replace or leave mixed with the library; give a new or empty "
                           "directory, or one an earlier --emit-lib wrote (nothing was written)");
   };
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
+  const auto unlistable = [&](const fs::path& p, const std::error_code& e) {
+    return make_error(ErrorCode::kInvalidArgument, "--emit-lib " + dir + ": cannot list " + p.string() + " (" +
+                                                       e.message() + ")");
+  };
+  const auto source_of_ours = [](const std::string& f) {
+    if (f == "guard.S" || f == "libcopysynth-tuned.map") return true;
+    for (const char* kind : {"tuned", "baseline"})
+      for (const char* op : {"memcpy", "memmove", "memset"})
+        if (f == std::string("copysynth_") + kind + "_" + op + ".S") return true;
+    return false;
+  };
+  fs::directory_iterator it(dir, ec);
+  if (ec) return unlistable(dir, ec);
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec) return unlistable(dir, ec);
+    const fs::path path = it->path();
+    const std::string name = path.filename().string();
+    std::error_code e2;
     if (name == kTunedLibraryShared || name == kTunedLibraryStatic || name.rfind(".copysynth-lib-", 0) == 0) continue;
+    if (!wisdom_path.empty() && fs::equivalent(path, wisdom_path, e2)) continue;
     if (name == "README") {
-      std::ifstream in(e.path(), std::ios::binary);
-      std::string first;
-      if (!e.is_regular_file(ec) || !std::getline(in, first) || first.rfind("libcopysynth-tuned:", 0) != 0)
+      if (!fs::is_regular_file(path, e2)) return refuse("its README is not a regular file");
+      std::ifstream in(path, std::ios::binary);
+      std::string first(19, '\0');
+      in.read(first.data(), static_cast<std::streamsize>(first.size()));
+      if (in.gcount() != 19 || first != "libcopysynth-tuned:")
         return refuse("it holds a README that an earlier --emit-lib did not write");
       continue;
     }
-    if (name == "src" && e.is_directory(ec)) {
-      for (const auto& f : fs::directory_iterator(e.path(), ec)) {
-        const std::string fname = f.path().filename().string();
-        const bool ours = f.is_regular_file(ec) &&
-                          ((fname.size() > 2 && fname.substr(fname.size() - 2) == ".S") || fname == "libcopysynth-tuned.map");
-        if (!ours) return refuse("its src/ holds " + fname + ", not a source an earlier --emit-lib wrote");
+    if (name == "src" && fs::is_directory(path, e2)) {
+      std::error_code e3;
+      fs::directory_iterator src(path, e3);
+      if (e3) return unlistable(path, e3);
+      for (; src != fs::directory_iterator(); src.increment(e3)) {
+        if (e3) return unlistable(path, e3);
+        const std::string fname = src->path().filename().string();
+        std::error_code e4;
+        if (!fs::is_regular_file(src->path(), e4) || !source_of_ours(fname))
+          return refuse("its src/ holds " + fname + ", not a source an earlier --emit-lib wrote");
       }
+      if (e3) return unlistable(path, e3);
       continue;
     }
     return refuse("it holds " + name + ", not a file --emit-lib writes");
   }
-  if (ec) return make_error(ErrorCode::kInvalidArgument, "--emit-lib " + dir + ": cannot list it (" + ec.message() + ")");
+  if (ec) return unlistable(dir, ec);
   return {};
 }
 
@@ -475,7 +501,7 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
   auto spec = guard_spec(guard);
   if (!spec) return spec.error();
   if (opt.dir.empty()) return make_error(ErrorCode::kInvalidArgument, "--emit-lib needs a directory name");
-  COPYSYNTH_TRY(check_library_dir(opt.dir));
+  COPYSYNTH_TRY(check_library_dir(opt.dir, opt.wisdom_path));
 
   // 1. The routines: each tuned one rebuilt (code hash checked) and the SSE2 built-in of its
   //    operation, all through the conformance suite here before anything is written.
@@ -654,9 +680,11 @@ Status check_asm_destination(const std::string& path, const std::string& wisdom_
     if (!wisdom_path.empty() && fs::equivalent(path, wisdom_path, ec))
       return make_error(ErrorCode::kInvalidArgument, "--emit-asm " + path + " is the wisdom file --from reads; "
                                                      "give the .S file another name");
-    std::ifstream in(path);
     std::string first;
-    std::getline(in, first);
+    if (fs::is_regular_file(path, ec)) {  // a FIFO's open() would block: only regular files are read
+      std::ifstream in(path);
+      std::getline(in, first);
+    }
     if (first.find("written by copysynth") == std::string::npos)
       return make_error(ErrorCode::kInvalidArgument, "--emit-asm " + path + " exists and is not a .S file copysynth "
                                                      "wrote; not overwriting it: remove it or pick another name");

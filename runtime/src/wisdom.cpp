@@ -688,11 +688,6 @@ std::string free_backup_name(const std::string& path) {
   return bak;
 }
 
-namespace {
-
-/// True for a regular file that holds nothing but white space (or nothing), at most
-/// kMaxWisdomBytes: what read_json calls "empty". False for anything else, or when it cannot be
-/// read.
 bool blank_file(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return false;
@@ -702,8 +697,6 @@ bool blank_file(const std::string& path) {
   auto text = read_regular_file(path, "wisdom file", kMaxWisdomBytes, ErrorCode::kWisdomIo, "");
   return text && text->find_first_not_of(" \t\r\n") == std::string::npos;
 }
-
-}  // namespace
 
 Status save_wisdom_keeping(Wisdom w, const std::string& path, const CpuInfo& cpu,
                            const std::function<void(const std::string&)>& progress) {

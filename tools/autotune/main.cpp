@@ -31,7 +31,6 @@
 #include <string>
 
 #include "autotune.hpp"
-#include "copysynth/report.hpp"
 #include "copysynth/app_judge.hpp"
 #include "copysynth/asm_flavors.hpp"
 #include "copysynth/asm_writer.hpp"
@@ -39,6 +38,7 @@
 #include "copysynth/file_io.hpp"
 #include "copysynth/library_writer.hpp"
 #include "copysynth/params.hpp"
+#include "copysynth/report.hpp"
 
 using namespace copysynth;
 using namespace autotune;
@@ -342,13 +342,19 @@ int main(int argc, char** argv) {
       ->excludes("--budget")->excludes("--op")
       ->excludes("--emit-asm")->excludes("--patch-table")->excludes("--report")->excludes("--app");
 
-  // `--from=` (an unset variable in --from="$WISDOM") would make CLI11 take the next argument as
-  // the value: said here, before parsing.
+  // The options whose value names something (a file, a directory, a workload, a signature, a
+  // symbol): an empty value names nothing, so `--from "$WISDOM"` with the variable unset must not
+  // start a search, nor `--emit ""` tune and write nothing (--merge's list and --app's command are
+  // checked where they are used). `--from=` is said before parsing: CLI11 would take the next
+  // argument as its value.
+  static constexpr const char* kNamed[] = {"--emit",     "--from",     "--show",     "--emit-asm", "--emit-lib",
+                                           "--svg",      "--versus",   "--workload", "--shim",     "--lib-guard",
+                                           "--name"};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--") break;
-    for (const char* name : {"--emit", "--from", "--show", "--emit-asm", "--emit-lib", "--svg", "--versus", "--workload",
-                             "--shim", "--lib-guard", "--merge", "--app", "--name"})
+    if (a == "--merge=" || a == "--app=") return usage_error(a + " was given an empty value (an unset shell variable?)");
+    for (const char* name : kNamed)
       if (a == std::string(name) + "=") return usage_error(a + " was given an empty value (an unset shell variable?)");
   }
   try {
@@ -362,10 +368,7 @@ int main(int argc, char** argv) {
     std::cout << "Tunable parameters (CopyParams; JSON field names):\n" << describe_params();
     return 0;
   }
-  // An empty value names no file: `--from "$WISDOM"` with the variable unset must not start a
-  // search, nor `--emit ""` tune and write nothing.
-  for (const char* name : {"--emit", "--from", "--show", "--emit-asm", "--emit-lib", "--svg", "--versus", "--workload",
-                           "--shim", "--lib-guard"}) {
+  for (const char* name : kNamed) {
     const CLI::Option* opt = app.get_option(name);
     if (opt->count() && opt->as<std::string>().empty())
       return usage_error(std::string(name) + " was given an empty value; give it " + opt->get_type_name() +
@@ -399,11 +402,13 @@ int main(int argc, char** argv) {
   if (!o.merge_paths.empty()) return run_merge(o);
   if (!o.asm_path.empty() && !o.from_path.empty())
     if (auto st = check_asm_destination(o.asm_path, o.from_path); !st) return fail(st.error());
-  if (!o.svg_path.empty())  // the plot, and those of the other operations reported (report_svg_path)
+  if (!o.svg_path.empty()) {  // the plot, and those of the other operations reported (report_svg_path)
+    std::vector<std::string> plots{o.svg_path};
     for (const Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill, Operation::kClearPage})
-      for (const std::size_t index : {std::size_t{0}, std::size_t{1}})
-        if (auto st = check_svg_destination(report_svg_path(o.svg_path, op, index), {o.from_path, o.versus_path}); !st)
-          return fail(st.error());
+      plots.push_back(report_svg_path(o.svg_path, op, 1));
+    for (const auto& plot : plots)
+      if (auto st = check_svg_destination(plot, {o.from_path, o.versus_path}); !st) return fail(st.error());
+  }
   if ((!o.asm_path.empty() || o.patch_table || !o.lib_dir.empty()) && o.from_path.empty())
     return usage_error(std::string(o.patch_table ? "--patch-table" : !o.lib_dir.empty() ? "--emit-lib" : "--emit-asm") +
                        " works on a tuned routine: give its wisdom file with --from best.json (autotune --emit "

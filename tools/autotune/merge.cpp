@@ -7,7 +7,6 @@
 #include <iostream>
 
 #include "autotune.hpp"
-#include "copysynth/file_io.hpp"
 #include "copysynth/wisdom.hpp"
 
 using namespace copysynth;
@@ -32,12 +31,7 @@ int run_merge(const Options& o) {
     bool input = false;
     for (const auto& in : o.merge_paths) input = input || std::filesystem::equivalent(o.emit_path, in, ec);
     // An empty file, or one of white space only, holds nothing to keep: written over, as --emit does.
-    bool blank = false;
-    if (std::filesystem::file_size(o.emit_path, ec) <= 4096 && !ec) {
-      auto text = read_regular_file(o.emit_path, "wisdom file", 4096, ErrorCode::kWisdomIo);
-      blank = text && text->find_first_not_of(" \t\r\n") == std::string::npos;
-    }
-    if (!input && !blank) {
+    if (!input && !blank_file(o.emit_path)) {
       const std::string bak = free_backup_name(o.emit_path);
       if (std::rename(o.emit_path.c_str(), bak.c_str()) != 0)
         return fail(make_error(ErrorCode::kWisdomIo, "cannot move the existing " + o.emit_path + " aside to " + bak +

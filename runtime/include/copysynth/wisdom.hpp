@@ -241,6 +241,11 @@ Fleet merge_fleets(const std::vector<Fleet>& inputs, std::vector<std::string>* n
 /// A name for setting `path` aside that no file has yet: "PATH.bak", else "PATH.bak.1", ".2", ...
 std::string free_backup_name(const std::string& path);
 
+/// True for a regular file that holds nothing but white space (or nothing), at most
+/// kMaxWisdomBytes: what load_wisdom calls "empty", which a writer may write over without a
+/// backup. False for anything else (a FIFO or a device is not opened), or when it cannot be read.
+bool blank_file(const std::string& path);
+
 /// Writes this CPU's wisdom `w` (a single-host document made on `cpu`) to `path` without losing
 /// what a file already there holds — the rule `autotune --emit` follows:
 ///   - no file at `path`: `w` is written as it is (schema 1);

@@ -342,18 +342,17 @@ int main(int argc, char** argv) {
       ->excludes("--budget")->excludes("--op")
       ->excludes("--emit-asm")->excludes("--patch-table")->excludes("--report")->excludes("--app");
 
-  // The options whose value names something (a file, a directory, a workload, a signature, a
-  // symbol): an empty value names nothing, so `--from "$WISDOM"` with the variable unset must not
-  // start a search, nor `--emit ""` tune and write nothing (--merge's list and --app's command are
-  // checked where they are used). `--from=` is said before parsing: CLI11 would take the next
-  // argument as its value.
-  static constexpr const char* kNamed[] = {"--emit",     "--from",     "--show",     "--emit-asm", "--emit-lib",
-                                           "--svg",      "--versus",   "--workload", "--shim",     "--lib-guard",
-                                           "--name"};
+  // The options whose value names something (a file, a directory, a workload, a signature): an
+  // empty value names nothing, so `--from "$WISDOM"` with the variable unset must not start a
+  // search, nor `--emit ""` tune and write nothing (--merge's list, --app's command and --name's
+  // symbol are checked where they are used, with their own reasons). `--from=` is said before
+  // parsing: CLI11 would take the next argument as its value.
+  static constexpr const char* kNamed[] = {"--emit", "--from",     "--show", "--emit-asm", "--emit-lib",
+                                           "--svg",  "--versus",   "--workload", "--shim", "--lib-guard"};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--") break;
-    if (a == "--merge=" || a == "--app=") return usage_error(a + " was given an empty value (an unset shell variable?)");
+    if (a == "--merge=" || a == "--app=" || a == "--name=") return usage_error(a + " was given an empty value (an unset shell variable?)");
     for (const char* name : kNamed)
       if (a == std::string(name) + "=") return usage_error(a + " was given an empty value (an unset shell variable?)");
   }

@@ -153,6 +153,13 @@ check "--merge prints nothing on stdout" test ! -s "$tmp/mout"
 "$at" --merge "$tmp/fleet.json" "$tmp/best.json" --emit "$tmp/fleet2.json" 2>"$tmp/merr2"
 check "--merge again: the later file's entries replace the earlier ones, and it says so" \
   bash -c "grep -q 'memcpy replaced by the entry of $tmp/best.json' '$tmp/merr2' && grep -q ': 2 CPU(s)' '$tmp/merr2'"
+# An output path that is a symbolic link is written through: the file it names changes, the link
+# stays (a shared fleet file linked into place), and a file that is not an input moves aside
+# next to the file the link names.
+mkdir -p "$tmp/shared" && echo 'my notes' >"$tmp/shared/fleet.json" && ln -s shared/fleet.json "$tmp/link.json"
+"$at" --merge "$tmp/intel.json" "$tmp/best.json" --emit "$tmp/link.json" 2>"$tmp/merr3"; rc=$?
+check "--merge --emit LINK: the link stays, the file it names is the fleet, its old text in its .bak (rc=$rc)" \
+  bash -c "test $rc -eq 0 && test -L '$tmp/link.json' && grep -q '\"schema\": 2' '$tmp/shared/fleet.json' && grep -qx 'my notes' '$tmp/shared/fleet.json.bak' && ! test -e '$tmp/link.json.bak'"
 "$at" --from "$tmp/fleet.json" --op fill >"$tmp/fout" 2>"$tmp/ferr"
 rc=$?
 check "--from a fleet picks this CPU's entries (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'system memset' '$tmp/fout'"
@@ -359,6 +366,8 @@ check "a NaN budget refused (rc=$rc)" test $rc -eq 1
 check "a budget that is no number: exit 1, says so (rc=$rc)" bash -c "test $rc -eq 1 && grep -q 'takes a number of seconds' '$tmp/e'"
 "$at" --seed -1 >/dev/null 2>&1; rc=$?
 check "a negative seed refused (rc=$rc)" test $rc -eq 1
+"$at" --seed 18446744073709551616 >/dev/null 2>"$tmp/e"; rc=$?
+check "a seed beyond 2^64 - 1 refused, not read as 2^64 - 1 (rc=$rc)" bash -c "test $rc -eq 1 && grep -q -- '--seed takes a whole number from 0 to 18446744073709551615' '$tmp/e'"
 "$at" --cold >/dev/null 2>&1; rc=$?
 check "--cold with the seeds workload: exit 1 (rc=$rc)" test $rc -eq 1
 "$at" --workload NoSuchDistribution >/dev/null 2>&1; rc=$?
@@ -478,7 +487,7 @@ mkfifo "$tmp/fifo.json" "$tmp/fifo.csv"
 timeout 20 "$at" --show "$tmp/fifo.json" >/dev/null 2>"$tmp/fifo_err"; rc=$?
 check "--show FIFO: exit 2, said to be a FIFO, no hang (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'is a FIFO' '$tmp/fifo_err'"
 timeout 20 "$at" --quick --budget 1 --workload "$tmp/fifo.csv" >/dev/null 2>"$tmp/fifo_err2"; rc=$?
-check "--workload FIFO.csv: exit 1, said to be a FIFO, no hang (rc=$rc)" bash -c "test $rc -eq 1 && grep -q 'is a FIFO' '$tmp/fifo_err2'"
+check "--workload FIFO.csv: exit 2 as --show FIFO, said to be a FIFO, no hang (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'is a FIFO' '$tmp/fifo_err2'"
 mkdir "$tmp/dir.json"
 "$at" --show "$tmp/dir.json" >/dev/null 2>"$tmp/dir_err"; rc=$?
 check "--show DIR: exit 2, said to be a directory, not empty (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'is a directory' '$tmp/dir_err'"

@@ -190,6 +190,16 @@ check "... one line on stderr" test "$(wc -l <"$tmp/nostats.err")" -eq 1
 check "... saying the stats file cannot be opened, and why" \
   grep -q 'cannot open the stats file "/nonexistent/dir/stats" (COPYSYNTH_PRELOAD_STATS): No such file or directory' "$tmp/nostats.err"
 sed 's/^/       /' "$tmp/nostats.err"
+# =yes and =off are words, not file names: stderr, and no report (no file named `yes` or `off`).
+for word in yes off; do
+  (cd "$tmp" && env LD_PRELOAD="$preload" COPYSYNTH_WISDOM="$wisdom" COPYSYNTH_PRELOAD_STATS=$word \
+    ${asan_env[@]+"${asan_env[@]}"} "$probe" $expect >/dev/null 2>"$tmp/stats-$word.err")
+  rc=$?
+  check "COPYSYNTH_PRELOAD_STATS=$word: probe exits 0 (rc=$rc) and writes no file named $word" \
+    bash -c "test $rc -eq 0 && test ! -e '$tmp/$word'"
+done
+check "COPYSYNTH_PRELOAD_STATS=yes: the report is on stderr" grep -q 'copysynth-preload\[[0-9]*\]: installed from ' "$tmp/stats-yes.err"
+check "COPYSYNTH_PRELOAD_STATS=off: nothing on stderr" test ! -s "$tmp/stats-off.err"
 COPYSYNTH_PRELOAD_VERIFY=bogus under verify-bogus "$probe" $expect >/dev/null 2>"$tmp/verify-bogus.err"
 rc=$?
 check "COPYSYNTH_PRELOAD_VERIFY=bogus: probe exits 0 (rc=$rc)" test $rc -eq 0

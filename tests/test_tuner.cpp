@@ -502,12 +502,26 @@ TEST_CASE("the seeds workload has the seeds' points") {
 TEST_CASE("distribution files: errors give the reason and escape the bytes they quote") {
   auto missing = load_distribution("/tmp/copysynth-no-such-dir/nonexist.csv");
   REQUIRE_FALSE(missing.ok());
-  CHECK(missing.error().code == ErrorCode::kInvalidArgument);
+  CHECK(missing.error().code == ErrorCode::kWisdomIo);  // an input file that cannot be read: exit 2
   CHECK(missing.error().message ==
         "cannot read size distribution /tmp/copysynth-no-such-dir/nonexist.csv: No such file or directory");
   auto dir = load_distribution("/tmp/");
   REQUIRE_FALSE(dir.ok());
   CHECK_MESSAGE(contains(dir.error().message, "/tmp/ is a directory, not a size distribution"), dir.error().message);
+
+  {  // a file that is not a distribution: malformed input, the path named
+    TempDir t;
+    const std::string path = t.path + "/bad.csv";
+    std::ofstream(path) << "0.5,x\n";
+    auto bad = load_distribution(path);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().code == ErrorCode::kWisdomMalformed);
+    CHECK_MESSAGE(bad.error().message.rfind(path + ": field 1 (the probability of length 1) is \"x\"", 0) == 0,
+                  bad.error().message);
+  }
+  auto unknown = load_distribution("NoSuchDistribution");
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.error().code == ErrorCode::kInvalidArgument);  // a name that names nothing: exit 1
 
   auto raw = parse_distribution("d", std::string("0.5,\377\376\0,0.1", 12));
   REQUIRE_FALSE(raw.ok());

@@ -565,6 +565,32 @@ TEST_CASE("wisdom: malformed files are rejected with the JSON path") {
     j["cpu"].erase("signature");
     expect_load_error(dir, j, ErrorCode::kWisdomMalformed, {"cpu.signature"});
   }
+  SUBCASE("cpu.family of the wrong type: malformed, not read as 0") {
+    json j = good;
+    j["cpu"]["family"] = "26";
+    expect_load_error(dir, j, ErrorCode::kWisdomMalformed, {"cpu.family", "unsigned integer", "\"26\""});
+  }
+  SUBCASE("cpu.model above 2^32 and a negative cpu.stepping: malformed") {
+    json j = good;
+    j["cpu"]["model"] = std::uint64_t{1} << 32;
+    expect_load_error(dir, j, ErrorCode::kWisdomMalformed, {"cpu.model"});
+    j = good;
+    j["cpu"]["stepping"] = -1;
+    expect_load_error(dir, j, ErrorCode::kWisdomMalformed, {"cpu.stepping"});
+  }
+  SUBCASE("cpu.brand of the wrong type: malformed") {
+    json j = good;
+    j["cpu"]["brand"] = 7;
+    expect_load_error(dir, j, ErrorCode::kWisdomMalformed, {"cpu.brand", "a string"});
+  }
+  SUBCASE("absent informational cpu fields read as 0 and empty") {
+    json j = good;
+    for (const char* k : {"family", "model", "stepping", "vendor", "brand", "features"}) j["cpu"].erase(k);
+    auto w = wisdom_from_json(j);
+    REQUIRE(w.ok());
+    CHECK(w->cpu_family == 0);
+    CHECK(w->cpu_brand.empty());
+  }
   SUBCASE("params with an unknown field") {
     json j = good;
     j["entries"][0]["params"]["unroll_factor"] = 4u;
@@ -1008,6 +1034,45 @@ TEST_CASE("save_wisdom_keeping: a file it cannot merge is moved to a free backup
   auto back = load_wisdom(path);
   REQUIRE(back.ok());
   CHECK(ops_of(*back) == std::vector<Operation>{Operation::kMemcpy});
+}
+
+TEST_CASE("save_wisdom and save_wisdom_keeping write through a symbolic link and keep it") {
+  TempDir dir;
+  std::filesystem::create_directory(dir.path + "/shared");
+  const std::string target = dir.path + "/shared/host.json", link = dir.path + "/best.json";
+  std::filesystem::create_symlink("shared/host.json", link);  // relative, dangling at first
+  CHECK(write_target(link) == target);
+  REQUIRE(save_wisdom(this_host({Operation::kMemcpy}, 1), link).ok());
+  CHECK(std::filesystem::is_symlink(link));
+  REQUIRE(std::filesystem::is_regular_file(target));
+  std::vector<std::string> said;
+  SUBCASE("this CPU's file: merged into the file the link names") {
+    REQUIRE(save_keeping(this_host({Operation::kFill}, 2), link, said).ok());
+    CHECK(std::filesystem::is_symlink(link));
+    auto back = load_wisdom(target);
+    REQUIRE(back.ok());
+    CHECK(ops_of(*back) == std::vector<Operation>{Operation::kFill, Operation::kMemcpy});
+    CHECK(said.back() == "wrote " + target);
+  }
+  SUBCASE("a file it cannot merge: the linked file moves aside, next to itself") {
+    write_file(target, "not json");
+    REQUIRE(save_keeping(this_host({Operation::kFill}, 2), link, said).ok());
+    CHECK(std::filesystem::is_symlink(link));
+    CHECK(read_text(target + ".bak") == "not json");
+    CHECK_FALSE(std::filesystem::exists(link + ".bak"));
+    CHECK(load_wisdom(link).ok());
+  }
+  SUBCASE("a chain of two links") {
+    const std::string link2 = dir.path + "/outer.json";
+    std::filesystem::create_symlink(link, link2);
+    CHECK(write_target(link2) == target);
+    REQUIRE(save_wisdom(this_host({Operation::kMemmove}, 3), link2).ok());
+    CHECK(std::filesystem::is_symlink(link2));
+    CHECK(std::filesystem::is_symlink(link));
+    auto back = load_wisdom(target);
+    REQUIRE(back.ok());
+    CHECK(ops_of(*back) == std::vector<Operation>{Operation::kMemmove});
+  }
 }
 
 TEST_CASE("save_wisdom_keeping: into a fleet file this CPU's entries join its host; the others stay") {

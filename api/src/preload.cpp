@@ -13,8 +13,8 @@
 // them. When the variable is unset, the file is missing,
 // malformed or for another CPU, a routine's rebuilt code differs from the code tuned (that check,
 // not the copysynth version that wrote the file, decides) or fails verification, it prints one
-// line on stderr and the slots keep the C library's routines. COPYSYNTH_PRELOAD_STATS=1 (stderr)
-// or =FILE (appended) reports what was installed and, at exit, how many calls and bytes each
+// line on stderr and the slots keep the C library's routines. COPYSYNTH_PRELOAD_STATS=1 (or yes,
+// true, on, stderr: stderr; 0, no, false, off: none) or =FILE (appended) reports what was installed and, at exit, how many calls and bytes each
 // installed routine served (a FILE that cannot be opened: one line on stderr, and no report); a
 // COPYSYNTH_PRELOAD_VERIFY other than "full" or "startup" is said in one line and means the default.
 //
@@ -73,6 +73,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <strings.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -85,6 +86,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <initializer_list>
 #include <string>
 
 #include "copysynth/c_format.hpp"
@@ -256,7 +258,18 @@ constexpr const char* kUsingSystem = "using the system memcpy, memmove and memse
 
 // ----- diagnostics -------------------------------------------------------------------------------
 
-/// Where COPYSYNTH_PRELOAD_STATS sends reports: "" off, "1" or "stderr" fd 2, else a file.
+/// A COPYSYNTH_PRELOAD_STATS value that means stderr ("1", "yes", "true", "on", "stderr") or off
+/// ("0", "no", "false", "off"), in any case; any other value names a file (a file called `yes`
+/// is named `./yes`).
+bool stats_word(const std::string& v, std::initializer_list<const char*> words) {
+  for (const char* w : words)
+    if (strcasecmp(v.c_str(), w) == 0) return true;
+  return false;
+}
+bool stats_to_stderr(const std::string& v) { return stats_word(v, {"1", "yes", "true", "on", "stderr"}); }
+bool stats_off(const std::string& v) { return v.empty() || stats_word(v, {"0", "no", "false", "off"}); }
+
+/// Where COPYSYNTH_PRELOAD_STATS sends reports: "" off, a stats_to_stderr() word fd 2, else a file.
 std::string& stats_target() {
   static std::string* t = new std::string;  // never destroyed: used by the destructor below
   return *t;
@@ -273,7 +286,7 @@ void report(const std::string& line) {
   const std::string& t = stats_target();
   if (t.empty()) return;
   const std::string text = "copysynth-preload[" + std::to_string(getpid()) + "]: " + line;
-  if (t == "1" || t == "stderr") {
+  if (stats_to_stderr(t)) {
     write_line(2, text);
     return;
   }
@@ -285,7 +298,7 @@ void fall_back(std::string why) {
   for (char& c : why)
     if (c == '\n') c = ' ';
   write_line(2, "copysynth-preload: " + why + "; " + kUsingSystem);
-  if (const std::string& t = stats_target(); !t.empty() && t != "1" && t != "stderr")
+  if (const std::string& t = stats_target(); !t.empty() && !stats_to_stderr(t))
     report("fell back: " + why);
 }
 
@@ -363,9 +376,9 @@ Check verification() {
 /// A file that cannot be opened is reported in one line on stderr, and no report is made.
 void set_up_stats() {
   const char* s = env("COPYSYNTH_PRELOAD_STATS");
-  if (!s || !*s || std::string(s) == "0") return;
+  if (!s || stats_off(s)) return;
   const std::string target = s;
-  if (target != "1" && target != "stderr" && stats_fd(target) < 0) {
+  if (!stats_to_stderr(target) && stats_fd(target) < 0) {
     const int e = errno;
     write_line(2, "copysynth-preload: cannot open the stats file " + copysynth::quoted_bytes(target, 256) +
                       " (COPYSYNTH_PRELOAD_STATS): " + std::strerror(e) + "; continuing without the report");

@@ -86,18 +86,32 @@ Status check_replaceable(const std::string& path, const std::string& what, Error
                               "name (nothing was written)");
 }
 
-Status check_output_path(const std::string& option, const std::string& path) {
+std::string write_target(const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path p = path;
+  std::error_code ec;
+  for (int hops = 0; hops < 40 && fs::is_symlink(p, ec); ++hops) {
+    const fs::path t = fs::read_symlink(p, ec);
+    if (ec) break;
+    p = t.is_absolute() ? t : p.parent_path() / t;
+  }
+  return p.string();
+}
+
+Status check_output_path(const std::string& option, const std::string& path_in) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  const std::string path = write_target(path_in);
+  const std::string named = path == path_in ? path : path_in + " (a link to " + path + ")";
   if (fs::is_directory(path, ec))
-    return make_error(ErrorCode::kInvalidArgument, option + " " + path + ": is a directory; give a file name");
+    return make_error(ErrorCode::kInvalidArgument, option + " " + named + ": is a directory; give a file name");
   const fs::path dir = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec))
-    return make_error(ErrorCode::kInvalidArgument, option + " " + path + ": the directory " + dir.string() +
+    return make_error(ErrorCode::kInvalidArgument, option + " " + named + ": the directory " + dir.string() +
                                                        " does not exist; create it or pick another path");
   if (::access(dir.c_str(), W_OK) != 0)
     return make_error(ErrorCode::kInvalidArgument,
-                      option + " " + path + ": cannot write in " + dir.string() + " (" + std::strerror(errno) + ")");
+                      option + " " + named + ": cannot write in " + dir.string() + " (" + std::strerror(errno) + ")");
   return {};
 }
 

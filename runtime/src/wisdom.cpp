@@ -299,16 +299,26 @@ Result<Wisdom> wisdom_from_json(const json& j) {
   w.cpu_signature = (*sig)->get<std::string>();
   const json& c = **cpu;
   auto str = [&](const char* k) { auto it = c.find(k); return it != c.end() && it->is_string() ? it->get<std::string>() : std::string(); };
-  auto num = [&](const char* k) {  // informational fields: out-of-range values read as 0
+  // Informational fields (the signature decides which CPU the file is for): an absent one reads
+  // as 0 or "", one of the wrong type is malformed rather than read as 0 ("family": "25" would
+  // otherwise show as family 0 in --show).
+  auto num = [&](const char* k, unsigned& out) -> Status {
     auto it = c.find(k);
-    return it != c.end() && is_uint(*it) && it->get<std::uint64_t>() <= 0xFFFFFFFFu ? it->get<unsigned>() : 0u;
+    if (it == c.end()) return {};
+    if (!is_uint(*it) || it->get<std::uint64_t>() > 0xFFFFFFFFu)
+      return malformed(std::string("cpu.") + k, "must be an unsigned integer below 2^32, got " + it->dump());
+    out = it->get<unsigned>();
+    return {};
   };
+  for (const char* k : {"vendor", "brand", "features"})
+    if (auto it = c.find(k); it != c.end() && !it->is_string())
+      return malformed(std::string("cpu.") + k, "must be a string, got " + it->dump());
   w.cpu_vendor = str("vendor");
   w.cpu_brand = str("brand");
   w.cpu_features = str("features");
-  w.cpu_family = num("family");
-  w.cpu_model = num("model");
-  w.cpu_stepping = num("stepping");
+  COPYSYNTH_TRY(num("family", w.cpu_family));
+  COPYSYNTH_TRY(num("model", w.cpu_model));
+  COPYSYNTH_TRY(num("stepping", w.cpu_stepping));
 
   auto entries = member(j, "", "entries", is_array, "an array");
   if (!entries) return entries.error();
@@ -488,7 +498,8 @@ mode_t new_file_mode() {
 /// disk, then renamed over `path`. Readers see the old file or the new one, never a part. The
 /// new file keeps the permission bits of the file it replaces (0666 minus the umask for a new
 /// one). On any failure the temporary file is removed and `path` is left as it was.
-Status write_json(const json& j, const std::string& path) {
+Status write_json(const json& j, const std::string& path_in) {
+  const std::string path = write_target(path_in);  // through a link, never over it
   COPYSYNTH_TRY(check_replaceable(path, "wisdom file", ErrorCode::kWisdomIo));
   std::string tmp = path + ".XXXXXX";
   int fd = ::mkstemp(tmp.data());
@@ -694,12 +705,24 @@ bool blank_file(const std::string& path) {
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
   if (ec || size > kMaxWisdomBytes) return false;
   if (size == 0) return true;
-  auto text = read_regular_file(path, "wisdom file", kMaxWisdomBytes, ErrorCode::kWisdomIo, "");
-  return text && text->find_first_not_of(" \t\r\n") == std::string::npos;
+  // Read until the first byte that is not white space: a wisdom file is non-blank in its first
+  // bytes, so this reads 64 KiB at most for any file but a blank one.
+  std::ifstream in(path, std::ios::binary);
+  std::string chunk(std::size_t{64} << 10, '\0');
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got == 0) break;
+    if (std::string_view(chunk.data(), got).find_first_not_of(" \t\r\n") != std::string_view::npos) return false;
+  }
+  return !in.bad();
 }
 
-Status save_wisdom_keeping(Wisdom w, const std::string& path, const CpuInfo& cpu,
+Status save_wisdom_keeping(Wisdom w, const std::string& path_in, const CpuInfo& cpu,
                            const std::function<void(const std::string&)>& progress) {
+  // A link is written through (write_target): the file it points to is kept, merged into or moved
+  // aside, and the link stays.
+  const std::string path = write_target(path_in);
   const auto say = [&](const std::string& line) {
     if (progress) progress(line);
   };

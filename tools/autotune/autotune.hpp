@@ -57,8 +57,8 @@ int usage_error(const std::string& message);
 /// Checks, before any work, that `--svg PATH` may be written: never one of `inputs` (the wisdom
 /// files read: --from, --versus; empty strings are skipped), and an existing file only when it is
 /// a regular file that is empty (or white space) or an SVG image (its first 512 bytes hold
-/// "<svg"), as an earlier --svg wrote. Errors
-/// (kInvalidArgument) say what to do; nothing is written.
+/// "<svg"), as an earlier --svg wrote. Errors (kInvalidArgument; autotune exits 2 for them, as
+/// for every refused output path) say what to do; nothing is written.
 copysynth::Status check_svg_destination(const std::string& path, const std::vector<std::string>& inputs);
 
 /// A library error that names a bad command-line value (kInvalidArgument) as a usage error (1),

@@ -62,6 +62,8 @@ int make_workloads(const std::string& name, const std::vector<copysynth::Operati
     out = std::move(ws).value();
     return 0;
   }
+  // A distribution file that cannot be read or is not one fails the run (kWisdomIo,
+  // kWisdomMalformed: exit 2), as a profile does; a name that names nothing is a bad command line.
   for (copysynth::Operation op : ops) {
     auto w = copysynth::make_workload(name, op, cold);
     if (!w) return fail_or_usage(w.error());

@@ -16,14 +16,17 @@
 //
 // Progress goes to stderr, the table to stdout. Exit status: 0 success, 1 bad command line (an
 // option's value, a workload name that names nothing, an operation a profile lacks, a program it
-// has no record of: profile:FILE,program=NAME), 2 the work failed (a wisdom file or profile that
-// cannot be read or is not one, mismatched wisdom, verification failure, I/O error).
+// has no record of: profile:FILE,program=NAME), 2 the work failed (a wisdom file, profile or
+// size distribution that cannot be read or is not one, an output path refused, mismatched wisdom,
+// verification failure, I/O error).
 //
 // This file defines the options and dispatches; each mode is a file of its own (autotune.hpp).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cstdint>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -81,6 +84,20 @@ CLI::Validator number_in(const std::string& option, const std::string& unit, dou
       upper(unit) + " in [" + format_c("%g", lo) + ", " + format_c("%g", hi) + "]");
 }
 
+/// A check that `--seed`'s value is a whole number that fits 64 bits: CLI11 reads a longer one
+/// as 2^64 - 1 without a word (strtoull's ERANGE), so two different seeds would run the same.
+CLI::Validator seed_number() {
+  return CLI::Validator(
+      [](std::string& in) -> std::string {
+        std::uint64_t v = 0;
+        const auto [end, ec] = std::from_chars(in.data(), in.data() + in.size(), v);
+        if (in.empty() || ec != std::errc() || end != in.data() + in.size())
+          return "--seed takes a whole number from 0 to 18446744073709551615 (2^64 - 1), got '" + in + "'";
+        return {};
+      },
+      "UINT64");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -130,7 +147,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--seed", o.seed, "Seed for candidate order and verification sampling (same seed, same "
                                  "search order)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(seed_number())
       ->capture_default_str();
   app.add_flag("--quick", o.quick, "Fewer candidates and rounds (5-8 s for memcpy on 2 cores)");
   app.add_flag("--keep-slower", o.keep_slower,

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "autotune.hpp"
+#include "copysynth/file_io.hpp"
 #include "copysynth/wisdom.hpp"
 
 using namespace copysynth;
@@ -26,22 +27,25 @@ int run_merge(const Options& o) {
   m.command = o.command;
   // The output replaces one of the inputs (`--merge fleet.json new.json --emit fleet.json`),
   // or a new file; any other file there is moved aside first, as --emit does, never lost.
+  // A link is written through (write_target), as --emit does: the file it points to is replaced
+  // or moved aside, and the link stays.
+  const std::string out = write_target(o.emit_path);
   std::error_code ec;
-  if (std::filesystem::is_regular_file(o.emit_path, ec)) {
+  if (std::filesystem::is_regular_file(out, ec)) {
     bool input = false;
-    for (const auto& in : o.merge_paths) input = input || std::filesystem::equivalent(o.emit_path, in, ec);
+    for (const auto& in : o.merge_paths) input = input || std::filesystem::equivalent(out, in, ec);
     // An empty file, or one of white space only, holds nothing to keep: written over, as --emit does.
-    if (!input && !blank_file(o.emit_path)) {
-      const std::string bak = free_backup_name(o.emit_path);
-      if (std::rename(o.emit_path.c_str(), bak.c_str()) != 0)
-        return fail(make_error(ErrorCode::kWisdomIo, "cannot move the existing " + o.emit_path + " aside to " + bak +
+    if (!input && !blank_file(out)) {
+      const std::string bak = free_backup_name(out);
+      if (std::rename(out.c_str(), bak.c_str()) != 0)
+        return fail(make_error(ErrorCode::kWisdomIo, "cannot move the existing " + out + " aside to " + bak +
                                                          " (" + std::strerror(errno) + "); nothing was written"));
       if (!o.quiet)
-        std::cerr << "autotune: moved the existing " << o.emit_path << " to " << bak
+        std::cerr << "autotune: moved the existing " << out << " to " << bak
                   << ": it is not one of the files merged\n";
     }
   }
-  if (auto st = save_fleet(m, o.emit_path); !st) return fail(st.error());
+  if (auto st = save_fleet(m, out); !st) return fail(st.error());
   if (!o.quiet) {
     for (const auto& n : notes) std::cerr << "autotune: " << n << "\n";
     std::cerr << "autotune: wrote " << o.emit_path << ": " << m.hosts.size() << " CPU(s):";

@@ -126,12 +126,6 @@ int show_file(const std::string& path) {
   return 0;
 }
 
-/// A file that is empty or blank: neither a wisdom file nor a profile (a profile stays empty when
-/// every process ended in _exit() or exec(), which write no record).
-bool is_blank(const std::string& text) {
-  return text.find_first_not_of(" \t\r\n") == std::string::npos;
-}
-
 /// `autotune --show FILE` for a profile (COPYSYNTH_PROFILE): format_profile_summary.
 int show_profile(const std::string& path) {
   auto p = load_profile(path);
@@ -143,15 +137,17 @@ int show_profile(const std::string& path) {
 }  // namespace
 
 int run_show(const Options& o) {
-  // What the path names is checked before anything is opened for reading: a directory, a FIFO
-  // (whose open() would wait for a writer) or a device is said for what it is (file_io.hpp).
-  auto text = read_regular_file(o.show_path, "wisdom file or profile", kMaxProfileBytes, ErrorCode::kWisdomIo);
-  if (!text) return fail(text.error());
-  if (is_blank(*text))
+  // The file is read once by the loader of its kind, each with its own size limit (a profile's
+  // first record is in its first 4 KiB: is_profile_file). A directory, a FIFO (whose open() would
+  // wait for a writer) or a device is said for what it is by the loader (read_regular_file,
+  // file_io.hpp), before it is opened; blank_file opens regular files only, and reads up to the
+  // first byte that is not white space.
+  if (is_profile_file(o.show_path)) return show_profile(o.show_path);
+  if (blank_file(o.show_path))
     return fail(make_error(ErrorCode::kInvalidArgument,
                            o.show_path + " is empty: --show reads a wisdom file (autotune --emit) or a profile "
                                          "(COPYSYNTH_PROFILE; a process that ends in _exit() or exec() writes no record)"));
-  return is_profile_file(o.show_path) ? show_profile(o.show_path) : show_file(o.show_path);
+  return show_file(o.show_path);
 }
 
 }  // namespace autotune

@@ -156,12 +156,15 @@ std::optional<SizeDistribution> production_mix() {
   return mix;
 }
 
+bool names_distribution_file(const std::string& name_or_path) {
+  return name_or_path.find('/') != std::string::npos ||
+         (name_or_path.size() > 4 && name_or_path.substr(name_or_path.size() - 4) == ".csv");
+}
+
 Result<SizeDistribution> load_distribution(const std::string& name_or_path) {
   std::string path;
   std::string name = name_or_path;
-  const bool is_path = name_or_path.find('/') != std::string::npos ||
-                       (name_or_path.size() > 4 && name_or_path.substr(name_or_path.size() - 4) == ".csv");
-  if (is_path) {
+  if (names_distribution_file(name_or_path)) {
     path = name_or_path;
     name = std::filesystem::path(name_or_path).stem().string();
   } else {
@@ -188,9 +191,18 @@ Result<SizeDistribution> load_distribution(const std::string& name_or_path) {
                             (names.empty() ? std::string("none") : names) + ")" + here);
     }
   }
-  auto text = read_regular_file(path, "size distribution", kMaxDistributionBytes, ErrorCode::kInvalidArgument);
+  // The file is the user's input, as a wisdom file or a profile is: kWisdomIo when it cannot be
+  // read, kWisdomMalformed when it is not a distribution (autotune exits 2 for both, and 1 for a
+  // name that names nothing).
+  auto text = read_regular_file(path, "size distribution", kMaxDistributionBytes, ErrorCode::kWisdomIo);
   if (!text) return text.error();
-  return parse_distribution(name, *text);
+  auto d = parse_distribution(name, *text);
+  if (!d) {  // parse_distribution's message starts with the name; the path says which file
+    const std::string& m = d.error().message;
+    return make_error(ErrorCode::kWisdomMalformed,
+                      path + (m.rfind(name + ": ", 0) == 0 ? m.substr(name.size()) : ": " + m));
+  }
+  return d;
 }
 
 std::vector<Call> make_calls(const SizeDistribution& d, std::size_t count, std::uint64_t seed, std::uint32_t window) {

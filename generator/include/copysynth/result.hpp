@@ -25,8 +25,9 @@ enum class ErrorCode : int {
   kEmitFailed = 3,        ///< asmjit reported an encoding error (message carries asmjit's text)
   kJitFailed = 4,         ///< executable memory could not be allocated or mapped
   kVerifyFailed = 5,      ///< a routine failed conformance verification (message has the first case)
-  kWisdomIo = 6,          ///< a wisdom file could not be read or written
-  kWisdomMalformed = 7,   ///< a wisdom file is not valid JSON or has wrong types / missing fields
+  kWisdomIo = 6,          ///< a wisdom file (or a profile, a size distribution) could not be read or written
+  kWisdomMalformed = 7,   ///< a wisdom file (a profile, a size distribution) is not valid JSON (CSV) or has
+                          ///< wrong types / missing fields
   kWisdomMismatch = 8,    ///< a wisdom file belongs to another CPU, schema or operation
   kInvalidArgument = 9,   ///< any other bad input (CLI value, workload file, ...)
   kSystem = 10,           ///< an OS call failed (mmap, sched_setaffinity, ...); message has errno text

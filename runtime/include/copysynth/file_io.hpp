@@ -26,8 +26,18 @@ namespace copysynth {
 Result<std::string> read_regular_file(const std::string& path, const std::string& what, std::uint64_t max_bytes,
                                       ErrorCode code, const std::string& missing_hint = {});
 
+/// The file a write to `path` must replace: `path` itself, or, when it is a symbolic link, the
+/// file the chain of links ends at (at most 40 links, relative ones taken from the link's own
+/// directory; the end may not exist yet: a dangling link's target is created). A writer that
+/// renames a new file over `path` would otherwise replace the link with a regular file and leave
+/// the file it pointed to unchanged; writing to the end of the chain keeps the link, as
+/// `cat > path` does. Nothing is opened or created; never fails (a loop of links stops at the
+/// 40th, whose write then fails with ELOOP).
+std::string write_target(const std::string& path);
+
 /// Checks, before any work is done, that a file may be written at `path`: it is not a directory,
-/// and its directory exists and is writable (access W_OK). `option` names where the path came
+/// and its directory (of write_target(path), when `path` is a link) exists and is writable
+/// (access W_OK). `option` names where the path came
 /// from in messages ("--emit", "--svg"). Errors (kInvalidArgument), each naming the option and
 /// the path: "OPTION PATH: is a directory; give a file name", "...: the directory DIR does not
 /// exist; create it or pick another path", "...: cannot write in DIR (<strerror>)".

@@ -168,8 +168,9 @@ Result<Wisdom> load_wisdom(const std::string& path, WisdomPoints points = Wisdom
 
 /// Writes `w` to `path` atomically, pretty-printed: into a new temporary file "PATH.XXXXXX" in the
 /// same directory (mkstemp: a unique name, so no other file is touched), flushed with fsync, then
-/// renamed over `path`; the file keeps the permissions of the one it replaces. kWisdomIo on
-/// failure, with the temporary file removed and `path` unchanged.
+/// renamed over `path`; the file keeps the permissions of the one it replaces. A symbolic link at
+/// `path` is written through: the file it points to is replaced and the link stays (write_target,
+/// file_io.hpp). kWisdomIo on failure, with the temporary file removed and `path` unchanged.
 Status save_wisdom(const Wisdom& w, const std::string& path);
 
 /// kWisdomMismatch unless `w` may run on `cpu`: made on a CPU of `cpu`'s signature, or on the same
@@ -261,6 +262,8 @@ bool blank_file(const std::string& path);
 ///     no backup (it holds nothing to keep);
 ///   - anything else (another CPU's wisdom, a file that is not wisdom at all): the file is first
 ///     renamed to free_backup_name(path), so nothing is overwritten, and then `w` is written.
+/// When `path` is a symbolic link, all of this applies to the file it points to
+/// (write_target, file_io.hpp), and the link stays; PATH in the lines below is that file.
 /// Each step is said through `progress` (when set), one line each: "kept the fill entry of PATH",
 /// "moved the existing PATH to PATH.bak: <why it could not be merged>", "wrote this CPU's entries
 /// into the fleet file PATH (2 CPUs; the others unchanged)", "wrote PATH".

@@ -109,11 +109,17 @@ Result<SizeDistribution> parse_distribution(const std::string& name, const std::
 /// digits each fit).
 inline constexpr std::uint64_t kMaxDistributionBytes = std::uint64_t{256} << 20;
 
-/// Loads a distribution by file path (anything containing '/' or ending in .csv) or by the name
-/// of a shipped one ("MemcpyGoogleA"), looked up in data_dirs(). kInvalidArgument names the
-/// directories searched and the names available; a file that cannot be read is named with the
-/// reason ("cannot read size distribution X: No such file or directory"), and one that is not a
-/// regular file, or is above kMaxDistributionBytes, is refused unread (read_regular_file).
+/// True when load_distribution takes `name_or_path` as a file path: it contains '/' or ends in
+/// ".csv" (otherwise it is the name of a shipped distribution).
+bool names_distribution_file(const std::string& name_or_path);
+
+/// Loads a distribution by file path (names_distribution_file) or by the name
+/// of a shipped one ("MemcpyGoogleA"), looked up in data_dirs(). kInvalidArgument for a name that
+/// names nothing, naming the directories searched and the names available; kWisdomIo for a file
+/// that cannot be read, named with the reason ("cannot read size distribution X: No such file or
+/// directory"; one that is not a regular file, or is above kMaxDistributionBytes, is refused
+/// unread: read_regular_file); kWisdomMalformed for a file that is not a distribution
+/// (parse_distribution's message, the path in place of the name).
 Result<SizeDistribution> load_distribution(const std::string& name_or_path);
 
 /// Where shipped distributions are looked for, in order: $COPYSYNTH_DATA_DIR (when set and not

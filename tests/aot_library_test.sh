@@ -35,7 +35,7 @@ check "--emit-lib ran the full conformance suite on the six routines" \
   test "$(grep -c 'with the full conformance suite' "$tmp/emit.err")" -eq 6
 check "--emit-lib read the code back" grep -q 'read back 6 routines from libcopysynth-tuned.so and libcopysynth-tuned.a: byte for byte' "$tmp/emit.err"
 so=$lib/libcopysynth-tuned.so
-for f in libcopysynth-tuned.so libcopysynth-tuned.a README src/guard.S src/libcopysynth-tuned.map; do
+for f in libcopysynth-tuned.so libcopysynth-tuned.a README copysynth-tuned.h src/guard.S src/libcopysynth-tuned.map; do
   check "--emit-lib wrote $f" test -s "$lib/$f"
 done
 check "the README names the CPU and how to deploy and remove it" \
@@ -43,10 +43,18 @@ check "the README names the CPU and how to deploy and remove it" \
 
 # Again into the directory it wrote, with the wisdom file there too: allowed (README, src/ and the
 # libraries replaced); a source it does not write in src/ is the user's: refused, kept.
+# A scratch directory an interrupted run left (its process gone) is removed; a live process's kept.
 cp "$wisdom" "$lib/wisdom.json"
+mkdir -p "$lib/.copysynth-lib-999999999/src" "$lib/.copysynth-lib-$$"
 "$at" -q --from "$lib/wisdom.json" --emit-lib "$lib" >/dev/null 2>"$tmp/emit2.err"; rc=$?
 check "--emit-lib again into its own directory: exit 0, the wisdom file kept (rc=$rc)" \
   bash -c "test $rc -eq 0 && test -s '$lib/libcopysynth-tuned.so' && test -s '$lib/wisdom.json'"
+check "... the scratch directory of a process that is gone removed, a live one's kept" \
+  bash -c "! test -e '$lib/.copysynth-lib-999999999' && test -d '$lib/.copysynth-lib-$$'"
+rmdir "$lib/.copysynth-lib-$$"
+"$at" -q --from "$wisdom" --op clear_page --emit-lib "$tmp/cp-only" >/dev/null 2>"$tmp/emit-cp.err"; rc=$?
+check "--emit-lib --op clear_page: exit 1, says --op names none of what the library holds (rc=$rc)" \
+  bash -c "test $rc -eq 1 && grep -q -- '--op names none of them' '$tmp/emit-cp.err' && ! test -e '$tmp/cp-only'"
 mkdir "$tmp/lib2" && cp -r "$lib/src" "$lib/README" "$tmp/lib2/" && echo "# mine" >"$tmp/lib2/src/mine.S"
 "$at" -q --from "$wisdom" --emit-lib "$tmp/lib2" >/dev/null 2>"$tmp/emit3.err"; rc=$?
 check "--emit-lib into a directory whose src/ holds another .S file: refused, the file kept (rc=$rc)" \
@@ -108,6 +116,18 @@ check "probe without it: copysynth_tuned_active is not there" bash -c "! '$tmp/p
 rc=$?
 check "probe linked with -lcopysynth-tuned (rc=$rc)" test $rc -eq 0
 cat "$tmp/linked.out"
+# The header declares copysynth_tuned_active for C and C++ alike (a C++ program that declared it
+# itself without extern "C" failed to link).
+printf '#include <copysynth-tuned.h>\nint main(void) { return copysynth_tuned_active() == 1 ? 0 : 1; }\n' >"$tmp/active.c"
+cp "$tmp/active.c" "$tmp/active.cpp"
+for src in active.c active.cpp; do
+  comp=$cc; [ "$src" = active.cpp ] && comp=${CXX:-c++}
+  "$comp" -Wall -Wextra -Werror -O2 -I"$lib" -o "$tmp/$src.bin" "$tmp/$src" -L"$lib" -lcopysynth-tuned -Wl,-rpath,"$lib" 2>"$tmp/$src.err"
+  rc=$?
+  "$tmp/$src.bin" 2>/dev/null
+  check "$src includes copysynth-tuned.h, builds with -Wall -Wextra -Werror, links, and the tuned routines are active (rc=$rc, run $?)" \
+    bash -c "test $rc -eq 0 && '$tmp/$src.bin'"
+done
 "$cc" -O2 -static -o "$tmp/probe-static" "$probe_src" "$lib/libcopysynth-tuned.a" -lpthread 2>"$tmp/static.err"
 check "probe links statically with libcopysynth-tuned.a" test -x "$tmp/probe-static"
 check "... its memcpy is the library's (nm)" bash -c "nm '$tmp/probe-static' | grep -q ' __copysynth_tuned_memcpy$'"
@@ -179,6 +199,16 @@ check "--emit-lib without --from: exit 1 and what to do (rc=$rc)" bash -c "test 
 rc=$?
 check "--lib-guard nonsense: exit 2, says what a signature is (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'is not a CPU signature' '$tmp/e2'"
 check "... and writes nothing" test ! -e "$tmp/x/libcopysynth-tuned.so"
+# A guard of this CPU model that does not require what the tuned code uses (SSE2 alone, for AVX
+# routines) would run that code on a CPU of the model whose OS disables AVX: refused.
+if grep -q '"vector_width": \(32\|64\)' "$wisdom"; then
+  "$at" -q --from "$wisdom" --emit-lib "$tmp/x" --lib-guard "$vendor-$family-$model:sse2" >/dev/null 2>"$tmp/e3"
+  rc=$?
+  check "--lib-guard of this model with sse2 alone: refused, says why (rc=$rc)" \
+    bash -c "test $rc -eq 2 && grep -q 'does not require what the tuned' '$tmp/e3' && test ! -e '$tmp/x/libcopysynth-tuned.so'"
+else
+  skip_part "the tuned routines use SSE2 alone: a guard of sse2 covers them"
+fi
 
 echo "$fails failure(s)"
 test $fails -eq 0

@@ -160,6 +160,17 @@ mkdir -p "$tmp/shared" && echo 'my notes' >"$tmp/shared/fleet.json" && ln -s sha
 "$at" --merge "$tmp/intel.json" "$tmp/best.json" --emit "$tmp/link.json" 2>"$tmp/merr3"; rc=$?
 check "--merge --emit LINK: the link stays, the file it names is the fleet, its old text in its .bak (rc=$rc)" \
   bash -c "test $rc -eq 0 && test -L '$tmp/link.json' && grep -q '\"schema\": 2' '$tmp/shared/fleet.json' && grep -qx 'my notes' '$tmp/shared/fleet.json.bak' && ! test -e '$tmp/link.json.bak'"
+# A command line with bytes that are not UTF-8 (a Latin-1 file name) is written into the file's
+# `command` with U+FFFD: the JSON writer threw on it after all the work, and nothing was written.
+latin="$tmp/latin"$'\xe9'".json"
+"$at" --merge "$tmp/best.json" --emit "$latin" 2>"$tmp/merr4"; rc=$?
+check "--emit to a Latin-1 file name: written, not aborted, the byte as U+FFFD in its command (rc=$rc)" \
+  bash -c "test $rc -eq 0 && grep -q \"\$2\" \"\$1\"" _ "$latin" '"command": ".*latin'$'\xef\xbf\xbd''.json'
+# A file name too long for its temporary and backup names is refused before any work.
+long=$(printf 'x%.0s' $(seq 1 250)).json
+"$at" --quick --emit "$tmp/$long" >/dev/null 2>"$tmp/e"; rc=$?
+check "--emit of a 255-byte file name: refused before any work (rc=$rc)" \
+  bash -c "test $rc -eq 2 && grep -q 'the file name is 255 bytes; at most 247 here' '$tmp/e' && ! grep -q candidates '$tmp/e'"
 "$at" --from "$tmp/fleet.json" --op fill >"$tmp/fout" 2>"$tmp/ferr"
 rc=$?
 check "--from a fleet picks this CPU's entries (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'system memset' '$tmp/fout'"

@@ -164,6 +164,9 @@ if [ -c /dev/zero ]; then  # a container may make it a regular file
 else
   echo "skipped: /dev/zero is not a character device on this host"
 fi
+# A path with control bytes is said with them escaped (a CR or an ESC would drive the terminal).
+fallback control-bytes "$tmp/a"$'\r'"b"$'\033'"c.json" 'cannot read wisdom file .*/a\\015b\\033c.json'
+check "fallback (control-bytes): no raw CR or ESC on stderr" bash -c "! grep -q \$'[\\r\\033]' '$tmp/control-bytes.err'"
 head -c 300 "$wisdom" >"$tmp/truncated.json"
 fallback truncated "$tmp/truncated.json" "not valid JSON"
 sed 's/"signature": "[^"]*"/"signature": "GenuineIntel-6-85:sse2,avx"/' "$wisdom" >"$tmp/other-cpu.json"
@@ -190,6 +193,33 @@ check "... one line on stderr" test "$(wc -l <"$tmp/nostats.err")" -eq 1
 check "... saying the stats file cannot be opened, and why" \
   grep -q 'cannot open the stats file "/nonexistent/dir/stats" (COPYSYNTH_PRELOAD_STATS): No such file or directory' "$tmp/nostats.err"
 sed 's/^/       /' "$tmp/nostats.err"
+# Output files that would block or spoil something: a FIFO nobody reads is refused at once (it
+# blocked the program before main for ever), and a stats file that is the wisdom or the profile
+# is refused (the report appended to it spoiled it for every later process).
+mkfifo "$tmp/out.fifo"
+for var in COPYSYNTH_PRELOAD_STATS COPYSYNTH_PROFILE; do
+  timeout 20 env LD_PRELOAD="$preload" COPYSYNTH_WISDOM="$wisdom" $var="$tmp/out.fifo" \
+    ${asan_env[@]+"${asan_env[@]}"} "$probe" $expect >/dev/null 2>"$tmp/fifo-$var.err"
+  rc=$?
+  check "$var naming a FIFO without a reader: probe exits 0, no hang (rc=$rc)" test $rc -eq 0
+  check "... one line saying it cannot be opened" \
+    bash -c "test \$(wc -l <'$tmp/fifo-$var.err') -eq 1 && grep -q 'cannot open the .* file .*out.fifo.*No such device or address' '$tmp/fifo-$var.err'"
+done
+cp "$wisdom" "$tmp/same.json"
+env LD_PRELOAD="$preload" COPYSYNTH_WISDOM="$tmp/same.json" COPYSYNTH_PRELOAD_STATS="$tmp/same.json" \
+  ${asan_env[@]+"${asan_env[@]}"} "$probe" $expect >/dev/null 2>"$tmp/same.err"
+rc=$?
+check "COPYSYNTH_PRELOAD_STATS naming the wisdom file: probe exits 0 (rc=$rc), the wisdom unchanged" \
+  bash -c "test $rc -eq 0 && cmp -s '$wisdom' '$tmp/same.json'"
+check "... said in one line" grep -q 'COPYSYNTH_PRELOAD_STATS and COPYSYNTH_WISDOM name the same file' "$tmp/same.err"
+# The at-exit report to a stderr whose reader has gone: the program keeps its exit status and its
+# buffered stdout (SIGPIPE from the report killed it before the C library flushed stdout).
+printf 'abc' >"$tmp/abc"
+bash -c "env LD_PRELOAD='$preload' COPYSYNTH_WISDOM='$wisdom' COPYSYNTH_PRELOAD_STATS=1 ${asan_env[*]+${asan_env[*]}} \
+  sh -c 'sleep 0.3; cat \"$tmp/abc\"' >'$tmp/pipe.out' 2> >(head -c 1 >/dev/null)"
+rc=$?
+check "COPYSYNTH_PRELOAD_STATS=1 with stderr's reader gone: exit 0 (rc=$rc), stdout intact" \
+  bash -c "test $rc -eq 0 && test \"\$(cat '$tmp/pipe.out')\" = abc"
 # =yes and =off are words, not file names: stderr, and no report (no file named `yes` or `off`).
 for word in yes off; do
   (cd "$tmp" && env LD_PRELOAD="$preload" COPYSYNTH_WISDOM="$wisdom" COPYSYNTH_PRELOAD_STATS=$word \
@@ -403,6 +433,13 @@ done
 COPYSYNTH_PROFILE_SIGNAL=BOGUS recorded probe_bogus "$pprobe" --no-fork >/dev/null 2>"$tmp/probe_bogus.err"
 check "COPYSYNTH_PROFILE_SIGNAL=BOGUS: one line on stderr" test "$(wc -l <"$tmp/probe_bogus.err")" -eq 1
 check "... saying so" grep -q 'COPYSYNTH_PROFILE_SIGNAL="BOGUS" is not a signal the shim can take' "$tmp/probe_bogus.err"
+# A number is taken for the signals the names are, no others: SIGPIPE's number was taken, so a
+# pipeline's writer no longer died of SIGPIPE; 32 is one of glibc's own (thread cancellation).
+for num in "$(kill -l PIPE)" 32; do
+  COPYSYNTH_PROFILE_SIGNAL=$num recorded "probe_num$num" "$pprobe" --no-fork >/dev/null 2>"$tmp/probe_num$num.err"
+  check "COPYSYNTH_PROFILE_SIGNAL=$num: refused as a signal the shim cannot take" \
+    grep -q "COPYSYNTH_PROFILE_SIGNAL=\"$num\" is not a signal the shim can take" "$tmp/probe_num$num.err"
+done
 check "... and the record at exit is written" bash -c "'$pcheck' '$tmp/probe_bogus.prof' | grep -q '^records=1$'"
 sed 's/^/       /' "$tmp/probe_bogus.err"
 # Signal names in lower case, as `kill -l` prints them and `kill -s` takes them.

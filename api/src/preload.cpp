@@ -73,6 +73,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <strings.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
@@ -217,11 +218,28 @@ const char* env(const char* name) { return secure_getenv(name); }
 
 void write_line(int fd, std::string line) {
   line += '\n';
+  sigset_t pipe_set, old;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  sigset_t pending;
+  sigpending(&pending);
+  const bool was_pending = sigismember(&pending, SIGPIPE) == 1;
   for (std::size_t off = 0; off < line.size();) {
     const ssize_t k = ::write(fd, line.data() + off, line.size() - off);
-    if (k <= 0) return;
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) {
+      // EPIPE raised a SIGPIPE for this thread, now pending: taken here, unless one was pending
+      // before (the program's own, delivered when the mask is restored).
+      if (k < 0 && errno == EPIPE && !was_pending) {
+        const timespec zero{};
+        sigtimedwait(&pipe_set, nullptr, &zero);
+      }
+      break;
+    }
     off += static_cast<std::size_t>(k);
   }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 int kept_file_fd(KeptFile& f, const char* path) noexcept {
@@ -229,8 +247,10 @@ int kept_file_fd(KeptFile& f, const char* path) noexcept {
   if (f.fd >= 0 && ::fstat(f.fd, &st) == 0 && st.st_dev == f.dev && st.st_ino == f.ino) return f.fd;
   // Not opened yet, or closed by the program: (re)open (F_DUPFD_CLOEXEC to a high number, out of
   // the way of the program's own descriptors).
-  const int fd = ::open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  // O_NONBLOCK: a FIFO nobody reads fails (ENXIO) instead of blocking the program for ever.
+  const int fd = ::open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
   if (fd < 0) return -1;
+  if (const int fl = ::fcntl(fd, F_GETFL); fl >= 0) ::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
   int high = ::fcntl(fd, F_DUPFD_CLOEXEC, 512);
   if (high >= 0) {
     ::close(fd);
@@ -281,22 +301,47 @@ copysynth::preload::KeptFile g_stats_file;
 /// The descriptor to write the stats file through, or -1.
 int stats_fd(const std::string& path) { return copysynth::preload::kept_file_fd(g_stats_file, path.c_str()); }
 
+/// What descriptor 2 was when the stats were set up (stderr as the target): the at-exit report
+/// goes to descriptor 2 only while it is still that file. A program started with stderr closed,
+/// or that closed it and opened a file of its own that got the number 2, must not find the
+/// report in that file.
+copysynth::preload::KeptFile g_stderr_id;
+
 /// One line of diagnostics (no newline inside) to the stats target.
 void report(const std::string& line) {
   const std::string& t = stats_target();
   if (t.empty()) return;
   const std::string text = "copysynth-preload[" + std::to_string(getpid()) + "]: " + line;
   if (stats_to_stderr(t)) {
-    write_line(2, text);
+    struct stat st {};
+    if (g_stderr_id.fd == 2 && ::fstat(2, &st) == 0 && st.st_dev == g_stderr_id.dev && st.st_ino == g_stderr_id.ino)
+      write_line(2, text);
     return;
   }
   if (const int fd = stats_fd(t); fd >= 0) write_line(fd, text);
 }
 
 /// The one line on stderr when the shim falls back (also in the stats file, if one is named).
-void fall_back(std::string why) {
-  for (char& c : why)
-    if (c == '\n') c = ' ';
+void fall_back(std::string raw) {
+  // The reason quotes paths and values from the environment: control bytes (a CR, an ESC that
+  // would drive the terminal) are written as \ooo, a newline as a space, and the line is capped.
+  std::string why;
+  for (const char c : raw) {
+    if (why.size() >= 2048) {
+      why += "... (" + std::to_string(raw.size()) + " bytes in all)";
+      break;
+    }
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      why += ' ';
+    } else if (u < 0x20 || u == 0x7f) {
+      const char oct[5] = {'\\', static_cast<char>('0' + (u >> 6)), static_cast<char>('0' + ((u >> 3) & 7)),
+                           static_cast<char>('0' + (u & 7)), 0};
+      why += oct;
+    } else {
+      why += c;
+    }
+  }
   write_line(2, "copysynth-preload: " + why + "; " + kUsingSystem);
   if (const std::string& t = stats_target(); !t.empty() && !stats_to_stderr(t))
     report("fell back: " + why);
@@ -377,12 +422,28 @@ Check verification() {
 void set_up_stats() {
   const char* s = env("COPYSYNTH_PRELOAD_STATS");
   if (!s || stats_off(s)) return;
-  const std::string target = s;
-  if (!stats_to_stderr(target) && stats_fd(target) < 0) {
-    const int e = errno;
-    write_line(2, "copysynth-preload: cannot open the stats file " + copysynth::quoted_bytes(target, 256) +
-                      " (COPYSYNTH_PRELOAD_STATS): " + std::strerror(e) + "; continuing without the report");
-    return;
+  std::string target = s;
+  if (stats_to_stderr(target)) {
+    struct stat st {};
+    if (::fstat(2, &st) == 0) g_stderr_id = {2, st.st_dev, st.st_ino};  // else: stderr closed, no report
+  } else {
+    // The report appended to the wisdom or the profile would spoil it for every later reader.
+    for (const char* other : {"COPYSYNTH_WISDOM", "COPYSYNTH_PROFILE"})
+      if (const char* o = env(other); o && *o && copysynth::preload::same_file(s, o)) {
+        write_line(2, "copysynth-preload: COPYSYNTH_PRELOAD_STATS and " + std::string(other) +
+                          " name the same file " + copysynth::quoted_bytes(s, 256) +
+                          ": the report appended to it would spoil it; continuing without the report (give the "
+                          "report a file of its own)");
+        return;
+      }
+    // Absolute: a program that changes directory and closes the descriptor reopens the same file.
+    target = copysynth::preload::absolute(s);
+    if (stats_fd(target) < 0) {
+      const int e = errno;
+      write_line(2, "copysynth-preload: cannot open the stats file " + copysynth::quoted_bytes(s, 256) +
+                        " (COPYSYNTH_PRELOAD_STATS): " + std::strerror(e) + "; continuing without the report");
+      return;
+    }
   }
   stats_target() = target;
   pthread_atfork(nullptr, nullptr, &reset_counts_in_child);

@@ -13,8 +13,17 @@ namespace copysynth::preload {
 /// nullptr (secure_getenv), so such a program never reads or writes a file the invoking user names.
 const char* env(const char* name);
 
-/// Writes `line` and a newline to `fd` (retrying partial writes; errors are ignored).
+/// Writes `line` and a newline to `fd` (retrying partial writes; errors are ignored). SIGPIPE is
+/// blocked meanwhile and a SIGPIPE the write raised is consumed: a report to a pipe whose reader
+/// has gone must not kill the program (at exit, before the C library flushes its stdout).
 void write_line(int fd, std::string line);
+
+/// `path` resolved against the current directory (unchanged when absolute).
+std::string absolute(const char* path);
+
+/// Whether two paths name one file: the same device and inode where both exist (links, "./" and
+/// relative names alike), else the same name once resolved (a file neither names yet).
+bool same_file(const char* a, const char* b);
 
 /// A file opened at start-up and kept: a program may forbid opening files later (xz 5.6 and later
 /// sandbox themselves with Landlock after start-up, so a report at exit could not open the file
@@ -27,7 +36,9 @@ struct KeptFile {
 };
 
 /// The descriptor to append to `path` through: `f`'s when it still names the file it opened,
-/// else `path` opened again (O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, mode 0644, moved to a
+/// else `path` opened again (O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, so that a
+/// FIFO without a reader fails with ENXIO instead of blocking the program's start for ever, then
+/// O_NONBLOCK cleared; mode 0644, moved to a
 /// descriptor >= 512, out of the way of the program's own) and kept in `f`; -1 (errno set) when
 /// it cannot be opened. Async-signal-safe: fstat, open, fcntl and close only.
 int kept_file_fd(KeptFile& f, const char* path) noexcept;

@@ -579,23 +579,29 @@ void in_child() {
 
 /// COPYSYNTH_PROFILE_SIGNAL: a number, or a name with or without "SIG" in either case (as kill -l
 /// and kill -s take them: usr2, sigusr2, SIGUSR2); 0 when unset, -1 when not one the shim takes
-/// (the synchronous fault signals, SIGKILL and SIGSTOP are refused).
+/// (the synchronous fault signals, SIGKILL and SIGSTOP are refused). A number is taken for the
+/// same signals as the names: those of the list below and SIGRTMIN..SIGRTMAX; not SIGPIPE,
+/// SIGCHLD, SIGTSTP, SIGCONT and the like, whose default actions programs rely on, nor the C
+/// library's own signals below SIGRTMIN (glibc's thread cancellation and set*id).
 int parse_signal(const char* v) {
   if (!v || !*v) return 0;
   std::string s = v;
   for (char& c : s)
     if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
   if (s.rfind("SIG", 0) == 0) s = s.substr(3);
+  static const struct {
+    const char* name;
+    int sig;
+  } kNames[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP},   {"INT", SIGINT},
+                {"QUIT", SIGQUIT}, {"TERM", SIGTERM}, {"ALRM", SIGALRM}, {"WINCH", SIGWINCH},
+                {"URG", SIGURG},   {"PROF", SIGPROF}, {"VTALRM", SIGVTALRM}, {"PWR", SIGPWR}};
   int sig = -1;
   if (!s.empty() && s.find_first_not_of("0123456789") == std::string::npos && s.size() <= 3) {
-    sig = std::stoi(s);
+    const int n = std::stoi(s);
+    for (const auto& k : kNames)
+      if (n == k.sig) sig = n;
+    if (n >= SIGRTMIN && n <= SIGRTMAX) sig = n;
   } else {
-    static const struct {
-      const char* name;
-      int sig;
-    } kNames[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP},   {"INT", SIGINT},
-                  {"QUIT", SIGQUIT}, {"TERM", SIGTERM}, {"ALRM", SIGALRM}, {"WINCH", SIGWINCH},
-                  {"URG", SIGURG},   {"PROF", SIGPROF}, {"VTALRM", SIGVTALRM}, {"PWR", SIGPWR}};
     for (const auto& n : kNames)
       if (s == n.name) sig = n.sig;
     if (s.rfind("RTMIN+", 0) == 0 && s.size() > 6 && s.size() <= 8 &&
@@ -613,6 +619,8 @@ int parse_signal(const char* v) {
 std::string json_string(const std::string& s) {
   return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
+
+}  // namespace
 
 /// `path` resolved against the current directory.
 std::string absolute(const char* path) {
@@ -632,8 +640,6 @@ bool same_file(const char* a, const char* b) {
   if (ea && eb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
   return ea == eb && absolute(a) == absolute(b);
 }
-
-}  // namespace
 
 bool profile_set_up() {
   const char* path = env("COPYSYNTH_PROFILE");
@@ -672,8 +678,9 @@ bool profile_set_up() {
     if (g_signal < 0) {
       g_signal = 0;
       write_line(2, "copysynth-preload: COPYSYNTH_PROFILE_SIGNAL=" + copysynth::quoted_bytes(sig, 64) +
-                        " is not a signal the shim can take (a name such as USR2, RTMIN+1, or a number; not "
-                        "KILL, STOP or a fault signal); recording to the end of the program only");
+                        " is not a signal the shim can take (a name such as USR2, RTMIN+1, or the number of "
+                        "one; not KILL, STOP, a fault signal, PIPE, CHLD and others whose default action "
+                        "programs rely on); recording to the end of the program only");
     } else if (g_signal == SIGTERM || g_signal == SIGINT) {
       // Taken as asked, but said: the handler replaces the default action, so `kill PID` or
       // Ctrl-C no longer ends a program that does not handle them itself.

@@ -112,6 +112,15 @@ Status check_output_path(const std::string& option, const std::string& path_in) 
   if (::access(dir.c_str(), W_OK) != 0)
     return make_error(ErrorCode::kInvalidArgument,
                       option + " " + named + ": cannot write in " + dir.string() + " (" + std::strerror(errno) + ")");
+  // The file is written as a temporary "NAME.XXXXXX" renamed over NAME, and an old file may move
+  // to "NAME.bak.N": a name within 8 bytes of the directory's limit would fail only after the work.
+  const long name_max = ::pathconf(dir.c_str(), _PC_NAME_MAX);
+  const std::string name = fs::path(path).filename().string();
+  if (name_max > 0 && name.size() + 8 > static_cast<std::size_t>(name_max))
+    return make_error(ErrorCode::kInvalidArgument,
+                      option + " " + named + ": the file name is " + std::to_string(name.size()) +
+                          " bytes; at most " + std::to_string(name_max - 8) + " here (the directory's limit is " +
+                          std::to_string(name_max) + ", and the temporary and backup names add up to 8)");
   return {};
 }
 

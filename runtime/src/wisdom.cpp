@@ -516,7 +516,10 @@ Status write_json(const json& j, const std::string& path_in) {
   struct stat old {};
   const mode_t mode = ::stat(path.c_str(), &old) == 0 ? (old.st_mode & 07777) : new_file_mode();
   if (::fchmod(fd, mode) != 0) return fail("cannot set the permissions of " + tmp);
-  const std::string text = j.dump(2) + "\n";
+  // Strings that came from the command line (the `command` field, an --app command) may hold
+  // bytes that are not UTF-8 (a file name in Latin-1): written as U+FFFD, never thrown on after
+  // the tuning is done.
+  const std::string text = j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
   for (std::size_t off = 0; off < text.size();) {
     const ssize_t k = ::write(fd, text.data() + off, text.size() - off);
     if (k < 0 && errno == EINTR) continue;

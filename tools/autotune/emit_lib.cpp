@@ -14,10 +14,18 @@ namespace autotune {
 int run_emit_lib(const Options& o) {
   auto w = load_wisdom_for(o.from_path, o.cpu);
   if (!w) return fail(w.error());
-  if (o.ops_given)
+  if (o.ops_given) {
     std::erase_if(w->entries, [&](const WisdomEntry& e) {
       return std::find(o.ops.begin(), o.ops.end(), e.operation) == o.ops.end();
     });
+    // --op named only operations the library does not hold (clear_page) or the file lacks: said
+    // as such, not as a file without entries.
+    const bool any = std::any_of(w->entries.begin(), w->entries.end(),
+                                 [](const WisdomEntry& e) { return e.operation != Operation::kClearPage; });
+    if (!any)
+      return usage_error("--emit-lib writes memcpy, memmove and memset: --op names none of them that " + o.from_path +
+                         " holds for this CPU (give --op memcpy,memmove,fill, or leave --op out for all it holds)");
+  }
   LibraryOptions lo;
   lo.dir = o.lib_dir;
   lo.wisdom_path = o.from_path;

@@ -20,6 +20,7 @@
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -401,7 +402,8 @@ std::string readme(const Wisdom& w, const LibraryOptions& opt, const std::string
     << "On a CPU other than the one above (vendor, family, model, or a missing feature, AVX and\n"
     << "AVX-512 counted only when the OS enables their state), each function calls copysynth's\n"
     << "built-in SSE2 routine instead: correct everywhere, never the tuned code.\n"
-    << "copysynth_tuned_active() returns 1 when the tuned routines serve the calls, 0 otherwise.\n"
+    << "copysynth_tuned_active() returns 1 when the tuned routines serve the calls, 0 otherwise\n"
+    << "(declared in copysynth-tuned.h, for C and C++: #include \"copysynth-tuned.h\").\n"
     << "Nothing runs at process start: the first call checks the CPU once (CPUID, XGETBV), every\n"
     << "call after it is a compare and a direct jump (no JIT, no JSON, no verification).\n\n"
     << "Deploy (any of):\n"
@@ -461,6 +463,15 @@ Status check_library_dir(const std::string& dir, const std::string& wisdom_path)
     std::error_code e2;
     if (name == kTunedLibraryShared || name == kTunedLibraryStatic || name.rfind(".copysynth-lib-", 0) == 0) continue;
     if (!wisdom_path.empty() && fs::equivalent(path, wisdom_path, e2)) continue;
+    if (name == kTunedLibraryHeader) {
+      if (!fs::is_regular_file(path, e2)) return refuse(std::string("its ") + kTunedLibraryHeader + " is not a regular file");
+      std::ifstream in(path, std::ios::binary);
+      std::string first(22, '\0');
+      in.read(first.data(), static_cast<std::streamsize>(first.size()));
+      if (in.gcount() != 22 || first != "/* libcopysynth-tuned:")
+        return refuse(std::string("it holds a ") + kTunedLibraryHeader + " that an earlier --emit-lib did not write");
+      continue;
+    }
     if (name == "README") {
       if (!fs::is_regular_file(path, e2)) return refuse("its README is not a regular file");
       std::ifstream in(path, std::ios::binary);
@@ -490,6 +501,26 @@ Status check_library_dir(const std::string& dir, const std::string& wisdom_path)
   return {};
 }
 
+/// copysynth-tuned.h: the library's one function of its own, for C and C++.
+std::string header_text() {
+  return "/* libcopysynth-tuned: the declaration of its one function of its own (written by copysynth " +
+         std::string(COPYSYNTH_VERSION) +
+         ").\n"
+         "   memcpy, memmove and memset keep their <string.h> declarations. */\n"
+         "#ifndef COPYSYNTH_TUNED_H\n"
+         "#define COPYSYNTH_TUNED_H\n\n"
+         "#ifdef __cplusplus\n"
+         "extern \"C\" {\n"
+         "#endif\n\n"
+         "/* 1 when the tuned routines serve memcpy, memmove and memset on this CPU, 0 when the\n"
+         "   built-in SSE2 routines do (another CPU than the one tuned for: see README). */\n"
+         "int copysynth_tuned_active(void);\n\n"
+         "#ifdef __cplusplus\n"
+         "}\n"
+         "#endif\n\n"
+         "#endif /* COPYSYNTH_TUNED_H */\n";
+}
+
 }  // namespace
 
 Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions& opt, const CpuInfo& host) {
@@ -500,6 +531,24 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
   const std::string guard = opt.guard_signature.empty() ? w.cpu_signature : opt.guard_signature;
   auto spec = guard_spec(guard);
   if (!spec) return spec.error();
+  if (!opt.guard_signature.empty()) {
+    // The guard is all that stands between the tuned code and a CPU: it must require every
+    // feature that code uses (an AVX-512 routine behind a guard of "sse2" alone would run, and
+    // fault, on a CPU of that model whose OS or hypervisor disables AVX-512).
+    IsaFeatures guarded;
+    if (auto sig = parse_cpu_signature(guard))
+      for (const std::string& f : sig->features)
+        for (std::uint32_t k = 0; k < static_cast<std::uint32_t>(Feature::kCount); ++k)
+          if (feature_name(static_cast<Feature>(k)) == f) guarded.add(static_cast<Feature>(k));
+    for (const WisdomEntry& e : w.entries) {
+      if (e.operation == Operation::kClearPage) continue;
+      if (auto st = validate(e.plan.params, guarded); !st)
+        return make_error(ErrorCode::kInvalidArgument,
+                          "--lib-guard " + quoted_bytes(guard) + " does not require what the tuned " +
+                              std::string(libc_name(e.operation)) + " uses (" + st.error().message +
+                              "); give a signature whose features include the tuning host's (" + w.cpu_signature + ")");
+    }
+  }
   if (opt.dir.empty()) return make_error(ErrorCode::kInvalidArgument, "--emit-lib needs a directory name");
   COPYSYNTH_TRY(check_library_dir(opt.dir, opt.wisdom_path));
 
@@ -564,13 +613,27 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
   }
 
   // 2. The sources, in a scratch directory beside the output one.
-  std::error_code ec;
-  fs::create_directory(opt.dir, ec);
+  std::error_code ec, made;
+  fs::create_directory(opt.dir, made);
   if (!fs::is_directory(opt.dir, ec))
-    return make_error(ErrorCode::kInvalidArgument, "--emit-lib " + opt.dir + ": cannot create the directory (" +
-                                                       (ec ? ec.message() : std::string("exists and is not one")) +
-                                                       "); give a directory whose parent exists");
+    return make_error(ErrorCode::kInvalidArgument,
+                      "--emit-lib " + opt.dir + ": cannot create the directory (" +
+                          (made ? made.message() : std::string("a file of that name exists")) + ")" +
+                          (made == std::errc::no_such_file_or_directory ? "; give a directory whose parent exists"
+                                                                        : ""));
   const fs::path out = fs::path(opt.dir);
+  // A scratch directory an interrupted run left (SIGINT, SIGTERM: its destructor did not run):
+  // removed when the process that made it is gone.
+  std::vector<fs::path> stale;
+  for (fs::directory_iterator it(out, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(".copysynth-lib-", 0) != 0) continue;
+    const std::string pid = name.substr(15);
+    if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (::kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH) stale.push_back(it->path());
+  }
+  for (const fs::path& p : stale) fs::remove_all(p, ec);
+  ec.clear();
   fs::path scratch = out / (".copysynth-lib-" + std::to_string(getpid()));
   fs::remove_all(scratch, ec);
   if (!fs::create_directories(scratch / "src", ec))
@@ -657,17 +720,25 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
   say("read back " + std::to_string(routines.size()) + " routines from " + kTunedLibraryShared + " and " +
       kTunedLibraryStatic + ": byte for byte the verified code");
 
-  // 5. Into place: README, sources, then the libraries (renamed over any earlier ones).
-  std::ofstream(scratch / "README", std::ios::binary) << readme(w, opt, guard, routines, exported);
+  // 5. Into place: README, header, sources, then the libraries (renamed over any earlier ones).
+  for (const auto& [name, text] : {std::pair<const char*, std::string>{"README", readme(w, opt, guard, routines, exported)},
+                                   {kTunedLibraryHeader, header_text()}}) {
+    std::ofstream f(scratch / name, std::ios::binary);
+    f << text;
+    f.close();
+    if (!f)
+      return make_error(ErrorCode::kInvalidArgument, "cannot write " + (scratch / name).string() + " (" +
+                                                         std::strerror(errno) + "); nothing was written into " + opt.dir);
+  }
   fs::remove_all(out / "src", ec);
   fs::rename(scratch / "src", out / "src", ec);
   if (ec) return make_error(ErrorCode::kInvalidArgument, "cannot move the sources into " + opt.dir + ": " + ec.message());
-  for (const char* f : {kTunedLibraryShared, kTunedLibraryStatic, "README"}) {
+  for (const char* f : {kTunedLibraryShared, kTunedLibraryStatic, "README", kTunedLibraryHeader}) {
     fs::rename(scratch / f, out / f, ec);
     if (ec) return make_error(ErrorCode::kInvalidArgument, "cannot write " + (out / f).string() + ": " + ec.message());
   }
   result.files = {(out / kTunedLibraryShared).string(), (out / kTunedLibraryStatic).string(), (out / "README").string(),
-                  (out / "src").string()};
+                  (out / kTunedLibraryHeader).string(), (out / "src").string()};
   result.exported = exported;
   return result;
 }

@@ -37,10 +37,11 @@ std::string write_target(const std::string& path);
 
 /// Checks, before any work is done, that a file may be written at `path`: it is not a directory,
 /// and its directory (of write_target(path), when `path` is a link) exists and is writable
-/// (access W_OK). `option` names where the path came
+/// (access W_OK), and the file name leaves 8 bytes of the directory's NAME_MAX for the temporary
+/// and backup names ("NAME.XXXXXX", "NAME.bak.N"). `option` names where the path came
 /// from in messages ("--emit", "--svg"). Errors (kInvalidArgument), each naming the option and
 /// the path: "OPTION PATH: is a directory; give a file name", "...: the directory DIR does not
-/// exist; create it or pick another path", "...: cannot write in DIR (<strerror>)".
+/// exist; create it or pick another path", "...: cannot write in DIR (<strerror>)", "...: the file name is N bytes; at most M here ...".
 Status check_output_path(const std::string& option, const std::string& path);
 
 /// Checks that a file written by replacing it (a temporary file renamed over `path`, as wisdom

@@ -50,6 +50,8 @@ namespace copysynth {
 /// File names written into the output directory.
 inline constexpr const char* kTunedLibraryShared = "libcopysynth-tuned.so";
 inline constexpr const char* kTunedLibraryStatic = "libcopysynth-tuned.a";
+/// The C/C++ header declaring copysynth_tuned_active() (extern "C" in C++).
+inline constexpr const char* kTunedLibraryHeader = "copysynth-tuned.h";
 
 struct LibraryOptions {
   std::string dir;           ///< output directory (created when missing; its parent must exist)
@@ -70,7 +72,7 @@ struct LibraryResult {
   std::string guard_signature;        ///< the CPU signature the guard accepts
 };
 
-/// Writes libcopysynth-tuned.so, libcopysynth-tuned.a, README and the sources (src/: the .S files
+/// Writes libcopysynth-tuned.so, libcopysynth-tuned.a, copysynth-tuned.h, README and the sources (src/: the .S files
 /// and the version script) into opt.dir. `w` is this CPU's wisdom (load_wisdom_for); its memcpy,
 /// memmove and fill entries are used (clear_page has no C library symbol and is left out).
 /// Errors: kWisdomMismatch (w is for another CPU than `host`, or holds none of the three

@@ -199,6 +199,14 @@ check "--emit-lib without --from: exit 1 and what to do (rc=$rc)" bash -c "test 
 rc=$?
 check "--lib-guard nonsense: exit 2, says what a signature is (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'is not a CPU signature' '$tmp/e2'"
 check "... and writes nothing" test ! -e "$tmp/x/libcopysynth-tuned.so"
+# A DIR that cannot be made is said before the minutes of verification, with its cause.
+: >"$tmp/afile"
+"$at" -q --from "$wisdom" --emit-lib "$tmp/afile" >/dev/null 2>"$tmp/e4"; rc=$?
+check "--emit-lib onto a file: exit 2, said before any verification (rc=$rc)" \
+  bash -c "test $rc -eq 2 && grep -q 'a file of that name exists' '$tmp/e4' && ! grep -q 'conformance' '$tmp/e4'"
+"$at" --from "$wisdom" --emit-lib "$tmp/no/lib" >/dev/null 2>"$tmp/e5"; rc=$?
+check "--emit-lib under a missing parent: exit 2, said before any verification (rc=$rc)" \
+  bash -c "test $rc -eq 2 && grep -q 'its parent .*/no does not exist' '$tmp/e5' && ! grep -q 'conformance' '$tmp/e5'"
 # A guard of this CPU model that does not require what the tuned code uses (SSE2 alone, for AVX
 # routines) would run that code on a CPU of the model whose OS disables AVX: refused.
 if grep -q '"vector_width": \(32\|64\)' "$wisdom"; then

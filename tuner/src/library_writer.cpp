@@ -436,7 +436,22 @@ namespace {
 /// is not ours. Nothing is opened but regular files (a FIFO named README would block the open).
 Status check_library_dir(const std::string& dir, const std::string& wisdom_path) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return {};  // made later, or refused there
+  if (!fs::is_directory(dir, ec)) {
+    // Made after the verification: what would stop that is said now, before any work.
+    if (fs::exists(dir, ec))
+      return make_error(ErrorCode::kInvalidArgument, "--emit-lib " + dir + ": a file of that name exists; give a directory name");
+    const fs::path parent = fs::path(dir).has_parent_path() ? fs::path(dir).parent_path() : fs::path(".");
+    if (!fs::is_directory(parent, ec))
+      return make_error(ErrorCode::kInvalidArgument, "--emit-lib " + dir + ": its parent " + parent.string() +
+                                                         " does not exist; create it or give another directory");
+    if (::access(parent.c_str(), W_OK) != 0)
+      return make_error(ErrorCode::kInvalidArgument, "--emit-lib " + dir + ": cannot create it in " + parent.string() +
+                                                         " (" + std::strerror(errno) + ")");
+    return {};
+  }
+  if (::access(dir.c_str(), W_OK) != 0)
+    return make_error(ErrorCode::kInvalidArgument,
+                      "--emit-lib " + dir + ": cannot write in it (" + std::strerror(errno) + ")");
   const auto refuse = [&](const std::string& what) {
     return make_error(ErrorCode::kInvalidArgument,
                       "--emit-lib " + dir + ": " + what +
@@ -498,6 +513,22 @@ Status check_library_dir(const std::string& dir, const std::string& wisdom_path)
     return refuse("it holds " + name + ", not a file --emit-lib writes");
   }
   if (ec) return unlistable(dir, ec);
+  return {};
+}
+
+/// Writes `text` to `path` (in the scratch directory), checking every step: a full disk (ENOSPC)
+/// or an I/O error is said as such, not later as an assembler's failure on a truncated file.
+Status write_whole(const fs::path& path, const std::string& text, const std::string& dir) {
+  errno = 0;
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f << text;
+  f.flush();
+  const int e = errno;
+  f.close();
+  if (!f)
+    return make_error(ErrorCode::kInvalidArgument, "cannot write " + path.string() + " (" +
+                                                       (e ? std::strerror(e) : "an I/O error") + "); nothing was written into " +
+                                                       dir);
   return {};
 }
 
@@ -661,10 +692,10 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
     auto text = write_asm(r.plan, *flavor, ao);
     if (!text) return text.error();
     const std::string name = r.symbol.substr(2) + ".S";
-    std::ofstream(scratch / "src" / name, std::ios::binary) << text->text << "\t.hidden " << r.symbol << "\n";
+    COPYSYNTH_TRY(write_whole(scratch / "src" / name, text->text + "\t.hidden " + r.symbol + "\n", opt.dir));
     sources.push_back(name);
   }
-  std::ofstream(scratch / "src" / "guard.S", std::ios::binary) << guard_asm(*spec, guard, ops, header_lines);
+  COPYSYNTH_TRY(write_whole(scratch / "src" / "guard.S", guard_asm(*spec, guard, ops, header_lines), opt.dir));
   sources.push_back("guard.S");
   std::vector<std::string> exported;
   for (Operation op : ops) {
@@ -673,15 +704,12 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
   }
   exported.push_back("copysynth_tuned_active");
   {
-    std::ofstream map(scratch / "src" / "libcopysynth-tuned.map", std::ios::binary);
-    map << "/* libcopysynth-tuned.so exports these and nothing else, unversioned: a versioned definition\n"
-           "   would not bind a program's memcpy@GLIBC_2.14 (and the like), an unversioned one does. */\n{\n  global:\n";
-    for (const auto& e : exported) map << "    " << e << ";\n";
-    map << "  local:\n    *;\n};\n";
-  }
-  for (const auto& name : sources) {
-    if (!std::ofstream(scratch / "src" / name, std::ios::app))
-      return make_error(ErrorCode::kInvalidArgument, "cannot write " + (scratch / "src" / name).string());
+    std::string map =
+        "/* libcopysynth-tuned.so exports these and nothing else, unversioned: a versioned definition\n"
+        "   would not bind a program's memcpy@GLIBC_2.14 (and the like), an unversioned one does. */\n{\n  global:\n";
+    for (const auto& e : exported) map += "    " + e + ";\n";
+    map += "  local:\n    *;\n};\n";
+    COPYSYNTH_TRY(write_whole(scratch / "src" / "libcopysynth-tuned.map", map, opt.dir));
   }
 
   // 3. Assemble, link, archive.
@@ -721,15 +749,8 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
       kTunedLibraryStatic + ": byte for byte the verified code");
 
   // 5. Into place: README, header, sources, then the libraries (renamed over any earlier ones).
-  for (const auto& [name, text] : {std::pair<const char*, std::string>{"README", readme(w, opt, guard, routines, exported)},
-                                   {kTunedLibraryHeader, header_text()}}) {
-    std::ofstream f(scratch / name, std::ios::binary);
-    f << text;
-    f.close();
-    if (!f)
-      return make_error(ErrorCode::kInvalidArgument, "cannot write " + (scratch / name).string() + " (" +
-                                                         std::strerror(errno) + "); nothing was written into " + opt.dir);
-  }
+  COPYSYNTH_TRY(write_whole(scratch / "README", readme(w, opt, guard, routines, exported), opt.dir));
+  COPYSYNTH_TRY(write_whole(scratch / kTunedLibraryHeader, header_text(), opt.dir));
   fs::remove_all(out / "src", ec);
   fs::rename(scratch / "src", out / "src", ec);
   if (ec) return make_error(ErrorCode::kInvalidArgument, "cannot move the sources into " + opt.dir + ": " + ec.message());

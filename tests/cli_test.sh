@@ -306,6 +306,22 @@ check "every verdict with kept=0 has no entry, every kept=1 one" test $consisten
 check "--app --op fill on wisdom without fill: exit 2, says so (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'has no fill entry to judge' '$tmp/e'"
 # A command that fails: under glibc (the command to fix) and under one candidate only (never kept);
 # nothing written either way.
+# SIGTERM while --app's command runs: the command's process group ends too, the temporary files
+# go, and autotune ends by the signal (its command ran on as an orphan before).
+sleeping() {  # a `sleep 31.25` process exists (/proc: procps may not be installed)
+  local f
+  for f in /proc/[0-9]*/cmdline; do [ "$(tr '\0' ' ' <"$f" 2>/dev/null)" = "sleep 31.25 " ] && return 0; done
+  return 1
+}
+mkdir "$tmp/apptmp"
+TMPDIR=$tmp/apptmp "$at" --from "$tmp/best.json" --op memcpy --app 'sleep 31.25; echo x' --runs 3 >/dev/null 2>&1 &
+apid=$!
+for _ in $(seq 1 100); do sleeping && break; sleep 0.2; done
+kill -TERM $apid; wait $apid; rc=$?
+sleep 0.5
+sleeping && left=yes || left=no
+check "SIGTERM during --app: autotune ends by it, the command is gone ($left left), no temporary files (rc=$rc)" \
+  bash -c "test $rc -eq 143 && test $left = no && test -z \"\$(ls -A '$tmp/apptmp')\""
 "$at" -q --from "$tmp/best.json" --app false --runs 1 --emit "$tmp/nothing.json" >/dev/null 2>"$tmp/e"; rc=$?
 check "--app false: exit 2, names the command and the status (rc=$rc)" bash -c "test $rc -eq 2 && grep -q '\`false\` exited with status 1 with the system routines' '$tmp/e' && test ! -e '$tmp/nothing.json'"
 "$at" -q --from "$tmp/best.json" --op memcpy --app 'case $LD_PRELOAD in */memcpy/*) echo broken >&2; exit 5 ;; esac' --runs 1 --emit "$tmp/nothing.json" >/dev/null 2>"$tmp/e"; rc=$?
@@ -377,6 +393,11 @@ check "a NaN budget refused (rc=$rc)" test $rc -eq 1
 check "a budget that is no number: exit 1, says so (rc=$rc)" bash -c "test $rc -eq 1 && grep -q 'takes a number of seconds' '$tmp/e'"
 "$at" --seed -1 >/dev/null 2>&1; rc=$?
 check "a negative seed refused (rc=$rc)" test $rc -eq 1
+"$at" --list-params --emit "$tmp/lp.json" >/dev/null 2>"$tmp/e"; rc=$?
+check "--list-params with --emit: refused, nothing written (it printed and ignored --emit) (rc=$rc)" \
+  bash -c "test $rc -eq 1 && grep -q 'takes no other option (got --emit)' '$tmp/e' && ! test -e '$tmp/lp.json'"
+"$at" --from "$tmp/best.json" --emit-asm "$tmp/w.S" --workload MemcpyGoogleA >/dev/null 2>"$tmp/e"; rc=$?
+check "--emit-asm with --workload: refused (nothing is timed; it was ignored) (rc=$rc)" test $rc -eq 1
 "$at" --seed 18446744073709551616 >/dev/null 2>"$tmp/e"; rc=$?
 check "a seed beyond 2^64 - 1 refused, not read as 2^64 - 1 (rc=$rc)" bash -c "test $rc -eq 1 && grep -q -- '--seed takes a whole number from 0 to 18446744073709551615' '$tmp/e'"
 "$at" --cold >/dev/null 2>&1; rc=$?

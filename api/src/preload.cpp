@@ -410,8 +410,8 @@ enum class Check { kDefault, kStartup, kFull };
 Check verification() {
   const char* v = env("COPYSYNTH_PRELOAD_VERIFY");
   if (!v || !*v) return Check::kDefault;
-  if (std::string(v) == "full") return Check::kFull;
-  if (std::string(v) == "startup") return Check::kStartup;
+  if (strcasecmp(v, "full") == 0) return Check::kFull;
+  if (strcasecmp(v, "startup") == 0) return Check::kStartup;
   write_line(2, "copysynth-preload: unknown value " + copysynth::quoted_bytes(v) +
                     " of COPYSYNTH_PRELOAD_VERIFY (it takes \"full\" or \"startup\"); using the default check");
   return Check::kDefault;

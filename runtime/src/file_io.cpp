@@ -33,7 +33,7 @@ Result<std::string> read_regular_file(const std::string& path, const std::string
                                       ErrorCode code, const std::string& missing_hint) {
   auto cannot_read = [&](int e) {
     return make_error(code, "cannot read " + what + " " + path + ": " + std::strerror(e) +
-                                (missing_hint.empty() ? "" : "; " + missing_hint));
+                                (missing_hint.empty() || e != ENOENT ? "" : "; " + missing_hint));
   };
   auto check = [&](const struct stat& st) -> Status {
     if (!S_ISREG(st.st_mode))

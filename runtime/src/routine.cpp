@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <strings.h>
 
 #include "copysynth/emit.hpp"
 #include "jit_memory.hpp"
@@ -17,7 +18,7 @@
 namespace copysynth {
 namespace {
 
-/// COPYSYNTH_PERF_MAP=1: appends "START SIZE name" (hex, no 0x) to /tmp/perf-PID.map for each
+/// COPYSYNTH_PERF_MAP=1 (or yes, true, on): appends "START SIZE name" (hex, no 0x) to /tmp/perf-PID.map for each
 /// routine put in executable memory, the format perf(1) reads for JIT code (perf report and
 /// perf top look the file up by the process's pid; see tools/perf/Documentation/jit-interface.txt
 /// in the Linux tree). Ignored in set-user-ID / set-group-ID programs (AT_SECURE), like
@@ -25,7 +26,11 @@ namespace {
 /// interleave lines; the file is opened per line (a fork()ed child writes its own file).
 void perf_map_add(const void* start, std::size_t size, const std::string& name) {
   const char* v = std::getenv("COPYSYNTH_PERF_MAP");
-  if (!v || std::strcmp(v, "1") != 0 || getauxval(AT_SECURE)) return;
+  if (!v || getauxval(AT_SECURE)) return;
+  // "1", "yes", "true" or "on", in any case, as COPYSYNTH_PRELOAD_STATS takes them for stderr.
+  bool on = false;
+  for (const char* w : {"1", "yes", "true", "on"}) on = on || strcasecmp(v, w) == 0;
+  if (!on) return;
   char path[64];
   char* p = path;
   const char prefix[] = "/tmp/perf-";

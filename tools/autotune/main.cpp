@@ -22,6 +22,7 @@
 //
 // This file defines the options and dispatches; each mode is a file of its own (autotune.hpp).
 #include <CLI/CLI.hpp>
+#include <signal.h>
 
 #include <algorithm>
 #include <cctype>
@@ -34,6 +35,7 @@
 #include <string>
 
 #include "autotune.hpp"
+#include "copysynth/interrupt.hpp"
 #include "copysynth/app_judge.hpp"
 #include "copysynth/asm_flavors.hpp"
 #include "copysynth/asm_writer.hpp"
@@ -98,9 +100,41 @@ CLI::Validator seed_number() {
       "UINT64");
 }
 
+/// SIGINT, SIGTERM, SIGHUP: passed on to the child autotune waits for, if any (interrupt.hpp: the
+/// wait then throws Interrupted and main() ends the process by the signal, after the unwinding
+/// removed the temporary files); otherwise the default action at once.
+extern "C" void on_stop_signal(int sig) {
+  if (copysynth::pass_on_stop_signal(sig)) return;
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+int run_main(int argc, char** argv);
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction sa {}, old {};
+    sigaction(sig, nullptr, &old);
+    if (old.sa_handler == SIG_IGN) continue;  // nohup, or a shell's background job: left ignored
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(sig, &sa, nullptr);
+  }
+  try {
+    return run_main(argc, argv);
+  } catch (const copysynth::Interrupted& i) {
+    ::signal(i.signal, SIG_DFL);
+    ::raise(i.signal);
+    return 128 + i.signal;
+  }
+}
+
+namespace {
+
+int run_main(int argc, char** argv) {
   CLI::App app{
       "autotune: generate, verify and time memcpy routines on this CPU and keep the fastest.\n"
       "Every candidate passes conformance verification (all lengths near every size-class edge,\n"
@@ -334,17 +368,19 @@ int main(int argc, char** argv) {
       "  COPYSYNTH_WISDOM=best.json LD_PRELOAD=libcopysynth-preload.so PROGRAM\n"
       "or, with no start-up work, the library --emit-lib writes:\n"
       "  LD_PRELOAD=lib/libcopysynth-tuned.so PROGRAM\n"
-      "Exit status: 0 success, 1 bad command line (before any work), 2 failure: a wisdom file or profile\n"
-      "that cannot be read or is not one, verification, I/O (message on stderr).");
+      "Exit status: 0 success, 1 bad command line (before any work), 2 failure: a wisdom file, profile\n"
+      "or size distribution that cannot be read or is not one, an output path refused, verification,\n"
+      "I/O (message on stderr).");
   app.get_option("--from")->excludes("--quick")->excludes("--budget");
   app.get_option("--report")->needs("--from");
   app.get_option("--svg")->needs("--report");
   app.get_option("--versus")->needs("--report");
   for (const char* o : {"--flavor", "--name", "--target"}) app.get_option(o)->needs("--emit-asm");
-  app.get_option("--emit-asm")->excludes("--report")->excludes("--patch-table")->excludes("--emit");
+  app.get_option("--emit-asm")->excludes("--report")->excludes("--patch-table")->excludes("--emit")
+      ->excludes("--workload")->excludes("--cold");  // nothing is timed: they would be ignored
   app.get_option("--lib-guard")->needs("--emit-lib");
   app.get_option("--emit-lib")->excludes("--report")->excludes("--patch-table")->excludes("--emit")
-      ->excludes("--emit-asm")->excludes("--isa");
+      ->excludes("--emit-asm")->excludes("--isa")->excludes("--workload")->excludes("--cold");
   app.get_option("--patch-table")->excludes("--report");
   for (const char* a : {"--runs", "--app-with", "--shim", "--app-output"}) app.get_option(a)->needs("--app");
   app.get_option("--app")->excludes("--report")->excludes("--patch-table")->excludes("--emit-asm")
@@ -381,6 +417,11 @@ int main(int argc, char** argv) {
   }
 
   if (list_params) {
+    // It prints and exits: any other option would be ignored (--list-params --emit wrote nothing).
+    for (const CLI::Option* opt : app.get_options())
+      if (opt->count() && opt->get_name() != "--list-params" && opt->get_name() != "--quiet")
+        return usage_error("--list-params prints the parameters and exits; it takes no other option (got " +
+                           opt->get_name() + ")");
     std::cout << "Tunable parameters (CopyParams; JSON field names):\n" << describe_params();
     return 0;
   }
@@ -466,3 +507,5 @@ int main(int argc, char** argv) {
   if (!o.from_path.empty()) return run_from(o);
   return run_tune(o);
 }
+
+}  // namespace

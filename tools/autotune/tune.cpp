@@ -15,6 +15,7 @@
 #include "autotune.hpp"
 #include "copysynth/app_judge.hpp"
 #include "copysynth/c_format.hpp"
+#include "copysynth/interrupt.hpp"
 #include "copysynth/peers.hpp"
 #include "copysynth/report.hpp"
 #include "copysynth/tuner.hpp"
@@ -61,9 +62,15 @@ Result<WisdomEntry> measure_in_new_process(const Options& o, const Wisdom& head,
   if (rc == 0) rc = ::posix_spawn(&pid, args[0].c_str(), &fa, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) return make_error(ErrorCode::kSystem, "cannot start " + args[0] + ": " + std::strerror(rc));
+  set_waited_child(pid);  // an interrupt is passed on to it (interrupt.hpp)
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return make_error(ErrorCode::kSystem, std::string("waitpid: ") + std::strerror(errno));
+    if (errno != EINTR) {
+      set_waited_child(0);
+      return make_error(ErrorCode::kSystem, std::string("waitpid: ") + std::strerror(errno));
+    }
+  set_waited_child(0);
+  throw_if_stopped();  // unwinds: `dir` is removed on the way out
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     return make_error(ErrorCode::kSystem, "the second process (autotune --from) " + describe_wait_status(status));
   auto w = load_wisdom(out);

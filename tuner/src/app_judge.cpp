@@ -1,5 +1,6 @@
 // copysynth — the program is the judge (see app_judge.hpp).
 #include "copysynth/app_judge.hpp"
+#include "copysynth/interrupt.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -286,9 +287,18 @@ Result<AppRun> run_app_once(const std::string& command, const std::vector<std::s
   posix_spawn_file_actions_adddup2(&fa, err[1], 2);
   timespec t0{}, t1{};
   ::clock_gettime(CLOCK_MONOTONIC, &t0);
+  // A process group of its own, so that an interrupt passed on (interrupt.hpp) ends whatever the
+  // command started too; its stdin is /dev/null and its output pipes, so it never needs the
+  // terminal's foreground.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
   pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, "/bin/sh", &fa, nullptr, argv, envp.data());
+  const int rc = ::posix_spawn(&pid, "/bin/sh", &fa, &attr, argv, envp.data());
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
+  if (rc == 0) set_waited_child(-pid);
   ::close(out[1]);
   ::close(err[1]);
   if (rc != 0) {
@@ -332,6 +342,8 @@ Result<AppRun> run_app_once(const std::string& command, const std::vector<std::s
   int st = 0;
   while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
+  set_waited_child(0);
+  throw_if_stopped();
   ::clock_gettime(CLOCK_MONOTONIC, &t1);
   run.ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
   run.wait_status = st;

@@ -418,8 +418,9 @@ std::string readme(const Wisdom& w, const LibraryOptions& opt, const std::string
     << "bcopy, wmemcpy, compiler-inlined copies. Programs linked against glibc before 2.14 bind\n"
     << "memcpy@GLIBC_2.2.5, which glibc makes overlap-safe; this memcpy is not.\n\n"
     << "src/ holds the GNU as files and the version script the libraries were built from\n"
-    << "(as --64 FILE.S; ld -shared -z now -z relro -z noexecstack -z cet-report=error\n"
-    << "--version-script=src/libcopysynth-tuned.map ...; ar rcs).\n";
+    << "(as --64 FILE.S; ld -shared -soname libcopysynth-tuned.so -z now -z relro -z noexecstack\n"
+    << "-z cet-report=error --hash-style=gnu --build-id --version-script=src/libcopysynth-tuned.map\n"
+    << "-o libcopysynth-tuned.so FILE.o ... -lc; ar rcsD libcopysynth-tuned.a FILE.o ...).\n";
   return o.str();
 }
 

@@ -18,8 +18,8 @@ namespace copysynth {
 /// The whole of `path`, which must be a regular file (or a link to one) of at most `max_bytes`
 /// bytes. `what` names the kind of file in messages ("wisdom file", "size distribution"). Errors,
 /// all with `code` and the path:
-///   "cannot read <what> PATH: <strerror>" (+ "; " + `missing_hint` when not empty), e.g. a
-///   missing file or no permission;
+///   "cannot read <what> PATH: <strerror>" (+ "; " + `missing_hint` when not empty and the file
+///   does not exist: ENOENT), e.g. a missing file or no permission;
 ///   "PATH is a directory, not a <what>" (a FIFO, a character device, a block device, a socket:
 ///   the same, named);
 ///   "PATH is N bytes, more than the M MiB a <what> may have; ..." (nothing is read).

@@ -45,13 +45,18 @@ check "the README names the CPU and how to deploy and remove it" \
 # libraries replaced); a source it does not write in src/ is the user's: refused, kept.
 # A scratch directory an interrupted run left (its process gone) is removed; a live process's kept.
 cp "$wisdom" "$lib/wisdom.json"
-mkdir -p "$lib/.copysynth-lib-999999999/src" "$lib/.copysynth-lib-$$"
+mkdir -p "$lib/.copysynth-lib-999999999/src" "$lib/.copysynth-lib-$$" "$lib/.copysynth-lib-unlocked" "$lib/.copysynth-lib-held"
+: >"$lib/.copysynth-lib-unlocked/.lock"
+: >"$lib/.copysynth-lib-held/.lock"
+exec 9>"$lib/.copysynth-lib-held/.lock"
+flock 9  # this shell holds it, as a live run would
 "$at" -q --from "$lib/wisdom.json" --emit-lib "$lib" >/dev/null 2>"$tmp/emit2.err"; rc=$?
 check "--emit-lib again into its own directory: exit 0, the wisdom file kept (rc=$rc)" \
   bash -c "test $rc -eq 0 && test -s '$lib/libcopysynth-tuned.so' && test -s '$lib/wisdom.json'"
-check "... the scratch directory of a process that is gone removed, a live one's kept" \
-  bash -c "! test -e '$lib/.copysynth-lib-999999999' && test -d '$lib/.copysynth-lib-$$'"
-rmdir "$lib/.copysynth-lib-$$"
+check "... the scratch directories of runs that are gone removed (by PID, by an unheld lock), live ones kept" \
+  bash -c "! test -e '$lib/.copysynth-lib-999999999' && ! test -e '$lib/.copysynth-lib-unlocked' && test -d '$lib/.copysynth-lib-$$' && test -d '$lib/.copysynth-lib-held'"
+exec 9>&-
+rm -rf "$lib/.copysynth-lib-$$" "$lib/.copysynth-lib-held"
 "$at" -q --from "$wisdom" --op clear_page --emit-lib "$tmp/cp-only" >/dev/null 2>"$tmp/emit-cp.err"; rc=$?
 check "--emit-lib --op clear_page: exit 1, says --op names none of what the library holds (rc=$rc)" \
   bash -c "test $rc -eq 1 && grep -q -- '--op names none of them' '$tmp/emit-cp.err' && ! test -e '$tmp/cp-only'"
@@ -122,7 +127,7 @@ printf '#include <copysynth-tuned.h>\nint main(void) { return copysynth_tuned_ac
 cp "$tmp/active.c" "$tmp/active.cpp"
 for src in active.c active.cpp; do
   comp=$cc; [ "$src" = active.cpp ] && comp=${CXX:-c++}
-  "$comp" -Wall -Wextra -Werror -O2 -I"$lib" -o "$tmp/$src.bin" "$tmp/$src" -L"$lib" -lcopysynth-tuned -Wl,-rpath,"$lib" 2>"$tmp/$src.err"
+  $comp -Wall -Wextra -Werror -O2 -I"$lib" -o "$tmp/$src.bin" "$tmp/$src" -L"$lib" -lcopysynth-tuned -Wl,-rpath,"$lib" 2>"$tmp/$src.err"
   rc=$?
   "$tmp/$src.bin" 2>/dev/null
   check "$src includes copysynth-tuned.h, builds with -Wall -Wextra -Werror, links, and the tuned routines are active (rc=$rc, run $?)" \

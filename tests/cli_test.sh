@@ -167,10 +167,11 @@ latin="$tmp/latin"$'\xe9'".json"
 check "--emit to a Latin-1 file name: written, not aborted, the byte as U+FFFD in its command (rc=$rc)" \
   bash -c "test $rc -eq 0 && grep -q \"\$2\" \"\$1\"" _ "$latin" '"command": ".*latin'$'\xef\xbf\xbd''.json'
 # A file name too long for its temporary and backup names is refused before any work.
-long=$(printf 'x%.0s' $(seq 1 250)).json
+name_max=$(getconf NAME_MAX "$tmp")
+long=$(printf 'x%.0s' $(seq 1 $((name_max - 5)))).json
 "$at" --quick --emit "$tmp/$long" >/dev/null 2>"$tmp/e"; rc=$?
-check "--emit of a 255-byte file name: refused before any work (rc=$rc)" \
-  bash -c "test $rc -eq 2 && grep -q 'the file name is 255 bytes; at most 247 here' '$tmp/e' && ! grep -q candidates '$tmp/e'"
+check "--emit of a $name_max-byte file name: refused before any work (rc=$rc)" \
+  bash -c "test $rc -eq 2 && grep -q 'the file name is $name_max bytes; at most $((name_max - 8)) here' '$tmp/e' && ! grep -q candidates '$tmp/e'"
 "$at" --from "$tmp/fleet.json" --op fill >"$tmp/fout" 2>"$tmp/ferr"
 rc=$?
 check "--from a fleet picks this CPU's entries (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'system memset' '$tmp/fout'"
@@ -304,8 +305,6 @@ done < <(grep 'app_verdict\[[0-9]\].operation=' "$tmp/jshow")
 check "every verdict with kept=0 has no entry, every kept=1 one" test $consistent -eq 0
 "$at" --from "$tmp/judged.json" --op fill --app true --runs 1 >/dev/null 2>"$tmp/e"; rc=$?
 check "--app --op fill on wisdom without fill: exit 2, says so (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'has no fill entry to judge' '$tmp/e'"
-# A command that fails: under glibc (the command to fix) and under one candidate only (never kept);
-# nothing written either way.
 # SIGTERM while --app's command runs: the command's process group ends too, the temporary files
 # go, and autotune ends by the signal (its command ran on as an orphan before).
 sleeping() {  # a `sleep 31.25` process exists (/proc: procps may not be installed)
@@ -322,6 +321,18 @@ sleep 0.5
 sleeping && left=yes || left=no
 check "SIGTERM during --app: autotune ends by it, the command is gone ($left left), no temporary files (rc=$rc)" \
   bash -c "test $rc -eq 143 && test $left = no && test -z \"\$(ls -A '$tmp/apptmp')\""
+# A command that ignores SIGTERM: the second SIGTERM ends it with SIGKILL (autotune could not be
+# interrupted while it waited).
+TMPDIR=$tmp/apptmp "$at" --from "$tmp/best.json" --op memcpy --app "trap '' TERM; sleep 31.25; echo x" --runs 3 >/dev/null 2>&1 &
+apid=$!
+for _ in $(seq 1 100); do sleeping && break; sleep 0.2; done
+kill -TERM $apid; sleep 1; kill -TERM $apid 2>/dev/null; wait $apid; rc=$?
+sleep 0.5
+sleeping && left=yes || left=no
+check "two SIGTERMs during --app of a command that ignores it: ended (rc=$rc), the command gone ($left left), no temporary files" \
+  bash -c "test $rc -eq 143 && test $left = no && test -z \"\$(ls -A '$tmp/apptmp')\""
+# A command that fails: under glibc (the command to fix) and under one candidate only (never kept);
+# nothing written either way.
 "$at" -q --from "$tmp/best.json" --app false --runs 1 --emit "$tmp/nothing.json" >/dev/null 2>"$tmp/e"; rc=$?
 check "--app false: exit 2, names the command and the status (rc=$rc)" bash -c "test $rc -eq 2 && grep -q '\`false\` exited with status 1 with the system routines' '$tmp/e' && test ! -e '$tmp/nothing.json'"
 "$at" -q --from "$tmp/best.json" --op memcpy --app 'case $LD_PRELOAD in */memcpy/*) echo broken >&2; exit 5 ;; esac' --runs 1 --emit "$tmp/nothing.json" >/dev/null 2>"$tmp/e"; rc=$?

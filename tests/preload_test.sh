@@ -433,6 +433,8 @@ done
 COPYSYNTH_PROFILE_SIGNAL=BOGUS recorded probe_bogus "$pprobe" --no-fork >/dev/null 2>"$tmp/probe_bogus.err"
 check "COPYSYNTH_PROFILE_SIGNAL=BOGUS: one line on stderr" test "$(wc -l <"$tmp/probe_bogus.err")" -eq 1
 check "... saying so" grep -q 'COPYSYNTH_PROFILE_SIGNAL="BOGUS" is not a signal the shim can take' "$tmp/probe_bogus.err"
+check "... and the record at exit is written" bash -c "'$pcheck' '$tmp/probe_bogus.prof' | grep -q '^records=1$'"
+sed 's/^/       /' "$tmp/probe_bogus.err"
 # A number is taken for the signals the names are, no others: SIGPIPE's number was taken, so a
 # pipeline's writer no longer died of SIGPIPE; 32 is one of glibc's own (thread cancellation).
 for num in "$(kill -l PIPE)" 32; do
@@ -440,8 +442,6 @@ for num in "$(kill -l PIPE)" 32; do
   check "COPYSYNTH_PROFILE_SIGNAL=$num: refused as a signal the shim cannot take" \
     grep -q "COPYSYNTH_PROFILE_SIGNAL=\"$num\" is not a signal the shim can take" "$tmp/probe_num$num.err"
 done
-check "... and the record at exit is written" bash -c "'$pcheck' '$tmp/probe_bogus.prof' | grep -q '^records=1$'"
-sed 's/^/       /' "$tmp/probe_bogus.err"
 # Signal names in lower case, as `kill -l` prints them and `kill -s` takes them.
 for name in usr2 sigusr2; do
   COPYSYNTH_PROFILE_SIGNAL=$name recorded "probe_$name" "$pprobe" --signal "$usr2" --no-fork >/dev/null 2>"$tmp/probe_$name.err"

@@ -1041,7 +1041,7 @@ TEST_CASE("save_wisdom and save_wisdom_keeping write through a symbolic link and
   std::filesystem::create_directory(dir.path + "/shared");
   const std::string target = dir.path + "/shared/host.json", link = dir.path + "/best.json";
   std::filesystem::create_symlink("shared/host.json", link);  // relative, dangling at first
-  CHECK(write_target(link) == target);
+  CHECK(write_target(link).value() == target);
   REQUIRE(save_wisdom(this_host({Operation::kMemcpy}, 1), link).ok());
   CHECK(std::filesystem::is_symlink(link));
   REQUIRE(std::filesystem::is_regular_file(target));
@@ -1062,10 +1062,40 @@ TEST_CASE("save_wisdom and save_wisdom_keeping write through a symbolic link and
     CHECK_FALSE(std::filesystem::exists(link + ".bak"));
     CHECK(load_wisdom(link).ok());
   }
+  SUBCASE("a loop of links: refused, nothing replaced") {
+    const std::string a = dir.path + "/a.json", b = dir.path + "/b.json";
+    std::filesystem::create_symlink("b.json", a);
+    std::filesystem::create_symlink("a.json", b);
+    auto t = write_target(a);
+    REQUIRE_FALSE(t.ok());
+    CHECK(contains(t.error().message, "more than 40 symbolic links"));
+    CHECK_FALSE(save_wisdom(this_host({Operation::kMemcpy}, 3), a).ok());
+    CHECK(std::filesystem::is_symlink(a));
+  }
+  SUBCASE("another user's link in a sticky world-writable directory: not followed") {
+    if (::geteuid() != 0) {
+      MESSAGE("not root: cannot give a link another owner; skipped");
+      return;
+    }
+    const std::string tmpdir = dir.path + "/sticky", victim = dir.path + "/victim";
+    std::filesystem::create_directory(tmpdir);
+    REQUIRE(::chmod(tmpdir.c_str(), 01777) == 0);
+    write_file(victim, "precious");
+    const std::string planted = tmpdir + "/best.json";
+    std::filesystem::create_symlink(victim, planted);
+    REQUIRE(::lchown(planted.c_str(), 12345, 12345) == 0);
+    auto t = write_target(planted);
+    REQUIRE_FALSE(t.ok());
+    CHECK(contains(t.error().message, "not followed"));
+    std::vector<std::string> said2;
+    CHECK_FALSE(save_keeping(this_host({Operation::kFill}, 4), planted, said2).ok());
+    CHECK(read_text(victim) == "precious");
+    CHECK_FALSE(std::filesystem::exists(victim + ".bak"));
+  }
   SUBCASE("a chain of two links") {
     const std::string link2 = dir.path + "/outer.json";
     std::filesystem::create_symlink(link, link2);
-    CHECK(write_target(link2) == target);
+    CHECK(write_target(link2).value() == target);
     REQUIRE(save_wisdom(this_host({Operation::kMemmove}, 3), link2).ok());
     CHECK(std::filesystem::is_symlink(link2));
     CHECK(std::filesystem::is_symlink(link));

@@ -216,8 +216,8 @@ namespace copysynth::preload {
 
 const char* env(const char* name) { return secure_getenv(name); }
 
-void write_line(int fd, std::string line) {
-  line += '\n';
+std::size_t write_all(int fd, const char* p, std::size_t n) noexcept {
+  const int saved = errno;
   sigset_t pipe_set, old;
   sigemptyset(&pipe_set);
   sigaddset(&pipe_set, SIGPIPE);
@@ -225,8 +225,9 @@ void write_line(int fd, std::string line) {
   sigset_t pending;
   sigpending(&pending);
   const bool was_pending = sigismember(&pending, SIGPIPE) == 1;
-  for (std::size_t off = 0; off < line.size();) {
-    const ssize_t k = ::write(fd, line.data() + off, line.size() - off);
+  std::size_t off = 0;
+  while (off < n) {
+    const ssize_t k = ::write(fd, p + off, n - off);
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) {
       // EPIPE raised a SIGPIPE for this thread, now pending: taken here, unless one was pending
@@ -240,6 +241,13 @@ void write_line(int fd, std::string line) {
     off += static_cast<std::size_t>(k);
   }
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  errno = saved;
+  return off;
+}
+
+void write_line(int fd, std::string line) {
+  line += '\n';
+  write_all(fd, line.data(), line.size());
 }
 
 int kept_file_fd(KeptFile& f, const char* path) noexcept {

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <string>
 
 namespace copysynth::preload {
@@ -13,12 +14,16 @@ namespace copysynth::preload {
 /// nullptr (secure_getenv), so such a program never reads or writes a file the invoking user names.
 const char* env(const char* name);
 
-/// Writes `line` and a newline to `fd` (retrying partial writes; errors are ignored). SIGPIPE is
-/// blocked meanwhile and a SIGPIPE the write raised is consumed: a report to a pipe whose reader
-/// has gone must not kill the program (at exit, before the C library flushes its stdout).
+/// Writes `n` bytes at `p` to `fd`, retrying partial writes and EINTR; returns how many were
+/// written. SIGPIPE is blocked meanwhile and a SIGPIPE the write raised is consumed (not one the
+/// program had pending): a report to a pipe or FIFO whose reader has gone must not kill the
+/// program (at exit, before the C library flushes its stdout). Async-signal-safe.
+std::size_t write_all(int fd, const char* p, std::size_t n) noexcept;
+
+/// write_all of `line` and a newline (errors are ignored).
 void write_line(int fd, std::string line);
 
-/// `path` resolved against the current directory (unchanged when absolute).
+/// `path` resolved against the current directory, "." segments and repeated slashes dropped.
 std::string absolute(const char* path);
 
 /// Whether two paths name one file: the same device and inode where both exist (links, "./" and

@@ -46,6 +46,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -531,16 +532,8 @@ void write_record(const char* reason) {
   bool stored = false;
   if (fd >= 0) {
     ::flock(fd, LOCK_EX);
-    const char* p = text;
-    std::size_t left = static_cast<std::size_t>(out.p - text);
-    while (left > 0) {
-      const ssize_t k = ::write(fd, p, left);
-      if (k < 0 && errno == EINTR) continue;
-      if (k <= 0) break;
-      p += k;
-      left -= static_cast<std::size_t>(k);
-    }
-    stored = left == 0;
+    const auto n = static_cast<std::size_t>(out.p - text);
+    stored = write_all(fd, text, n) == n;  // SIGPIPE blocked: a FIFO whose reader left
     ::flock(fd, LOCK_UN);
   }
   if (!stored) {
@@ -629,7 +622,17 @@ std::string absolute(const char* path) {
     char cwd[PATH_MAX];
     if (::getcwd(cwd, sizeof cwd)) abs = std::string(cwd) + "/" + abs;
   }
-  return abs;
+  // "." segments and repeated slashes dropped ("./p.prof" and "p.prof" are one name); ".." kept,
+  // as the kernel resolves it after a link.
+  std::string out;
+  for (std::size_t i = 0; i < abs.size();) {
+    const std::size_t j = std::min(abs.find('/', i), abs.size());
+    const std::string part = abs.substr(i, j - i);
+    if (!part.empty() && part != ".") out += "/" + part;
+    i = j + 1;
+  }
+  if (out.empty()) return abs;                    // "/"
+  return abs[0] == '/' ? out : out.substr(1);     // relative only when getcwd failed
 }
 
 /// Whether two paths name one file: the same device and inode where both exist (links, "./" and

@@ -86,14 +86,28 @@ Status check_replaceable(const std::string& path, const std::string& what, Error
                               "name (nothing was written)");
 }
 
-std::string write_target(const std::string& path) {
+Result<std::string> write_target(const std::string& path) {
   namespace fs = std::filesystem;
   fs::path p = path;
   std::error_code ec;
-  for (int hops = 0; hops < 40 && fs::is_symlink(p, ec); ++hops) {
+  for (int hops = 0; fs::is_symlink(p, ec); ++hops) {
+    if (hops == 40)
+      return make_error(ErrorCode::kWisdomIo, path + ": more than 40 symbolic links (a loop?); give the file's own path "
+                                                     "(nothing was written)");
+    // fs.protected_symlinks: in a sticky world-writable directory, a link is followed only when
+    // its owner is the follower or the directory's owner.
+    struct stat link {}, dir {};
+    const fs::path parent = p.has_parent_path() ? p.parent_path() : fs::path(".");
+    if (::lstat(p.c_str(), &link) == 0 && ::stat(parent.c_str(), &dir) == 0 && (dir.st_mode & S_ISVTX) &&
+        (dir.st_mode & S_IWOTH) && link.st_uid != ::geteuid() && link.st_uid != dir.st_uid)
+      return make_error(ErrorCode::kWisdomIo,
+                        path + ": " + (hops ? "it leads to " + p.string() + ", " : std::string()) +
+                            "a symbolic link another user owns in the sticky, world-writable directory " +
+                            parent.string() + "; not followed (the kernel's protected_symlinks would not either): "
+                            "give the file's own path (nothing was written)");
     const fs::path t = fs::read_symlink(p, ec);
     if (ec) break;
-    p = t.is_absolute() ? t : p.parent_path() / t;
+    p = t.is_absolute() ? t : parent / t;
   }
   return p.string();
 }
@@ -101,7 +115,9 @@ std::string write_target(const std::string& path) {
 Status check_output_path(const std::string& option, const std::string& path_in) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  const std::string path = write_target(path_in);
+  auto target = write_target(path_in);
+  if (!target) return make_error(ErrorCode::kInvalidArgument, option + " " + target.error().message);
+  const std::string path = *target;
   const std::string named = path == path_in ? path : path_in + " (a link to " + path + ")";
   if (fs::is_directory(path, ec))
     return make_error(ErrorCode::kInvalidArgument, option + " " + named + ": is a directory; give a file name");

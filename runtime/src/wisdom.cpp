@@ -499,7 +499,9 @@ mode_t new_file_mode() {
 /// new file keeps the permission bits of the file it replaces (0666 minus the umask for a new
 /// one). On any failure the temporary file is removed and `path` is left as it was.
 Status write_json(const json& j, const std::string& path_in) {
-  const std::string path = write_target(path_in);  // through a link, never over it
+  auto target = write_target(path_in);  // through a link, never over it
+  if (!target) return target.error();
+  const std::string path = *target;
   COPYSYNTH_TRY(check_replaceable(path, "wisdom file", ErrorCode::kWisdomIo));
   std::string tmp = path + ".XXXXXX";
   int fd = ::mkstemp(tmp.data());
@@ -710,22 +712,28 @@ bool blank_file(const std::string& path) {
   if (size == 0) return true;
   // Read until the first byte that is not white space: a wisdom file is non-blank in its first
   // bytes, so this reads 64 KiB at most for any file but a blank one.
+  // A file that cannot be opened or read is not blank: it is kept (a backup, or its own error).
   std::ifstream in(path, std::ios::binary);
+  if (!in.is_open()) return false;
   std::string chunk(std::size_t{64} << 10, '\0');
+  std::uintmax_t seen = 0;
   while (in) {
     in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
     const auto got = static_cast<std::size_t>(in.gcount());
     if (got == 0) break;
+    seen += got;
     if (std::string_view(chunk.data(), got).find_first_not_of(" \t\r\n") != std::string_view::npos) return false;
   }
-  return !in.bad();
+  return !in.bad() && seen == size;
 }
 
 Status save_wisdom_keeping(Wisdom w, const std::string& path_in, const CpuInfo& cpu,
                            const std::function<void(const std::string&)>& progress) {
   // A link is written through (write_target): the file it points to is kept, merged into or moved
   // aside, and the link stays.
-  const std::string path = write_target(path_in);
+  auto target = write_target(path_in);
+  if (!target) return target.error();
+  const std::string path = *target;
   const auto say = [&](const std::string& line) {
     if (progress) progress(line);
   };

@@ -100,9 +100,9 @@ CLI::Validator seed_number() {
       "UINT64");
 }
 
-/// SIGINT, SIGTERM, SIGHUP: passed on to the child autotune waits for, if any (interrupt.hpp: the
-/// wait then throws Interrupted and main() ends the process by the signal, after the unwinding
-/// removed the temporary files); otherwise the default action at once.
+/// SIGINT, SIGQUIT, SIGTERM, SIGHUP: passed on to the child autotune waits for, if any
+/// (interrupt.hpp: the wait then throws Interrupted and main() ends the process by the signal,
+/// after the unwinding removed the temporary files); otherwise the default action at once.
 extern "C" void on_stop_signal(int sig) {
   if (copysynth::pass_on_stop_signal(sig)) return;
   ::signal(sig, SIG_DFL);
@@ -114,7 +114,7 @@ int run_main(int argc, char** argv);
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+  for (int sig : copysynth::kStopSignals) {
     struct sigaction sa {}, old {};
     sigaction(sig, nullptr, &old);
     if (old.sa_handler == SIG_IGN) continue;  // nohup, or a shell's background job: left ignored

@@ -29,7 +29,9 @@ int run_merge(const Options& o) {
   // or a new file; any other file there is moved aside first, as --emit does, never lost.
   // A link is written through (write_target), as --emit does: the file it points to is replaced
   // or moved aside, and the link stays.
-  const std::string out = write_target(o.emit_path);
+  auto target = write_target(o.emit_path);
+  if (!target) return fail(target.error());
+  const std::string out = *target;
   std::error_code ec;
   if (std::filesystem::is_regular_file(out, ec)) {
     bool input = false;

@@ -287,18 +287,24 @@ Result<AppRun> run_app_once(const std::string& command, const std::vector<std::s
   posix_spawn_file_actions_adddup2(&fa, err[1], 2);
   timespec t0{}, t1{};
   ::clock_gettime(CLOCK_MONOTONIC, &t0);
-  // A process group of its own, so that an interrupt passed on (interrupt.hpp) ends whatever the
-  // command started too; its stdin is /dev/null and its output pipes, so it never needs the
-  // terminal's foreground.
+  // A session (and so a process group) of its own, so that an interrupt passed on
+  // (interrupt.hpp) ends whatever the command started too. Its stdin is /dev/null and its output
+  // pipes; with no controlling terminal, a command that opens /dev/tty (a password prompt) fails
+  // at once instead of stopping as a background job would, with autotune waiting for it for ever.
+  // The stop signals are blocked from before the start to the registration, so none falls
+  // between; the command starts with the mask as it was.
+  sigset_t old_mask;
+  block_stop_signals(true, &old_mask);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setsigmask(&attr, &old_mask);
   pid_t pid = 0;
   const int rc = ::posix_spawn(&pid, "/bin/sh", &fa, &attr, argv, envp.data());
   posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
   if (rc == 0) set_waited_child(-pid);
+  block_stop_signals(false, &old_mask);
   ::close(out[1]);
   ::close(err[1]);
   if (rc != 0) {

@@ -27,13 +27,16 @@ Result<std::string> read_regular_file(const std::string& path, const std::string
                                       ErrorCode code, const std::string& missing_hint = {});
 
 /// The file a write to `path` must replace: `path` itself, or, when it is a symbolic link, the
-/// file the chain of links ends at (at most 40 links, relative ones taken from the link's own
-/// directory; the end may not exist yet: a dangling link's target is created). A writer that
-/// renames a new file over `path` would otherwise replace the link with a regular file and leave
-/// the file it pointed to unchanged; writing to the end of the chain keeps the link, as
-/// `cat > path` does. Nothing is opened or created; never fails (a loop of links stops at the
-/// 40th, whose write then fails with ELOOP).
-std::string write_target(const std::string& path);
+/// file the chain of links ends at (relative links taken from the link's own directory; the end
+/// may not exist yet: a dangling link's target is created). A writer that renames a new file over
+/// `path` would otherwise replace the link with a regular file and leave the file it pointed to
+/// unchanged; writing to the end of the chain keeps the link, as `cat > path` does. Nothing is
+/// opened or created. Errors (kWisdomIo, nothing written): a chain of more than 40 links (a
+/// loop); a link the kernel itself would not follow under fs.protected_symlinks — one in a
+/// sticky, world-writable directory (/tmp) owned by neither this user (euid) nor the directory's
+/// owner — since following it by hand would let another user point `autotune --emit` run as
+/// root at any file.
+Result<std::string> write_target(const std::string& path);
 
 /// Checks, before any work is done, that a file may be written at `path`: it is not a directory,
 /// and its directory (of write_target(path), when `path` is a link) exists and is writable

@@ -1,26 +1,35 @@
 // copysynth — an interrupted tool ends its child processes and removes its temporary files.
 //
 // autotune starts programs of its own: the command `--app` judges with (`/bin/sh -c`, in a
-// process group of its own, which may start more processes), and a second autotune that
-// measures a refused winner again. SIGINT, SIGTERM or SIGHUP to autotune while it waits for one
+// session and process group of its own, which may start more processes), and a second autotune that
+// measures a refused winner again. SIGINT, SIGQUIT, SIGTERM or SIGHUP while it waits for one
 // used to end autotune alone: the child ran on as an orphan, and the temporary directory it
 // worked in stayed. Now autotune's handler passes the signal on to the child it waits for; when
 // the wait returns, the code that waited throws Interrupted, the stack unwinds (removing the
 // temporary directories: TempDir's destructor), and main() ends the process by the signal.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 namespace copysynth {
+
+/// The signals a tool passes on to its child: SIGINT (Ctrl-C), SIGQUIT (Ctrl-\), SIGTERM, SIGHUP.
+inline constexpr int kStopSignals[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
+
+/// Blocks kStopSignals (`block`, the mask before saved in *old) or restores *old: around starting
+/// a child and registering it, so that no signal falls between the two (the child is started
+/// with `*old` as its mask, posix_spawnattr_setsigmask).
+void block_stop_signals(bool block, sigset_t* old) noexcept;
 
 /// The child a tool now waits for, as kill(2) takes it: a pid, or a process group as -pgid; 0
 /// when none. Set after the child is started, cleared after the wait.
 void set_waited_child(pid_t target) noexcept;
 
-/// For the tool's SIGINT/SIGTERM/SIGHUP handler (async-signal-safe: an atomic load and store,
-/// kill(2)): passes `sig` on to the waited child, notes it for throw_if_stopped(), and returns
-/// true; returns false when no child is waited for (the handler then ends the process by the
-/// signal itself: nothing of the tool's own is left running then).
+/// For the tool's handler of kStopSignals (async-signal-safe: atomics, kill(2); errno kept):
+/// passes `sig` on to the waited child (a second signal: SIGKILL, for a child that ignores the
+/// first), notes it for throw_if_stopped(), and returns true; returns false when no child is
+/// waited for (the handler then ends the process by the signal itself).
 bool pass_on_stop_signal(int sig) noexcept;
 
 /// What throw_if_stopped() throws: `signal` is the signal passed on.

@@ -78,10 +78,10 @@ struct VerifyOptions {
   /// 1.7 ms for memmove, about 1 ms for fill with a 1 MiB rep threshold (more with a higher one,
   /// as it sets the largest length checked) on a 2-core AMD
   /// EPYC (family 26) VM (docs/performance.md, "Real programs under the shim and the library").
-  /// A rep class in 2 MiB pieces (rep_chunk) puts its piece edge in range: about ten lengths of
-  /// 2-4 MiB (the edge's window, the 4 MiB cap, the random lengths), four cases each, each case
-  /// writing canaries around, copying and comparing its n bytes: 19-52 ms per routine on that VM
-  /// (docs/perf/startup-check/).
+  /// A rep class in 2 MiB pieces (rep_chunk) puts its piece edges in range: eight lengths of
+  /// 2-4 MiB (five around 2 MiB, three at 4 MiB, where max_size cuts the window), four cases each
+  /// (three for fill), each case filling dst and 64 bytes either side with the canary, copying
+  /// and comparing: 19-52 ms per routine on that VM (docs/perf/startup-check/).
   static VerifyOptions startup() {
     VerifyOptions o;
     o.max_size = 4ull << 20;
@@ -106,8 +106,8 @@ struct VerifyOptions {
   /// memmove overlap distances within ±(2V+64) for n <= 4 and every 61st above, for edges up to
   /// 1 KiB; no random lengths, no static checks (the bytes are those the static checks passed).
   /// Lengths above 4 KiB (the rep-string and non-temporal classes of most tunes) are left to the
-  /// full check at tuning time: each case writes canaries around, copies and compares its n bytes,
-  /// so lengths of 64 KiB cost 3x the time. About 0.1-0.5 ms per routine
+  /// full check at tuning time: each case fills dst and 64 bytes either side with the canary,
+  /// copies and compares, so lengths of 64 KiB cost 3x the time. About 0.1-0.5 ms per routine
   /// on a 2-core AMD EPYC (family 26) VM (docs/performance.md, "Real programs under the shim and
   /// the library").
   static VerifyOptions quick() {

@@ -65,6 +65,11 @@ mkdir "$tmp/lib2" && cp -r "$lib/src" "$lib/README" "$tmp/lib2/" && echo "# mine
 check "--emit-lib into a directory whose src/ holds another .S file: refused, the file kept (rc=$rc)" \
   bash -c "test $rc -eq 2 && grep -q 'src/ holds mine.S' '$tmp/emit3.err' && test -s '$tmp/lib2/src/mine.S'"
 
+mkdir "$tmp/lib3" && echo '/* my header */' >"$tmp/lib3/copysynth-tuned.h"
+"$at" -q --from "$wisdom" --emit-lib "$tmp/lib3" >/dev/null 2>"$tmp/emit4.err"; rc=$?
+check "--emit-lib into a directory whose copysynth-tuned.h it did not write: refused, the file kept (rc=$rc)" \
+  bash -c "test $rc -eq 2 && grep -q 'holds a copysynth-tuned.h that an earlier --emit-lib did not write' '$tmp/emit4.err' && grep -q 'my header' '$tmp/lib3/copysynth-tuned.h'"
+
 # ---- 1. the objects ---------------------------------------------------------------------------------
 exports=$(nm -D --defined-only "$so" | awk '{ print $3 }' | sort | tr '\n' ' ')
 check "exports exactly the six routines and copysynth_tuned_active (got: $exports)" \

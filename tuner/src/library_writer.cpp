@@ -482,22 +482,16 @@ Status check_library_dir(const std::string& dir, const std::string& wisdom_path)
     std::error_code e2;
     if (name == kTunedLibraryShared || name == kTunedLibraryStatic || name.rfind(".copysynth-lib-", 0) == 0) continue;
     if (!wisdom_path.empty() && fs::equivalent(path, wisdom_path, e2)) continue;
-    if (name == kTunedLibraryHeader) {
-      if (!fs::is_regular_file(path, e2)) return refuse(std::string("its ") + kTunedLibraryHeader + " is not a regular file");
+    // The text files it writes start with a marker: one that does not is the user's.
+    if (const char* marker = name == "README"              ? "libcopysynth-tuned:"
+                             : name == kTunedLibraryHeader ? "/* libcopysynth-tuned:"
+                                                           : nullptr) {
+      if (!fs::is_regular_file(path, e2)) return refuse("its " + name + " is not a regular file");
+      const std::string want = marker;
       std::ifstream in(path, std::ios::binary);
-      std::string first(22, '\0');
+      std::string first(want.size(), '\0');
       in.read(first.data(), static_cast<std::streamsize>(first.size()));
-      if (in.gcount() != 22 || first != "/* libcopysynth-tuned:")
-        return refuse(std::string("it holds a ") + kTunedLibraryHeader + " that an earlier --emit-lib did not write");
-      continue;
-    }
-    if (name == "README") {
-      if (!fs::is_regular_file(path, e2)) return refuse("its README is not a regular file");
-      std::ifstream in(path, std::ios::binary);
-      std::string first(19, '\0');
-      in.read(first.data(), static_cast<std::streamsize>(first.size()));
-      if (in.gcount() != 19 || first != "libcopysynth-tuned:")
-        return refuse("it holds a README that an earlier --emit-lib did not write");
+      if (first != want) return refuse("it holds a " + name + " that an earlier --emit-lib did not write");
       continue;
     }
     if (name == "src" && fs::is_directory(path, e2)) {

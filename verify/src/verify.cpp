@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -350,11 +351,19 @@ std::set<std::uint64_t> test_sizes(const std::vector<std::uint64_t>& edges, cons
   for (std::uint64_t e : edges)
     if (e <= opt.max_size) top = std::max(top, 2 * e);
   top = std::min(top, opt.max_size);
+  // Spread evenly over the octaves from dense_max + 1 to top (an octave drawn uniformly, then a
+  // length uniformly within it), so short and long lengths get a like share. In integers: with no
+  // exp or log the shim, which links this file, needs no libm.so.6 of its own to be loaded into
+  // every program it is preloaded in (tests/link_check.sh).
   if (top > opt.dense_max + 1) {
-    const double a = std::log(double(opt.dense_max + 1)), b = std::log(double(top));
-    std::uniform_real_distribution<double> u(a, b);
-    for (unsigned i = 0; i < opt.random_sizes; ++i)
-      sizes.insert(std::min<std::uint64_t>(top, static_cast<std::uint64_t>(std::exp(u(rng)))));
+    const std::uint64_t lo = opt.dense_max + 1;
+    std::uniform_int_distribution<int> octave(std::bit_width(lo), std::bit_width(top));
+    for (unsigned i = 0; i < opt.random_sizes; ++i) {
+      const int k = octave(rng);
+      const std::uint64_t from = std::max(lo, std::uint64_t{1} << (k - 1));
+      const std::uint64_t to = k >= 64 ? top : std::min(top, (std::uint64_t{1} << k) - 1);
+      sizes.insert(std::uniform_int_distribution<std::uint64_t>(from, to)(rng));
+    }
   }
   rep.sizes = sizes.size();
   return sizes;

@@ -12,7 +12,7 @@
 //   - on acceptance: every entry's params pass validate_domains; its plan passes check_plan, has
 //     the classes make_plan gives for those params (weights aside) and assembles (the file's
 //     weights shape the dispatch tree); its points have offsets 0..4095; and the document
-//     round-trips:
+//     round-trips (the points' measured figures rounded to 4 significant digits, to_json):
 //     to_json(w) dumped as text re-parses, is accepted again, and gives the same JSON and the same
 //     entries and app verdicts (to_json(from_json(to_json(w))) == to_json(w)); app verdicts are one
 //     per operation (memcpy, memmove, fill) and one with kept = false has no entry beside it.
@@ -29,6 +29,7 @@
 // Built with clang and -fsanitize=fuzzer by -DCOPYSYNTH_FUZZ=ON (tools/run-tests.sh fuzz). Without
 // it, tests/fuzz_replay_main.cpp supplies a main() that replays the seed corpus (ctest
 // fuzz_wisdom_corpus), so the properties are also checked by every normal and sanitizer build.
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -51,6 +52,22 @@ using namespace copysynth;
   if (!detail.empty()) std::fprintf(stderr, "  %s\n", detail.c_str());
   std::fflush(stderr);
   std::abort();
+}
+
+/// The points as written and read back: sizes, offsets and labels the same, each measured figure
+/// within half a unit of its 4th significant digit (to_json rounds them; see wisdom.cpp).
+bool same_points(const std::vector<MeasuredPoint>& a, const std::vector<MeasuredPoint>& b) {
+  if (a.size() != b.size()) return false;
+  const auto near = [](double x, double y) { return std::fabs(x - y) <= 5e-4 * std::fabs(x) + 1e-300; };
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const MeasuredPoint &p = a[i], &q = b[i];
+    if (p.size != q.size || p.src_align != q.src_align || p.dst_align != q.dst_align || p.label != q.label) return false;
+    if (!near(p.baseline_gbps, q.baseline_gbps) || !near(p.tuned_gbps, q.tuned_gbps) || !near(p.baseline_ns, q.baseline_ns) ||
+        !near(p.tuned_ns, q.tuned_ns) || !near(p.cycles, q.cycles) || !near(p.instructions, q.instructions) ||
+        !near(p.cache_misses, q.cache_misses))
+      return false;
+  }
+  return true;
 }
 
 void check_accepted(const Wisdom& w) {
@@ -102,7 +119,7 @@ void check_accepted(const Wisdom& w) {
   if (w2->entries.size() != w.entries.size()) fail("round trip changed the number of entries");
   for (std::size_t i = 0; i < w.entries.size(); ++i) {
     const WisdomEntry &a = w.entries[i], &b = w2->entries[i];
-    if (!(a.plan == b.plan) || a.operation != b.operation || a.code_hash != b.code_hash || !(a.points == b.points) ||
+    if (!(a.plan == b.plan) || a.operation != b.operation || a.code_hash != b.code_hash || !same_points(a.points, b.points) ||
         a.workload != b.workload)
       fail("round trip changed entries[" + std::to_string(i) + "]");
   }

@@ -66,8 +66,10 @@ Wisdom sample_wisdom() {
   WisdomEntry e = test::entry_for(with_weights(plan_for(p), [](std::uint64_t lo, std::uint64_t) {
     return 0.125 + double(lo % 7) / 3.0;  // not the defaults, not round numbers
   }));
+  // Figures of at most 4 significant digits, which the file keeps exactly (the rounding of
+  // longer ones: "measured points are written to 4 significant digits").
   e.points = {{4096, 0, 4, 1.7, 60.1},
-              {17, 3, 61, 0.1 + 0.2, 1e-3},
+              {17, 3, 61, 0.3, 1e-3},
               {std::uint64_t{1} << 20, 63, 0, 12.5, 13.0},
               {65536, 2048, 33, 80.5, 112.4}};  // the misaligned matrix's offsets within a page
   w.entries.push_back(e);
@@ -175,6 +177,38 @@ TEST_CASE("wisdom: save and load round trip") {
   auto r3 = wisdom_from_json(to_json(w));
   REQUIRE(r3.ok());
   CHECK(r3->entries[0].points == o.points);
+}
+
+TEST_CASE("wisdom: measured points are written to 4 significant digits") {
+  // A median that moves by a percent from run to run has no 17 digits to keep, and every digit
+  // written is one the shim lexes at each process's start (docs/perf/startup-check/README.md).
+  Wisdom w = sample_wisdom();
+  MeasuredPoint p;
+  p.size = 4096;
+  p.baseline_gbps = 6.377450411760036;
+  p.tuned_gbps = 71.74181073715361;
+  p.baseline_ns = 2.5088395780382635;
+  p.tuned_ns = 0.00022302197053013506;
+  p.cycles = 1234567.891;
+  p.instructions = 99999.5;  // rounds up past a power of ten
+  p.cache_misses = 0.5;      // already short: kept as it is
+  w.entries[0].points = {p};
+  const json j = to_json(w)["entries"][0]["points"][0];
+  CHECK(j["baseline_gbps"].dump() == "6.377");
+  CHECK(j["tuned_gbps"].dump() == "71.74");
+  CHECK(j["baseline_ns"].dump() == "2.509");
+  CHECK(j["tuned_ns"].dump() == "0.000223");
+  CHECK(j["cycles"].dump() == "1235000.0");
+  CHECK(j["instructions"].dump() == "100000.0");
+  CHECK(j["cache_misses"].dump() == "0.5");
+  CHECK(j["size"] == 4096);
+  // Read back, the figures are the rounded ones, and writing them again changes nothing.
+  auto r = wisdom_from_json(to_json(w));
+  REQUIRE(r.ok());
+  const MeasuredPoint& q = r->entries[0].points.at(0);
+  CHECK(q.baseline_gbps == 6.377);
+  CHECK(q.tuned_ns == 0.000223);
+  CHECK(to_json(*r) == to_json(w));
 }
 
 TEST_CASE("wisdom: WisdomPoints::kSkip reads everything but the measured points") {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
@@ -51,6 +52,23 @@ Error cpu_mismatch(const std::string& tuned, const std::string& here) {
   return make_error(ErrorCode::kWisdomMismatch, "wisdom was tuned on CPU \"" + tuned + "\" but this host is \"" + here +
                                                     "\"" + (why.empty() ? "" : " (" + why + ")") +
                                                     "; run `autotune --emit FILE` on this host to tune for it");
+}
+
+/// A measured figure as the file keeps it: rounded to 4 significant digits. Medians that move by
+/// a percent or more from run to run were written with 17 digits (the shortest text that reads
+/// back as the same double), and the points were nine tenths of a three-entry file: the shim,
+/// which skips them, still lexes every digit at each process's start
+/// (docs/perf/startup-check/README.md). snprintf and strtod, not to_chars: libstdc++'s
+/// floating-point to_chars would make the shim, which links this file, load libm.so.6 in every
+/// program (tests/link_check.sh); both use the same locale's decimal point, so the value reads
+/// back in any locale.
+double measured(double v) {
+  if (!std::isfinite(v) || v == 0) return v;
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3e", v);
+  char* end = nullptr;
+  const double r = std::strtod(b, &end);
+  return end != b ? r : v;
 }
 
 std::string hex64(std::uint64_t v) {
@@ -160,15 +178,15 @@ json to_json(const Wisdom& w) {
       json pj = {{"size", p.size},
                  {"src_align", p.src_align},
                  {"dst_align", p.dst_align},
-                 {"baseline_gbps", p.baseline_gbps},
-                 {"tuned_gbps", p.tuned_gbps},
-                 {"baseline_ns", p.baseline_ns},
-                 {"tuned_ns", p.tuned_ns}};
+                 {"baseline_gbps", measured(p.baseline_gbps)},
+                 {"tuned_gbps", measured(p.tuned_gbps)},
+                 {"baseline_ns", measured(p.baseline_ns)},
+                 {"tuned_ns", measured(p.tuned_ns)}};
       if (!p.label.empty()) pj["label"] = p.label;
       if (p.cycles > 0) {
-        pj["cycles"] = p.cycles;
-        pj["instructions"] = p.instructions;
-        pj["cache_misses"] = p.cache_misses;
+        pj["cycles"] = measured(p.cycles);
+        pj["instructions"] = measured(p.instructions);
+        pj["cache_misses"] = measured(p.cache_misses);
       }
       points.push_back(pj);
     }

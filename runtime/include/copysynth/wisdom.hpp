@@ -17,7 +17,8 @@
 //                                  "baseline_gbps": 1.7, "tuned_gbps": 60.1,
 //                                  "baseline_ns": 2409.4, "tuned_ns": 68.2 } ] } ] }
 // A distribution workload's point also has "label" (the distribution's name); "size" is then
-// the mean bytes per call.
+// the mean bytes per call. A point's measured figures (GB/s, ns, counters) are written rounded to
+// 4 significant digits (to_json): they are medians that move by a percent from run to run.
 //
 // Optional (absent in older files), the verdicts of `autotune --app 'COMMAND' --runs N`: a real
 // program timed with the system routines and with the tuned ones (AppVerdict below):
@@ -126,6 +127,9 @@ struct Wisdom {
 /// Fills the cpu_* fields from `cpu`.
 void set_cpu(Wisdom& w, const CpuInfo& cpu);
 
+/// The schema-1 document of `w` (layout above). Each point's measured figures are rounded to 4
+/// significant digits, so from_json(to_json(w)) gives them rounded; everything else comes back
+/// exactly. Never fails.
 nlohmann::json to_json(const Wisdom& w);
 
 /// Parses and checks a whole document. Every entry's params must pass their domain checks and

@@ -55,7 +55,8 @@ using namespace copysynth;
 }
 
 /// The points as written and read back: sizes, offsets and labels the same, each measured figure
-/// within half a unit of its 4th significant digit (to_json rounds them; see wisdom.cpp).
+/// within 0.05 % of its value (to_json rounds them to 4 significant digits; see wisdom.cpp). The
+/// exact check is the JSON's: to_json(from_json(to_json(w))) == to_json(w).
 bool same_points(const std::vector<MeasuredPoint>& a, const std::vector<MeasuredPoint>& b) {
   if (a.size() != b.size()) return false;
   const auto near = [](double x, double y) { return std::fabs(x - y) <= 5e-4 * std::fabs(x) + 1e-300; };

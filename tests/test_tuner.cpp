@@ -8,6 +8,7 @@
 #include <clocale>
 #include <cmath>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include <regex>
 #include <sstream>
@@ -1807,6 +1808,21 @@ TEST_CASE("locale: under setlocale(LC_ALL, \"de_DE.UTF-8\") numbers are read and
   char b[16];
   CHECK(snprintf_c(b, sizeof b, "%.1f", 3.25) == 3);
   CHECK(std::string(b) == "3.2");
+  char* end = nullptr;
+  const char* text = "1.625e+01";
+  CHECK(strtod_c(text, &end) == 16.25);  // strtod would stop at the '.'
+  CHECK(end == text + 9);
+  // Wisdom: a point's figures are rounded in the "C" locale (wisdom.cpp's measured()), never cut
+  // at the first digit as a "6,377e+00" read back by strtod would be.
+  Wisdom wz;
+  wz.entries.emplace_back();
+  MeasuredPoint q;
+  q.baseline_gbps = 6.377450411760036;
+  q.tuned_ns = 1234.5678;
+  wz.entries[0].points = {q};
+  const nlohmann::json jz = to_json(wz)["entries"][0]["points"][0];
+  CHECK(jz["baseline_gbps"].dump() == "6.377");
+  CHECK(jz["tuned_ns"].dump() == "1235.0");
   // The thread's locale is the program's again afterwards.
   std::snprintf(probe, sizeof probe, "%.1f", 0.5);
   CHECK(std::string(probe) == "0,5");

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -209,6 +210,32 @@ TEST_CASE("wisdom: measured points are written to 4 significant digits") {
   CHECK(q.baseline_gbps == 6.377);
   CHECK(q.tuned_ns == 0.000223);
   CHECK(to_json(*r) == to_json(w));
+
+  // A figure whose rounding would overflow (1.798e+308) is kept, never written as null: the
+  // loader accepts any finite number, so what it accepted must save and load again.
+  p.tuned_gbps = std::numeric_limits<double>::max();
+  p.baseline_gbps = 1.7976e308;
+  w.entries[0].points = {p};
+  auto big = wisdom_from_json(json::parse(to_json(w).dump()));
+  REQUIRE_MESSAGE(big.ok(), (big.ok() ? std::string() : big.error().message));
+  CHECK(big->entries[0].points.at(0).tuned_gbps == std::numeric_limits<double>::max());
+  CHECK(big->entries[0].points.at(0).baseline_gbps == 1.7976e308);
+
+  // The counters go as one: a point with cycles 0 keeps its instructions and cache misses.
+  p.tuned_gbps = 1.5;
+  p.baseline_gbps = 1.5;
+  p.baseline_ns = 2.5;
+  p.tuned_ns = 0.25;
+  p.cycles = 0;
+  p.instructions = 5;
+  p.cache_misses = 0;
+  w.entries[0].points = {p};
+  auto counters = wisdom_from_json(to_json(w));
+  REQUIRE(counters.ok());
+  CHECK(counters->entries[0].points.at(0) == p);
+  p.instructions = 0;
+  w.entries[0].points = {p};
+  CHECK(to_json(w)["entries"][0]["points"][0].count("cycles") == 0);  // no PMU: no counters
 }
 
 TEST_CASE("wisdom: WisdomPoints::kSkip reads everything but the measured points") {

@@ -57,9 +57,10 @@
 // atexit handlers that copy after this library's destructor still run correct code.
 // Start-up cost: reading and checking the JSON (without the entries' measured points,
 // WisdomPoints::kSkip), building and quick-checking memcpy, memmove and fill tuned on this CPU:
-// about 2.3 ms on a 2-core VM, plus about 1 ms to load this library, whose libstdc++ is linked
-// in (api/CMakeLists.txt) (docs/performance.md, "Real programs under the shim and the library");
-// with the start-up check 8-13 ms.
+// 2.1 ms at best on a 2-core VM, plus 0.55-1.31 ms to load this library, whose libstdc++ is
+// linked in and which needs no libm (api/CMakeLists.txt); about 4 ms per process in all
+// (docs/perf/startup-check/README.md); with the start-up check 8-13 ms, more for rep classes in
+// pieces (README.md).
 //
 // The copysynth libraries linked in here have no namespace-scope dynamic initialisers (process-wide
 // state is constant-initialised or a function-local static), so it does not matter that this

@@ -5,6 +5,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 namespace copysynth {
@@ -31,6 +32,12 @@ class CLocaleScope {
 };
 
 }  // namespace
+
+double strtod_c(const char* text, char** end) {
+  if (const locale_t c = c_locale()) return strtod_l(text, end, c);
+  CLocaleScope scope;  // no locale object (out of memory): this thread's locale for the call
+  return std::strtod(text, end);
+}
 
 int snprintf_c(char* buf, std::size_t size, const char* format, ...) {
   CLocaleScope c;

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "copysynth/c_format.hpp"
 #include "copysynth/file_io.hpp"
 #include "copysynth/ladders.hpp"
 #include "copysynth/profile.hpp"
@@ -58,17 +59,19 @@ Error cpu_mismatch(const std::string& tuned, const std::string& here) {
 /// a percent or more from run to run were written with 17 digits (the shortest text that reads
 /// back as the same double), and the points were nine tenths of a three-entry file: the shim,
 /// which skips them, still lexes every digit at each process's start
-/// (docs/perf/startup-check/README.md). snprintf and strtod, not to_chars: libstdc++'s
-/// floating-point to_chars would make the shim, which links this file, load libm.so.6 in every
-/// program (tests/link_check.sh); both use the same locale's decimal point, so the value reads
-/// back in any locale.
+/// (docs/perf/startup-check/README.md). Written and read in the "C" locale (snprintf_c,
+/// strtod_c), not with to_chars/from_chars: libstdc++'s floating-point forms of those would make
+/// the shim, which links this file, load libm.so.6 into every program (ctest
+/// preload_needs_no_cxx_runtime). A value whose rounding is not finite (within 0.05 % of
+/// DBL_MAX) is kept as it is.
 double measured(double v) {
   if (!std::isfinite(v) || v == 0) return v;
   char b[32];
-  std::snprintf(b, sizeof b, "%.3e", v);
+  const int n = snprintf_c(b, sizeof b, "%.3e", v);
+  if (n <= 0 || n >= static_cast<int>(sizeof b)) return v;
   char* end = nullptr;
-  const double r = std::strtod(b, &end);
-  return end != b ? r : v;
+  const double r = strtod_c(b, &end);
+  return end == b + n && std::isfinite(r) ? r : v;
 }
 
 std::string hex64(std::uint64_t v) {
@@ -183,7 +186,9 @@ json to_json(const Wisdom& w) {
                  {"baseline_ns", measured(p.baseline_ns)},
                  {"tuned_ns", measured(p.tuned_ns)}};
       if (!p.label.empty()) pj["label"] = p.label;
-      if (p.cycles > 0) {
+      // The counters as one: all three when any was read (a file's point with cycles 0 and
+      // instructions 5 lost the instructions when written back), none without a PMU.
+      if (p.cycles != 0 || p.instructions != 0 || p.cache_misses != 0) {
         pj["cycles"] = measured(p.cycles);
         pj["instructions"] = measured(p.instructions);
         pj["cache_misses"] = measured(p.cache_misses);

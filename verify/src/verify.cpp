@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -351,17 +350,19 @@ std::set<std::uint64_t> test_sizes(const std::vector<std::uint64_t>& edges, cons
   for (std::uint64_t e : edges)
     if (e <= opt.max_size) top = std::max(top, 2 * e);
   top = std::min(top, opt.max_size);
-  // Spread evenly over the octaves from dense_max + 1 to top (an octave drawn uniformly, then a
-  // length uniformly within it), so short and long lengths get a like share. In integers: with no
-  // exp or log the shim, which links this file, needs no libm.so.6 of its own to be loaded into
-  // every program it is preloaded in (tests/link_check.sh).
+  // Spread evenly over the octaves from dense_max + 1 to top (an octave [2^(k-1), 2^k) drawn
+  // uniformly, then a length uniformly within it; the last octave ends at top, so a top that is a
+  // power of two is not an octave of one length), so short and long lengths get a like share. In
+  // integers: with no exp or log the shim, which links this file, needs no libm.so.6 of its own
+  // loaded into every program it is preloaded in (ctest preload_needs_no_cxx_runtime).
   if (top > opt.dense_max + 1) {
     const std::uint64_t lo = opt.dense_max + 1;
-    std::uniform_int_distribution<int> octave(std::bit_width(lo), std::bit_width(top));
+    const int last = std::bit_width(top - 1);  // top - 1 >= lo >= 1
+    std::uniform_int_distribution<int> octave(std::bit_width(lo), last);
     for (unsigned i = 0; i < opt.random_sizes; ++i) {
       const int k = octave(rng);
       const std::uint64_t from = std::max(lo, std::uint64_t{1} << (k - 1));
-      const std::uint64_t to = k >= 64 ? top : std::min(top, (std::uint64_t{1} << k) - 1);
+      const std::uint64_t to = k == last ? top : (std::uint64_t{1} << k) - 1;
       sizes.insert(std::uniform_int_distribution<std::uint64_t>(from, to)(rng));
     }
   }

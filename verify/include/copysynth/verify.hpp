@@ -37,8 +37,9 @@ namespace copysynth {
 struct VerifyOptions {
   std::uint64_t dense_max = 1024;       ///< every n in [0, dense_max] (bytes)
   std::uint64_t edge_radius = 72;       ///< test edge-r .. edge+r for every edge (bytes)
-  unsigned random_sizes = 24;           ///< extra n drawn log-uniformly up to twice the largest
-                                        ///< edge (at least 1 MiB, at most max_size)
+  unsigned random_sizes = 24;           ///< extra n from dense_max+1 up to twice the largest edge
+                                        ///< (at least 1 MiB, at most max_size): an octave drawn
+                                        ///< uniformly, then n uniformly within it
   std::uint64_t max_size = 64ull << 20; ///< largest n tested; larger edges are skipped (reported)
   std::uint64_t large_edge = 1ull << 20;///< edges above this are tested every `large_edge_stride`
   unsigned large_edge_stride = 1;       ///< bytes within ±edge_radius (plus edge-1, edge, edge+1);

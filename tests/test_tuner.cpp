@@ -1812,8 +1812,9 @@ TEST_CASE("locale: under setlocale(LC_ALL, \"de_DE.UTF-8\") numbers are read and
   const char* text = "1.625e+01";
   CHECK(strtod_c(text, &end) == 16.25);  // strtod would stop at the '.'
   CHECK(end == text + 9);
-  // Wisdom: a point's figures are rounded in the "C" locale (wisdom.cpp's measured()), never cut
-  // at the first digit as a "6,377e+00" read back by strtod would be.
+  // Wisdom: a point's figures are rounded in the "C" locale (wisdom.cpp's measured()). Written
+  // with snprintf_c and read back with a reader of the program's locale, "6.377e+00" would stop
+  // at the '.', and the file would say 6.
   Wisdom wz;
   wz.entries.emplace_back();
   MeasuredPoint q;

@@ -35,8 +35,7 @@ class CLocaleScope {
 
 double strtod_c(const char* text, char** end) {
   if (const locale_t c = c_locale()) return strtod_l(text, end, c);
-  CLocaleScope scope;  // no locale object (out of memory): this thread's locale for the call
-  return std::strtod(text, end);
+  return std::strtod(text, end);  // no "C" locale object (newlocale failed): as snprintf_c does
 }
 
 int snprintf_c(char* buf, std::size_t size, const char* format, ...) {

@@ -62,8 +62,8 @@ Error cpu_mismatch(const std::string& tuned, const std::string& here) {
 /// (docs/perf/startup-check/README.md). Written and read in the "C" locale (snprintf_c,
 /// strtod_c), not with to_chars/from_chars: libstdc++'s floating-point forms of those would make
 /// the shim, which links this file, load libm.so.6 into every program (ctest
-/// preload_needs_no_cxx_runtime). A value whose rounding is not finite (within 0.05 % of
-/// DBL_MAX) is kept as it is.
+/// preload_needs_no_cxx_runtime). A value whose 4-digit rounding overflows (|v| >= 1.7975e308,
+/// which would be 1.798e308) is kept as it is.
 double measured(double v) {
   if (!std::isfinite(v) || v == 0) return v;
   char b[32];

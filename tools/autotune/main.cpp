@@ -77,7 +77,7 @@ CLI::Validator number_in(const std::string& option, const std::string& unit, dou
       [=](std::string& in) -> std::string {
         char* end = nullptr;
         errno = 0;
-        const double v = whole ? double(std::strtol(in.c_str(), &end, 10)) : std::strtod(in.c_str(), &end);
+        const double v = whole ? double(std::strtol(in.c_str(), &end, 10)) : copysynth::strtod_c(in.c_str(), &end);
         if (end == in.c_str() || *end != '\0' || (whole && errno))
           return option + " takes a " + (whole ? "whole " : "") + "number of " + unit + ", got '" + in + "'";
         if (!std::isfinite(v) || v < lo || v > hi) return option + " must be " + range + " " + unit + ", got " + in;

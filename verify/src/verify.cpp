@@ -352,7 +352,8 @@ std::set<std::uint64_t> test_sizes(const std::vector<std::uint64_t>& edges, cons
   top = std::min(top, opt.max_size);
   // Spread evenly over the octaves from dense_max + 1 to top (an octave [2^(k-1), 2^k) drawn
   // uniformly, then a length uniformly within it; the last octave ends at top, so a top that is a
-  // power of two is not an octave of one length), so short and long lengths get a like share. In
+  // power of two is not an octave of one length, though the octaves at either end may be short),
+  // so short and long lengths get a like share. In
   // integers: with no exp or log the shim, which links this file, needs no libm.so.6 of its own
   // loaded into every program it is preloaded in (ctest preload_needs_no_cxx_runtime).
   if (top > opt.dense_max + 1) {

@@ -23,7 +23,9 @@ int snprintf_c(char* buf, std::size_t size, const char* format, ...) __attribute
 std::string format_c(const char* format, ...) __attribute__((format(printf, 1, 2)));
 
 /// std::strtod in the "C" locale (strtod_l(3)): '.' is the decimal point whatever locale the
-/// program or another thread set. Same arguments and return value as std::strtod.
+/// program or another thread set. Same arguments, return value and errno (ERANGE) as std::strtod.
+/// If no "C" locale object could be made (newlocale(3) failed; glibc's never does for "C"), it
+/// is std::strtod in the thread's locale, as snprintf_c then writes in it.
 double strtod_c(const char* text, char** end);
 
 }  // namespace copysynth

@@ -15,9 +15,10 @@
 //                    "code_fnv1a64": "0123456789abcdef",
 //                    "points": [ { "size": 4096, "src_align": 0, "dst_align": 4,
 //                                  "baseline_gbps": 1.7, "tuned_gbps": 60.1,
-//                                  "baseline_ns": 2409, "tuned_ns": 68.2 } ] } ] }
+//                                  "baseline_ns": 2409.0, "tuned_ns": 68.2 } ] } ] }
 // A distribution workload's point also has "label" (the distribution's name); "size" is then
-// the mean bytes per call. A point's measured figures (GB/s, ns, counters) are written rounded to
+// the mean bytes per call. A point measured with hardware counters also has "cycles",
+// "instructions" and "cache_misses" (per call; all three, or none). A point's measured figures (GB/s, ns, counters) are written rounded to
 // 4 significant digits (to_json): they are medians that move by a percent from run to run.
 //
 // Optional (absent in older files), the verdicts of `autotune --app 'COMMAND' --runs N`: a real
@@ -128,7 +129,7 @@ struct Wisdom {
 void set_cpu(Wisdom& w, const CpuInfo& cpu);
 
 /// The schema-1 document of `w` (layout above). Each point's measured figures are rounded to 4
-/// significant digits (a value within 0.05 % of DBL_MAX is kept as it is), so
+/// significant digits (|v| >= 1.7975e308, whose rounding overflows, is kept as it is), so
 /// wisdom_from_json(to_json(w)) gives them rounded; everything else comes back exactly. Never
 /// fails.
 nlohmann::json to_json(const Wisdom& w);

@@ -18,8 +18,9 @@
 //                                  "baseline_ns": 2409.0, "tuned_ns": 68.2 } ] } ] }
 // A distribution workload's point also has "label" (the distribution's name); "size" is then
 // the mean bytes per call. A point measured with hardware counters also has "cycles",
-// "instructions" and "cache_misses" (per call; all three, or none). A point's measured figures (GB/s, ns, counters) are written rounded to
-// 4 significant digits (to_json): they are medians that move by a percent from run to run.
+// "instructions" and "cache_misses" (per call; all three, or none). A point's measured figures
+// (GB/s, ns, counters) are written rounded to 4 significant digits (to_json): they are medians
+// that move by a percent from run to run.
 //
 // Optional (absent in older files), the verdicts of `autotune --app 'COMMAND' --runs N`: a real
 // program timed with the system routines and with the tuned ones (AppVerdict below):

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -182,7 +183,7 @@ TEST_CASE("wisdom: save and load round trip") {
 
 TEST_CASE("wisdom: measured points are written to 4 significant digits") {
   // A median that moves by a percent from run to run has no 17 digits to keep, and every digit
-  // written is one the shim lexes at each process's start (docs/perf/startup-check/README.md).
+  // written is one `autotune --from`, `--show` and the report parse (the shim steps over them).
   Wisdom w = sample_wisdom();
   MeasuredPoint p;
   p.size = 4096;
@@ -312,6 +313,36 @@ TEST_CASE("wisdom: WisdomPoints::kSkip reads everything but the measured points"
   CHECK(skipped == expected);
   CHECK(parse_wisdom_text(doc.dump(), WisdomPoints::kKeep) == doc);
   CHECK(parse_wisdom_text("{\"entries\": [", WisdomPoints::kSkip).is_discarded());
+
+  // The text kSkip parses: only entries' points arrays are emptied, strings are stepped over whole
+  // (a bracket or a quote inside one is not structure), and every other byte is kept.
+  CHECK(cut_entry_points(doc.dump()) == std::nullopt);  // no entries' points is an array there
+  CHECK(cut_entry_points(R"({"entries": [{"points": [1, {"a": "]\"}"}], "x": 2}]})") ==
+        std::optional<std::string>(R"({"entries": [{"points": [], "x": 2}]})"));
+  CHECK(cut_entry_points(R"({"hosts": [{"entries": [{"points" : [[]]}]}], "points": [1]})") ==
+        std::optional<std::string>(R"({"hosts": [{"entries": [{"points" : []}]}], "points": [1]})"));
+  CHECK(cut_entry_points(R"({"entries": [{"p": {"points": [1]}, "\u0070oints": [2]}]})") == std::nullopt);
+  CHECK(cut_entry_points(R"({"entries": [{"points": "[1]"}]})") == std::nullopt);
+  // Nothing is cut where a string is not closed or brackets do not match: the parser says why.
+  CHECK(cut_entry_points(R"({"entries": [{"points": [1, {]}]})") == std::nullopt);
+  CHECK(cut_entry_points(R"({"entries": [{"points": [1]}], "a": "x)") == std::nullopt);
+  CHECK(cut_entry_points(R"({"entries": [{"points": [1]}}]})") == std::nullopt);
+  CHECK(parse_wisdom_text(R"({"entries": [{"points": [1, {]}]})", WisdomPoints::kSkip).is_discarded());
+  // What lies inside an emptied array is not parsed: points that are not JSON are refused when
+  // kept and not looked at when skipped, as points of the wrong type are above.
+  std::string garbled = to_json(w).dump(2);
+  const std::size_t at = garbled.find("\"points\": [");
+  REQUIRE(at != std::string::npos);
+  garbled.insert(at + 11, "1,, x, ");
+  const std::string garbled_path = dir.path + "/garbled-points.json";
+  write_file(garbled_path, garbled);
+  auto gk = load_wisdom(garbled_path);
+  REQUIRE_FALSE(gk.ok());
+  CHECK(contains(gk.error().message, "not valid JSON"));
+  auto gs = load_wisdom(garbled_path, WisdomPoints::kSkip);
+  REQUIRE_MESSAGE(gs.ok(), (gs.ok() ? std::string() : gs.error().message));
+  CHECK(gs->entries.at(0).plan == w.entries[0].plan);
+  CHECK(gs->entries.at(0).points.empty());
 
   // Everything else is checked as before: a bad parameter, and text that is not JSON.
   j = to_json(w);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -57,13 +58,14 @@ Error cpu_mismatch(const std::string& tuned, const std::string& here) {
 
 /// A measured figure as the file keeps it: rounded to 4 significant digits. Medians that move by
 /// a percent or more from run to run were written with 17 digits (the shortest text that reads
-/// back as the same double), and the points were nine tenths of a three-entry file: the shim,
-/// which skips them, still lexes every digit at each process's start
-/// (docs/perf/startup-check/README.md). Written and read in the "C" locale (snprintf_c,
-/// strtod_c), not with to_chars/from_chars: libstdc++'s floating-point forms of those would make
-/// the shim, which links this file, load libm.so.6 into every program (ctest
-/// preload_needs_no_cxx_runtime). A value whose 4-digit rounding overflows (|v| >= 1.7975e308,
-/// which would be 1.798e308) is kept as it is.
+/// back as the same double), and the points were nine tenths of a three-entry file, which the
+/// shim lexed digit by digit at each process's start before cut_entry_points stepped over them
+/// (docs/perf/startup-check/README.md); `autotune --from`, `--show` and the report still parse
+/// them. Written and read in the "C" locale (snprintf_c, strtod_c), not with
+/// to_chars/from_chars: libstdc++'s floating-point forms of those would make the shim, which
+/// links this file, load libm.so.6 into every program (ctest preload_needs_no_cxx_runtime). A
+/// value whose 4-digit rounding overflows (|v| >= 1.7975e308, which would be 1.798e308) is kept
+/// as it is.
 double measured(double v) {
   if (!std::isfinite(v) || v == 0) return v;
   char b[32];
@@ -433,15 +435,117 @@ Result<Wisdom> wisdom_from_json(const json& j) {
   return w;
 }
 
+std::optional<std::string> cut_entry_points(std::string_view text) {
+  // One pass over the bytes, lexical only: strings (with their escapes) are stepped over whole, so
+  // a bracket or quote inside one is not structure. Each container opened pushes a byte: an
+  // object, an array, or an array that the key "entries" named (the callback in
+  // parse_wisdom_text keeps the same facts per depth); a byte a level keeps deep nesting cheap.
+  constexpr unsigned char kObject = 0, kArray = 1, kEntries = 3;
+  std::string open;
+  std::vector<std::pair<std::size_t, std::size_t>> cuts;  // [first, last) of each array emptied
+  std::string_view key;                                   // the key just read, until its value starts
+  const std::size_t n = text.size();
+  const auto skip_space = [&](std::size_t i) {
+    while (i < n && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')) ++i;
+    return i;
+  };
+  constexpr std::size_t kNone = std::string_view::npos;
+  // The index past the string whose opening quote is at i, or kNone when it is not closed.
+  const auto string_end = [&](std::size_t i) {
+    for (++i; i < n; ++i) {
+      if (text[i] == '\\') ++i;
+      else if (text[i] == '"') return i + 1;
+    }
+    return kNone;
+  };
+  // The bytes array_end stops at; the others (digits, keys' letters, punctuation, white space:
+  // nearly all of a points array) are passed over by one table look-up each.
+  static constexpr auto kStops = [] {
+    std::array<bool, 256> t{};
+    for (const unsigned char c : {'"', '[', ']', '{', '}'}) t[c] = true;
+    return t;
+  }();
+  // The index past the array whose '[' is at i, or kNone when its brackets do not match or it is
+  // not closed (then nothing is cut: the parser meets the text as it is and says what is wrong).
+  const auto array_end = [&](std::size_t i) {
+    std::string nest;
+    for (; i < n; ++i) {
+      while (i < n && !kStops[static_cast<unsigned char>(text[i])]) ++i;
+      if (i == n) break;
+      const char c = text[i];
+      if (c == '"') {
+        const std::size_t end = string_end(i);
+        if (end == kNone) return kNone;
+        i = end - 1;
+      } else if (c == '[' || c == '{') {
+        nest.push_back(c == '[' ? ']' : '}');
+      } else if (c == ']' || c == '}') {
+        if (nest.empty() || nest.back() != c) return kNone;
+        nest.pop_back();
+        if (nest.empty()) return i + 1;
+      }
+    }
+    return kNone;
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      const std::size_t end = string_end(i);
+      if (end == kNone) return std::nullopt;
+      const std::size_t after = skip_space(end);
+      if (after < n && text[after] == ':') {
+        const std::string_view k = text.substr(i + 1, end - i - 2);
+        const std::size_t value = skip_space(after + 1);
+        if (k == "points" && open.size() >= 2 && static_cast<unsigned char>(open.back()) == kObject &&
+            static_cast<unsigned char>(open[open.size() - 2]) == kEntries && value < n && text[value] == '[') {
+          const std::size_t last = array_end(value);
+          if (last == kNone) return std::nullopt;
+          cuts.emplace_back(value, last);
+          i = last - 1;
+          key = {};
+          continue;
+        }
+        key = k;
+        i = after;
+        continue;
+      }
+      i = end - 1;
+    } else if (c == '{' || c == '[') {
+      open.push_back(static_cast<char>(c == '{' ? kObject : key == "entries" ? kEntries : kArray));
+      key = {};
+    } else if (c == '}' || c == ']') {
+      if (open.empty() || (static_cast<unsigned char>(open.back()) == kObject) != (c == '}')) return std::nullopt;
+      open.pop_back();
+      key = {};
+    } else if (c == ',') {
+      key = {};
+    }
+  }
+  if (cuts.empty()) return std::nullopt;
+  std::string out;
+  out.reserve(n);
+  std::size_t from = 0;
+  for (const auto& [first, last] : cuts) {
+    out.append(text.substr(from, first - from));
+    out.append("[]");
+    from = last;
+  }
+  out.append(text.substr(from));
+  return out;
+}
+
 nlohmann::json parse_wisdom_text(std::string_view text, WisdomPoints points) {
   if (points == WisdomPoints::kKeep) return json::parse(text, nullptr, /*allow_exceptions=*/false);
-  // kSkip: the parser drops the "points" member of every object that is an element of an array
-  // named "entries" (a single-host document's entries, a fleet's hosts' entries) as it meets it,
-  // so it is never built; a "points" anywhere else is kept, and refused where the schema has no
-  // such field, as kKeep does. The text is still lexed whole: text that is not JSON is refused
-  // as before. Per depth of the parse (nlohmann's callback depth: an object or array opened at
-  // depth d has its members at d + 1): the key that named the container opened there ("" for an
-  // array element or the root) and whether it is an array.
+  // kSkip: the entries' points arrays are first emptied in the text (cut_entry_points), so the
+  // parser never lexes their numbers: those were 0.3 ms of a 0.35 ms parse of a 51 KB three-entry
+  // file (docs/perf/startup-check/README.md). Then the parser drops the "points" member of every
+  // object that is an element of an array named "entries" (a single-host document's entries, a
+  // fleet's hosts' entries) as it meets it, so it is never built; a "points" anywhere else is
+  // kept, and refused where the schema has no such field, as kKeep does. The rest of the text is
+  // lexed whole: text that is not JSON there is refused as before. Per depth of the parse
+  // (nlohmann's callback depth: an object or array opened at depth d has its members at d + 1):
+  // the key that named the container opened there ("" for an array element or the root) and
+  // whether it is an array.
   struct Open {
     std::string key;
     bool array = false;
@@ -471,7 +575,8 @@ nlohmann::json parse_wisdom_text(std::string_view text, WisdomPoints points) {
         return true;
     }
   };
-  return json::parse(text, skip_points, /*allow_exceptions=*/false);
+  const std::optional<std::string> cut = cut_entry_points(text);
+  return json::parse(cut ? std::string_view(*cut) : text, skip_points, /*allow_exceptions=*/false);
 }
 
 namespace {

@@ -129,7 +129,7 @@ struct WisdomInstall {
 };
 
 /// Wisdom at start-up: reads `path` (a single-host file or a fleet; load_wisdom_for without the
-/// entries' measured points, WisdomPoints::kSkip: they are not checked or kept), takes the
+/// entries' measured points, WisdomPoints::kSkip: they are not parsed, checked or kept), takes the
 /// entries of opt.cpu's signature for opt.operations, rebuilds each (code identical to what was
 /// tuned), verifies them all with opt.verify_same_cpu when the host in the file has exactly
 /// opt.cpu's signature, else with opt.verify, and installs them all (install_all). All or

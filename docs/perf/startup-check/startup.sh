@@ -3,8 +3,9 @@
 # per pair, the wall time of 200 `/bin/true` processes under it (microseconds per process) and
 # the shim's own report over 41 more (COPYSYNTH_PRELOAD_STATS=1, "read, built and verified ... in
 # N ms": the constructor's work, not the loading; min and median); `/bin/true` alone for scale.
-# The pairs in turn within each round, 5 rounds; run on one vCPU (taskset -c 1).
-#   usage: startup.sh LABEL=SHIM,WISDOM...
+# The pairs in turn within each round, 5 rounds; run on one vCPU (taskset -c 1). STARTUP_ROUNDS
+# and STARTUP_PROCESSES change the 5 rounds and the 200 processes (thirty-fourth round).
+#   usage: [STARTUP_ROUNDS=N] [STARTUP_PROCESSES=N] startup.sh LABEL=SHIM,WISDOM...
 set -eu
 stats() {  # shim wisdom
   for i in $(seq 41); do
@@ -14,11 +15,12 @@ stats() {  # shim wisdom
 wall() {  # shim wisdom ("" "" for none)
   local s e
   s=$(date +%s%N)
-  for i in $(seq 200); do COPYSYNTH_WISDOM=$2 LD_PRELOAD=$1 /bin/true; done
+  for i in $(seq "$processes"); do COPYSYNTH_WISDOM=$2 LD_PRELOAD=$1 /bin/true; done
   e=$(date +%s%N)
-  printf "wall %5d us/process" $(((e - s) / 200000))
+  printf "wall %5d us/process" $(((e - s) / (processes * 1000)))
 }
-for round in 1 2 3 4 5; do
+rounds=${STARTUP_ROUNDS:-5} processes=${STARTUP_PROCESSES:-200}
+for round in $(seq "$rounds"); do
   printf 'round %d  %-22s %s\n' $round "no shim" "$(wall '' '')"
   for pair in "$@"; do
     label=${pair%%=*} rest=${pair#*=}

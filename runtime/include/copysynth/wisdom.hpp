@@ -50,6 +50,7 @@
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -147,21 +148,33 @@ inline constexpr std::uint64_t kMaxWisdomBytes = std::uint64_t{64} << 20;
 
 /// Whether a read keeps each entry's measured points (WisdomEntry::points: the table autotune
 /// measured, which `--from`, `--show` and the report use). kSkip drops them while parsing, for a
-/// program that only installs the routines (install_wisdom, the LD_PRELOAD shim): of a 62 KB
-/// three-entry file, the points are all but 4 KB, and building and checking them cost about
-/// 0.7 ms of a 2.1 ms read on a 2-core AMD EPYC (family 26) VM (docs/performance.md, "Real
-/// programs under the shim and the library"). The rest of the file is checked as with kKeep, and
-/// the text is still parsed whole: a file that is not JSON is refused either way
-/// (parse_wisdom_text says which members are left out).
+/// program that only installs the routines (install_wisdom, the LD_PRELOAD shim): of a 51 KB
+/// three-entry file, the points are all but 6 KB, and lexing their numbers was 0.3 ms of a
+/// 0.35 ms parse on a 2-core AMD EPYC (family 26) VM (docs/perf/startup-check/README.md). With
+/// kSkip their arrays are stepped over as text (cut_entry_points) and not parsed, so what lies
+/// inside them is not checked to be JSON; the rest of the file is checked as with kKeep, and text
+/// that is not JSON outside those arrays is refused either way (parse_wisdom_text says which
+/// members are left out).
 enum class WisdomPoints : bool { kKeep, kSkip };
 
 /// The text of a wisdom or fleet file as load_wisdom and load_fleet parse it (nlohmann, no
 /// exceptions): a discarded value (is_discarded()) when it is not JSON. With kSkip the member
 /// "points" of every object that is an element of an array named "entries" (a document's
-/// entries, a fleet's hosts' entries) is left out as it is met; the result is then the kKeep
-/// document without those members. A "points" anywhere else is kept (and refused where the
-/// schema has no such field, e.g. in params).
+/// entries, a fleet's hosts' entries) is left out, its array emptied in the text first
+/// (cut_entry_points); when the text is JSON the result is then the kKeep document without those
+/// members. A "points" anywhere else is kept (and refused where the schema has no such field, e.g.
+/// in params).
 nlohmann::json parse_wisdom_text(std::string_view text, WisdomPoints points);
+
+/// `text` with the value of each "points" member of an element of an array named "entries"
+/// replaced by `[]` where it is an array: what parse_wisdom_text(kSkip) parses, so that the
+/// numbers of the measured points are never lexed. The scan is lexical (strings stepped over with
+/// their escapes, brackets matched); what lies inside an emptied array is not checked to be JSON.
+/// Every byte outside the emptied arrays is kept, so text that is not JSON there stays so. A key
+/// spelled with escapes is not recognised, and its array is left to the parser as it is.
+/// std::nullopt when there is nothing to empty, or when a string is not closed or brackets do
+/// not match (the text is then parsed as it is, and refused).
+std::optional<std::string> cut_entry_points(std::string_view text);
 
 /// Reads and parses `path`. kWisdomIo when it cannot be read, and, without reading it, when it is
 /// not a regular file (a directory, a FIFO, a device: the message says which) or is larger than

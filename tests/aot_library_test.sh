@@ -33,11 +33,17 @@ check "--emit-lib exits 0 (rc=$rc)" test $rc -eq 0
 sed 's/^/       /' "$tmp/emit.err" | grep -v '^       \(cpu\|features\|caches\|signature\):'
 check "--emit-lib ran the full conformance suite on the six routines" \
   test "$(grep -c 'with the full conformance suite' "$tmp/emit.err")" -eq 6
-check "--emit-lib read the code back" grep -q 'read back 6 routines from libcopysynth-tuned.so and libcopysynth-tuned.a: byte for byte' "$tmp/emit.err"
+check "--emit-lib read the code back" grep -q 'read back 6 routines from libcopysynth-tuned.so.1 and libcopysynth-tuned.a: byte for byte' "$tmp/emit.err"
 so=$lib/libcopysynth-tuned.so
-for f in libcopysynth-tuned.so libcopysynth-tuned.a README copysynth-tuned.h src/guard.S src/libcopysynth-tuned.map; do
+for f in libcopysynth-tuned.so.1 libcopysynth-tuned.so libcopysynth-tuned.a README copysynth-tuned.h src/guard.S src/libcopysynth-tuned.map; do
   check "--emit-lib wrote $f" test -s "$lib/$f"
 done
+# A versioned soname, as a distribution's libraries have: the file is libcopysynth-tuned.so.1 and
+# says so in DT_SONAME; libcopysynth-tuned.so is a relative link to it (for -l and LD_PRELOAD).
+check "libcopysynth-tuned.so is a link to libcopysynth-tuned.so.1" \
+  bash -c "test -L '$so' && test \"\$(readlink '$so')\" = libcopysynth-tuned.so.1 && test -f '$lib/libcopysynth-tuned.so.1' && ! test -L '$lib/libcopysynth-tuned.so.1'"
+check "its DT_SONAME is libcopysynth-tuned.so.1" \
+  bash -c "readelf -d '$lib/libcopysynth-tuned.so.1' | grep -q 'Library soname: \[libcopysynth-tuned.so.1\]'"
 check "the README names the CPU and how to deploy and remove it" \
   bash -c "grep -q 'AuthenticAMD\|GenuineIntel' '$lib/README' && grep -q 'LD_PRELOAD=' '$lib/README' && grep -q '/etc/ld.so.preload' '$lib/README' && grep -q '^Remove:' '$lib/README'"
 
@@ -126,6 +132,8 @@ check "probe without it: copysynth_tuned_active is not there" bash -c "! '$tmp/p
 rc=$?
 check "probe linked with -lcopysynth-tuned (rc=$rc)" test $rc -eq 0
 cat "$tmp/linked.out"
+check "... and it needs libcopysynth-tuned.so.1, the soname, not the link's name" \
+  bash -c "readelf -d '$tmp/probe-linked' | grep -q 'Shared library: \[libcopysynth-tuned.so.1\]'"
 # The header declares copysynth_tuned_active for C and C++ alike (a C++ program that declared it
 # itself without extern "C" failed to link).
 printf '#include <copysynth-tuned.h>\nint main(void) { return copysynth_tuned_active() == 1 ? 0 : 1; }\n' >"$tmp/active.c"

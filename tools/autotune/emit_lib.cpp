@@ -2,6 +2,7 @@
 // ahead-of-time library (write_tuned_library, library_writer.hpp: verification, assembly,
 // linking and the read-back check are its rules).
 #include <algorithm>
+#include <filesystem>
 
 #include "autotune.hpp"
 #include "copysynth/library_writer.hpp"
@@ -36,7 +37,8 @@ int run_emit_lib(const Options& o) {
   if (!r) return fail(r.error());
   std::string what;
   for (const auto& x : r->routines) what += " " + x;
-  o.progress("wrote " + r->files[0] + " and " + r->files[1] + " (" + r->files[2] + " says how to deploy them):" + what +
+  o.progress("wrote " + r->files[0] + " (linked as " + std::filesystem::path(r->files[1]).filename().string() + ") and " + r->files[2] + " (" +
+             r->files[3] + " says how to deploy them):" + what +
              "; the guard accepts " + r->guard_signature);
   return 0;
 }

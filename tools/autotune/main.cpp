@@ -254,7 +254,8 @@ int run_main(int argc, char** argv) {
       ->type_name("FILE");
   app.add_option("--emit-lib", o.lib_dir,
                  "With --from: write this CPU's tuned memcpy, memmove and fill as an ahead-of-time library "
-                 "into DIR: libcopysynth-tuned.so (LD_PRELOAD, /etc/ld.so.preload or -lcopysynth-tuned), "
+                 "into DIR: libcopysynth-tuned.so.1 and its link libcopysynth-tuned.so (LD_PRELOAD, "
+                 "/etc/ld.so.preload or -lcopysynth-tuned), "
                  "libcopysynth-tuned.a (static linking), README and src/. No work at process start: the "
                  "first call checks the CPU (CPUID) and picks the tuned routines on the CPU tuned for, else "
                  "built-in SSE2 ones. Every routine passes the full conformance suite here first; the linked code is read "

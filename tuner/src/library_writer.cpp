@@ -409,9 +409,10 @@ std::string readme(const Wisdom& w, const LibraryOptions& opt, const std::string
     << "call after it is a compare and a direct jump (no JIT, no JSON, no verification).\n\n"
     << "Deploy (any of):\n"
     << "  LD_PRELOAD=$PWD/libcopysynth-tuned.so program ...        one program\n"
-    << "  echo /usr/local/lib/libcopysynth-tuned.so >> /etc/ld.so.preload   every dynamically linked\n"
-    << "      program (copy the .so there first; test with one program before)\n"
-    << "  cc app.c -L. -lcopysynth-tuned -Wl,-rpath,$PWD             link against it\n"
+    << "  echo /usr/local/lib/libcopysynth-tuned.so.1 >> /etc/ld.so.preload   every dynamically\n"
+    << "      linked program (copy libcopysynth-tuned.so.1 there first; test with one program before)\n"
+    << "  cc app.c -L. -lcopysynth-tuned -Wl,-rpath,$PWD             link against it (the program\n"
+    << "      then needs libcopysynth-tuned.so.1, its soname; libcopysynth-tuned.so links to it)\n"
     << "  cc -static app.c libcopysynth-tuned.a                      a static program\n"
     << "Remove: unset LD_PRELOAD / delete the line from /etc/ld.so.preload / relink without it.\n"
     << "Check: LD_DEBUG=bindings program 2>&1 | grep libcopysynth-tuned shows the bindings.\n\n"
@@ -419,9 +420,10 @@ std::string readme(const Wisdom& w, const LibraryOptions& opt, const std::string
     << "bcopy, wmemcpy, compiler-inlined copies. Programs linked against glibc before 2.14 bind\n"
     << "memcpy@GLIBC_2.2.5, which glibc makes overlap-safe; this memcpy is not.\n\n"
     << "src/ holds the GNU as files and the version script the libraries were built from\n"
-    << "(as --64 FILE.S; ld -shared -soname libcopysynth-tuned.so -z now -z relro -z noexecstack\n"
+    << "(as --64 FILE.S; ld -shared -soname libcopysynth-tuned.so.1 -z now -z relro -z noexecstack\n"
     << "-z cet-report=error --hash-style=gnu --build-id --version-script=src/libcopysynth-tuned.map\n"
-    << "-o libcopysynth-tuned.so FILE.o ... -lc; ar rcsD libcopysynth-tuned.a FILE.o ...).\n";
+    << "-o libcopysynth-tuned.so.1 FILE.o ... -lc; ln -s libcopysynth-tuned.so.1 libcopysynth-tuned.so;\n"
+    << "ar rcsD libcopysynth-tuned.a FILE.o ...).\n";
   return o.str();
 }
 
@@ -480,7 +482,9 @@ Status check_library_dir(const std::string& dir, const std::string& wisdom_path)
     const fs::path path = it->path();
     const std::string name = path.filename().string();
     std::error_code e2;
-    if (name == kTunedLibraryShared || name == kTunedLibraryStatic || name.rfind(".copysynth-lib-", 0) == 0) continue;
+    if (name == kTunedLibraryShared || name == kTunedLibrarySoname || name == kTunedLibraryStatic ||
+        name.rfind(".copysynth-lib-", 0) == 0)
+      continue;
     if (!wisdom_path.empty() && fs::equivalent(path, wisdom_path, e2)) continue;
     // The text files it writes start with a marker: one that does not is the user's.
     if (const char* marker = name == "README"              ? "libcopysynth-tuned:"
@@ -734,8 +738,8 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
     COPYSYNTH_TRY(tool({"as", "--64", "-o", obj, (scratch / "src" / name).string()}, log));
     objects.push_back(obj);
   }
-  const std::string so = (scratch / kTunedLibraryShared).string(), ar = (scratch / kTunedLibraryStatic).string();
-  std::vector<std::string> ld = {"ld", "-shared", "-soname", kTunedLibraryShared, "-z", "now", "-z", "relro",
+  const std::string so = (scratch / kTunedLibrarySoname).string(), ar = (scratch / kTunedLibraryStatic).string();
+  std::vector<std::string> ld = {"ld", "-shared", "-soname", kTunedLibrarySoname, "-z", "now", "-z", "relro",
                                  "-z", "noexecstack", "-z", "cet-report=error", "--hash-style=gnu", "--build-id",
                                  "--no-undefined-version",
                                  "--version-script=" + (scratch / "src" / "libcopysynth-tuned.map").string(),
@@ -752,28 +756,36 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
   for (const auto& r : routines) names.push_back(r.symbol);
   auto syms = read_symbols(so, names);
   if (!syms) return syms.error();
-  for (const auto& r : routines) COPYSYNTH_TRY(check_readback(*syms, kTunedLibraryShared, r));
+  for (const auto& r : routines) COPYSYNTH_TRY(check_readback(*syms, kTunedLibrarySoname, r));
   for (std::size_t i = 0; i < routines.size(); ++i) {
     auto os = read_symbols(objects[i], {routines[i].symbol});
     if (!os) return os.error();
     COPYSYNTH_TRY(check_readback(*os, fs::path(objects[i]).filename().string() + " (in " + kTunedLibraryStatic + ")",
                                  routines[i]));
   }
-  say("read back " + std::to_string(routines.size()) + " routines from " + kTunedLibraryShared + " and " +
+  say("read back " + std::to_string(routines.size()) + " routines from " + kTunedLibrarySoname + " and " +
       kTunedLibraryStatic + ": byte for byte the verified code");
 
   // 5. Into place: README, header, sources, then the libraries (renamed over any earlier ones).
+  // The versioned file goes first, then the link to it, so that the link's name always names a
+  // library: an earlier one, or the new one (an earlier --emit-lib may have written a file there).
   COPYSYNTH_TRY(write_whole(scratch / "README", readme(w, opt, guard, routines, exported), opt.dir));
   COPYSYNTH_TRY(write_whole(scratch / kTunedLibraryHeader, header_text(), opt.dir));
+  fs::create_symlink(kTunedLibrarySoname, scratch / kTunedLibraryShared, ec);
+  if (ec)
+    return make_error(ErrorCode::kInvalidArgument, std::string("cannot make the link ") + kTunedLibraryShared + " -> " +
+                                                       kTunedLibrarySoname + " in " + opt.dir + ": " + ec.message() +
+                                                       " (does its file system take symbolic links?)");
   fs::remove_all(out / "src", ec);
   fs::rename(scratch / "src", out / "src", ec);
   if (ec) return make_error(ErrorCode::kInvalidArgument, "cannot move the sources into " + opt.dir + ": " + ec.message());
-  for (const char* f : {kTunedLibraryShared, kTunedLibraryStatic, "README", kTunedLibraryHeader}) {
+  for (const char* f : {kTunedLibrarySoname, kTunedLibraryShared, kTunedLibraryStatic, "README", kTunedLibraryHeader}) {
     fs::rename(scratch / f, out / f, ec);
     if (ec) return make_error(ErrorCode::kInvalidArgument, "cannot write " + (out / f).string() + ": " + ec.message());
   }
-  result.files = {(out / kTunedLibraryShared).string(), (out / kTunedLibraryStatic).string(), (out / "README").string(),
-                  (out / kTunedLibraryHeader).string(), (out / "src").string()};
+  result.files = {(out / kTunedLibrarySoname).string(), (out / kTunedLibraryShared).string(),
+                  (out / kTunedLibraryStatic).string(),  (out / "README").string(),
+                  (out / kTunedLibraryHeader).string(),  (out / "src").string()};
   result.exported = exported;
   return result;
 }

@@ -47,8 +47,13 @@
 
 namespace copysynth {
 
-/// File names written into the output directory.
+/// File names written into the output directory. The shared library is the file
+/// kTunedLibrarySoname, whose DT_SONAME is that name (ABI version 1: memcpy, memmove, memset, their
+/// __*_chk forms and copysynth_tuned_active(), with C semantics), and kTunedLibraryShared is a
+/// symbolic link to it, the name LD_PRELOAD and `cc -lcopysynth-tuned` use: a program linked
+/// against the link records the versioned name in DT_NEEDED, as a distribution's libraries do.
 inline constexpr const char* kTunedLibraryShared = "libcopysynth-tuned.so";
+inline constexpr const char* kTunedLibrarySoname = "libcopysynth-tuned.so.1";
 inline constexpr const char* kTunedLibraryStatic = "libcopysynth-tuned.a";
 /// The C/C++ header declaring copysynth_tuned_active() (extern "C" in C++).
 inline constexpr const char* kTunedLibraryHeader = "copysynth-tuned.h";
@@ -66,13 +71,16 @@ struct LibraryOptions {
 };
 
 struct LibraryResult {
-  std::vector<std::string> files;     ///< paths written, the libraries first
+  /// Paths written, in this order: libcopysynth-tuned.so.1, the link libcopysynth-tuned.so,
+  /// libcopysynth-tuned.a, README, copysynth-tuned.h, src/.
+  std::vector<std::string> files;
   std::vector<std::string> exported;  ///< the dynamic symbols the .so exports
   std::vector<std::string> routines;  ///< "memcpy=<routine name>" per tuned operation
   std::string guard_signature;        ///< the CPU signature the guard accepts
 };
 
-/// Writes libcopysynth-tuned.so, libcopysynth-tuned.a, copysynth-tuned.h, README and the sources (src/: the .S files
+/// Writes libcopysynth-tuned.so.1 (and the link libcopysynth-tuned.so to it),
+/// libcopysynth-tuned.a, copysynth-tuned.h, README and the sources (src/: the .S files
 /// and the version script) into opt.dir. `w` is this CPU's wisdom (load_wisdom_for); its memcpy,
 /// memmove and fill entries are used (clear_page has no C library symbol and is left out).
 /// Errors: kWisdomMismatch (w is for another CPU than `host`, or holds none of the three

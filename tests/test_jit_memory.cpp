@@ -308,6 +308,21 @@ TEST_CASE("denied executable memory (seccomp): kJitUnavailable, not a verificati
   CHECK(said.find("fallback=copies\n") != std::string::npos);
 }
 
+TEST_CASE("env_word_on / env_word_off: the words COPYSYNTH_PERF_MAP and COPYSYNTH_PRELOAD_STATS share") {
+  for (const char* w : {"1", "yes", "true", "on", "YES", "True", "oN"}) {
+    CHECK_MESSAGE(env_word_on(w), w);
+    CHECK_MESSAGE(!env_word_off(w), w);
+  }
+  for (const char* w : {"0", "no", "false", "off", "NO", "False", "OFF"}) {
+    CHECK_MESSAGE(env_word_off(w), w);
+    CHECK_MESSAGE(!env_word_on(w), w);
+  }
+  for (const char* w : {"", "2", "y", "enable", "on ", "stderr", "/tmp/x"}) {
+    CHECK_MESSAGE(!env_word_on(w), w);
+    CHECK_MESSAGE(!env_word_off(w), w);
+  }
+}
+
 TEST_CASE("perf map: COPYSYNTH_PERF_MAP=1 appends START SIZE name for each routine to /tmp/perf-PID.map") {
   auto [rc, said] = in_child([](std::string& s) {
     const std::string path = "/tmp/perf-" + std::to_string(getpid()) + ".map";

@@ -88,11 +88,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <initializer_list>
 #include <string>
 
 #include "copysynth/c_format.hpp"
 #include "copysynth/copysynth.hpp"
+#include "copysynth/routine.hpp"
 #include "preload_internal.hpp"
 
 using copysynth::CopyFn;
@@ -287,16 +287,13 @@ constexpr const char* kUsingSystem = "using the system memcpy, memmove and memse
 
 // ----- diagnostics -------------------------------------------------------------------------------
 
-/// A COPYSYNTH_PRELOAD_STATS value that means stderr ("1", "yes", "true", "on", "stderr") or off
-/// ("0", "no", "false", "off"), in any case; any other value names a file (a file called `yes`
-/// is named `./yes`).
-bool stats_word(const std::string& v, std::initializer_list<const char*> words) {
-  for (const char* w : words)
-    if (strcasecmp(v.c_str(), w) == 0) return true;
-  return false;
+/// A COPYSYNTH_PRELOAD_STATS value that means stderr (an on word of env_word_on, routine.hpp, or
+/// "stderr") or off (an off word, or empty), in any case; any other value names a file (a file
+/// called `yes` is named `./yes`).
+bool stats_to_stderr(const std::string& v) {
+  return copysynth::env_word_on(v.c_str()) || strcasecmp(v.c_str(), "stderr") == 0;
 }
-bool stats_to_stderr(const std::string& v) { return stats_word(v, {"1", "yes", "true", "on", "stderr"}); }
-bool stats_off(const std::string& v) { return v.empty() || stats_word(v, {"0", "no", "false", "off"}); }
+bool stats_off(const std::string& v) { return v.empty() || copysynth::env_word_off(v.c_str()); }
 
 /// Where COPYSYNTH_PRELOAD_STATS sends reports: "" off, a stats_to_stderr() word fd 2, else a file.
 std::string& stats_target() {

@@ -16,9 +16,22 @@
 #include "jit_memory.hpp"
 
 namespace copysynth {
+
+bool env_word_on(const char* value) {
+  for (const char* w : {"1", "yes", "true", "on"})
+    if (strcasecmp(value, w) == 0) return true;
+  return false;
+}
+
+bool env_word_off(const char* value) {
+  for (const char* w : {"0", "no", "false", "off"})
+    if (strcasecmp(value, w) == 0) return true;
+  return false;
+}
+
 namespace {
 
-/// COPYSYNTH_PERF_MAP=1 (or yes, true, on): appends "START SIZE name" (hex, no 0x) to /tmp/perf-PID.map for each
+/// COPYSYNTH_PERF_MAP=1 (or yes, true, on: env_word_on): appends "START SIZE name" (hex, no 0x) to /tmp/perf-PID.map for each
 /// routine put in executable memory, the format perf(1) reads for JIT code (perf report and
 /// perf top look the file up by the process's pid; see tools/perf/Documentation/jit-interface.txt
 /// in the Linux tree). Ignored in set-user-ID / set-group-ID programs (AT_SECURE), like
@@ -27,10 +40,7 @@ namespace {
 void perf_map_add(const void* start, std::size_t size, const std::string& name) {
   const char* v = std::getenv("COPYSYNTH_PERF_MAP");
   if (!v || getauxval(AT_SECURE)) return;
-  // "1", "yes", "true" or "on", in any case, as COPYSYNTH_PRELOAD_STATS takes them for stderr.
-  bool on = false;
-  for (const char* w : {"1", "yes", "true", "on"}) on = on || strcasecmp(v, w) == 0;
-  if (!on) return;
+  if (!env_word_on(v)) return;
   char path[64];
   char* p = path;
   const char prefix[] = "/tmp/perf-";

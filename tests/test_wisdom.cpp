@@ -303,20 +303,25 @@ TEST_CASE("wisdom: WisdomPoints::kSkip reads everything but the measured points"
     CHECK(fs->hosts[h].entries.at(0).plan == w.entries[0].plan);
   }
   // The parse itself: the kSkip document is the kKeep one less entries' points, nothing else.
-  const json doc = {{"entries", json::array({{{"points", 1}, {"x", {{"points", 2}}}}})},
-                    {"app_verdicts", json::array({{{"points", 3}}})},
-                    {"hosts", json::array({{{"entries", json::array({{{"points", 4}, {"y", 5}}})}}})}};
-  const json skipped = parse_wisdom_text(doc.dump(), WisdomPoints::kSkip);
-  const json expected = {{"entries", json::array({{{"x", {{"points", 2}}}}})},
-                         {"app_verdicts", json::array({{{"points", 3}}})},
-                         {"hosts", json::array({{{"entries", json::array({{{"y", 5}}})}}})}};
-  CHECK(skipped == expected);
-  CHECK(parse_wisdom_text(doc.dump(), WisdomPoints::kKeep) == doc);
+  // Points that are not arrays (not cut, dropped by the parse) and points that are (cut first).
+  for (const bool arrays : {false, true}) {
+    const auto v = [&](int k) { return arrays ? json::array({k, json::array({k})}) : json(k); };
+    const json doc = {{"entries", json::array({{{"points", v(1)}, {"x", {{"points", v(2)}}}}})},
+                      {"app_verdicts", json::array({{{"points", v(3)}}})},
+                      {"hosts", json::array({{{"entries", json::array({{{"points", v(4)}, {"y", 5}}})}}})}};
+    CHECK(cut_entry_points(doc.dump()).has_value() == arrays);
+    const json skipped = parse_wisdom_text(doc.dump(), WisdomPoints::kSkip);
+    const json expected = {{"entries", json::array({{{"x", {{"points", v(2)}}}}})},
+                           {"app_verdicts", json::array({{{"points", v(3)}}})},
+                           {"hosts", json::array({{{"entries", json::array({{{"y", 5}}})}}})}};
+    CHECK(skipped == expected);
+    CHECK(parse_wisdom_text(doc.dump(), WisdomPoints::kKeep) == doc);
+  }
   CHECK(parse_wisdom_text("{\"entries\": [", WisdomPoints::kSkip).is_discarded());
 
   // The text kSkip parses: only entries' points arrays are emptied, strings are stepped over whole
   // (a bracket or a quote inside one is not structure), and every other byte is kept.
-  CHECK(cut_entry_points(doc.dump()) == std::nullopt);  // no entries' points is an array there
+  CHECK(cut_entry_points(R"({"entries": [{"points": [ ]}, {"points": []}]})") == std::nullopt);  // already empty
   CHECK(cut_entry_points(R"({"entries": [{"points": [1, {"a": "]\"}"}], "x": 2}]})") ==
         std::optional<std::string>(R"({"entries": [{"points": [], "x": 2}]})"));
   CHECK(cut_entry_points(R"({"hosts": [{"entries": [{"points" : [[]]}]}], "points": [1]})") ==

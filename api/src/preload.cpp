@@ -57,9 +57,9 @@
 // atexit handlers that copy after this library's destructor still run correct code.
 // Start-up cost: reading and checking the JSON (the entries' measured points stepped over
 // unparsed, WisdomPoints::kSkip), building and quick-checking memcpy, memmove and fill tuned on
-// this CPU: 1.6-2.1 ms at best on a 2-core VM, plus 0.55-1.31 ms to load this library, whose
-// libstdc++ is linked in and which needs no libm (api/CMakeLists.txt); 3-4 ms per process in all
-// (docs/perf/startup-check/README.md); with the start-up check 8-13 ms, more for rep classes in
+// this CPU: 1.6-2.1 ms at best on a 2-core VM, plus 0.55-1.31 ms (the thirty-third round's
+// figure, on a slower day) to load this library, whose libstdc++ is linked in and which needs no
+// libm (api/CMakeLists.txt); 3-4 ms per process in all (docs/perf/startup-check/README.md); with the start-up check 8-13 ms, more for rep classes in
 // pieces (README.md).
 //
 // The copysynth libraries linked in here have no namespace-scope dynamic initialisers (process-wide

@@ -149,8 +149,8 @@ inline constexpr std::uint64_t kMaxWisdomBytes = std::uint64_t{64} << 20;
 /// Whether a read keeps each entry's measured points (WisdomEntry::points: the table autotune
 /// measured, which `--from`, `--show` and the report use). kSkip drops them while parsing, for a
 /// program that only installs the routines (install_wisdom, the LD_PRELOAD shim): of a 51 KB
-/// three-entry file, the points are all but 6 KB, and lexing their numbers was 0.3 ms of a
-/// 0.35 ms parse on a 2-core AMD EPYC (family 26) VM (docs/perf/startup-check/README.md). With
+/// three-entry file, the points are all but 6 KB, and lexing the text took 0.28-0.32 ms of a
+/// 0.34-0.38 ms parse on a 2-core AMD EPYC (family 26) VM (docs/perf/startup-check/README.md). With
 /// kSkip their arrays are stepped over as text (cut_entry_points) and not parsed, so what lies
 /// inside them is not checked to be JSON; the rest of the file is checked as with kKeep, and text
 /// that is not JSON outside those arrays is refused either way (parse_wisdom_text says which
@@ -158,7 +158,8 @@ inline constexpr std::uint64_t kMaxWisdomBytes = std::uint64_t{64} << 20;
 enum class WisdomPoints : bool { kKeep, kSkip };
 
 /// The text of a wisdom or fleet file as load_wisdom and load_fleet parse it (nlohmann, no
-/// exceptions): a discarded value (is_discarded()) when it is not JSON. With kSkip the member
+/// exceptions): a discarded value (is_discarded()) when it is not JSON (with kSkip: not JSON
+/// outside the emptied points arrays; what lies inside them is not read). With kSkip the member
 /// "points" of every object that is an element of an array named "entries" (a document's
 /// entries, a fleet's hosts' entries) is left out, its array emptied in the text first
 /// (cut_entry_points); when the text is JSON the result is then the kKeep document without those
@@ -172,8 +173,8 @@ nlohmann::json parse_wisdom_text(std::string_view text, WisdomPoints points);
 /// their escapes, brackets matched); what lies inside an emptied array is not checked to be JSON.
 /// Every byte outside the emptied arrays is kept, so text that is not JSON there stays so. A key
 /// spelled with escapes is not recognised, and its array is left to the parser as it is.
-/// std::nullopt when there is nothing to empty, or when a string is not closed or brackets do
-/// not match (the text is then parsed as it is, and refused).
+/// std::nullopt when there is nothing to empty (no such array, or only empty ones), or when a
+/// string is not closed or brackets do not match (the text is then parsed as it is, and refused).
 std::optional<std::string> cut_entry_points(std::string_view text);
 
 /// Reads and parses `path`. kWisdomIo when it cannot be read, and, without reading it, when it is
@@ -183,7 +184,8 @@ std::optional<std::string> cut_entry_points(std::string_view text);
 /// that is not JSON, or a profile (COPYSYNTH_PROFILE's JSON Lines,
 /// starts_with_profile_record: "FILE is a profile, not a wisdom file; use --workload
 /// profile:FILE ..."); otherwise wisdom_from_json's errors prefixed with the path. `points`:
-/// WisdomPoints (kSkip: entries without their measured points).
+/// WisdomPoints (kSkip: entries without their measured points, whose text is not read, so a file
+/// that is not JSON only inside them is accepted).
 Result<Wisdom> load_wisdom(const std::string& path, WisdomPoints points = WisdomPoints::kKeep);
 
 /// Writes `w` to `path` atomically, pretty-printed: into a new temporary file "PATH.XXXXXX" in the

@@ -51,6 +51,9 @@ check "the README names the CPU and how to deploy and remove it" \
 # libraries replaced); a source it does not write in src/ is the user's: refused, kept.
 # A scratch directory an interrupted run left (its process gone) is removed; a live process's kept.
 cp "$wisdom" "$lib/wisdom.json"
+# As an older copysynth left it: libcopysynth-tuned.so a regular file (no soname version).
+cp --remove-destination "$lib/libcopysynth-tuned.so.1" "$lib/libcopysynth-tuned.so"
+old_inode=$(stat -c %i "$lib/libcopysynth-tuned.so.1")
 mkdir -p "$lib/.copysynth-lib-999999999/src" "$lib/.copysynth-lib-$$" "$lib/.copysynth-lib-unlocked" "$lib/.copysynth-lib-held"
 : >"$lib/.copysynth-lib-unlocked/.lock"
 : >"$lib/.copysynth-lib-held/.lock"
@@ -59,6 +62,8 @@ flock 9  # this shell holds it, as a live run would
 "$at" -q --from "$lib/wisdom.json" --emit-lib "$lib" >/dev/null 2>"$tmp/emit2.err"; rc=$?
 check "--emit-lib again into its own directory: exit 0, the wisdom file kept (rc=$rc)" \
   bash -c "test $rc -eq 0 && test -s '$lib/libcopysynth-tuned.so' && test -s '$lib/wisdom.json'"
+check "... an older regular libcopysynth-tuned.so replaced by the link, libcopysynth-tuned.so.1 by a new file" \
+  bash -c "test -L '$lib/libcopysynth-tuned.so' && test \"\$(readlink '$lib/libcopysynth-tuned.so')\" = libcopysynth-tuned.so.1 && test \"\$(stat -c %i '$lib/libcopysynth-tuned.so.1')\" != $old_inode"
 check "... the scratch directories of runs that are gone removed (by PID, by an unheld lock), live ones kept" \
   bash -c "! test -e '$lib/.copysynth-lib-999999999' && ! test -e '$lib/.copysynth-lib-unlocked' && test -d '$lib/.copysynth-lib-$$' && test -d '$lib/.copysynth-lib-held'"
 exec 9>&-
@@ -216,7 +221,7 @@ check "--emit-lib without --from: exit 1 and what to do (rc=$rc)" bash -c "test 
 "$at" -q --from "$wisdom" --emit-lib "$tmp/x" --lib-guard nonsense >/dev/null 2>"$tmp/e2"
 rc=$?
 check "--lib-guard nonsense: exit 2, says what a signature is (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'is not a CPU signature' '$tmp/e2'"
-check "... and writes nothing" test ! -e "$tmp/x/libcopysynth-tuned.so"
+check "... and writes nothing" bash -c "test ! -e '$tmp/x/libcopysynth-tuned.so.1' && test ! -L '$tmp/x/libcopysynth-tuned.so' && test ! -e '$tmp/x/libcopysynth-tuned.so'"
 # A DIR that cannot be made is said before the minutes of verification, with its cause.
 : >"$tmp/afile"
 "$at" -q --from "$wisdom" --emit-lib "$tmp/afile" >/dev/null 2>"$tmp/e4"; rc=$?
@@ -231,7 +236,7 @@ if grep -q '"vector_width": \(32\|64\)' "$wisdom"; then
   "$at" -q --from "$wisdom" --emit-lib "$tmp/x" --lib-guard "$vendor-$family-$model:sse2" >/dev/null 2>"$tmp/e3"
   rc=$?
   check "--lib-guard of this model with sse2 alone: refused, says why (rc=$rc)" \
-    bash -c "test $rc -eq 2 && grep -q 'does not require what the tuned' '$tmp/e3' && test ! -e '$tmp/x/libcopysynth-tuned.so'"
+    bash -c "test $rc -eq 2 && grep -q 'does not require what the tuned' '$tmp/e3' && test ! -e '$tmp/x/libcopysynth-tuned.so.1' && test ! -L '$tmp/x/libcopysynth-tuned.so'"
 else
   skip_part "the tuned routines use SSE2 alone: a guard of sse2 covers them"
 fi

@@ -359,7 +359,7 @@ check "--app slower with every candidate: both dropped, the verdicts written (rc
   bash -c "test $rc -eq 0 && '$at' --show '$tmp/none_kept.json' | grep -qx 'host\[0\].app_verdicts=2' && ! '$at' --show '$tmp/none_kept.json' | grep -qE 'entry\[[0-9]\]\.operation=\"(memcpy|fill)\"'"
 "$at" -q --from "$tmp/none_kept.json" --emit-lib "$tmp/nolib" >/dev/null 2>"$tmp/e"; rc=$?
 check "--emit-lib of wisdom the judge kept nothing of: exit 2, says so, not to tune (rc=$rc)" \
-  bash -c "test $rc -eq 2 && grep -qE 'the judge \(autotune --app\) kept nothing: glibc.s (memcpy and memset|memset and memcpy) were as fast or faster on' '$tmp/e' && grep -q 'so there is no library to write' '$tmp/e' && ! grep -q 'tune one' '$tmp/e' && test ! -e '$tmp/nolib/libcopysynth-tuned.so'"
+  bash -c "test $rc -eq 2 && grep -qE 'the judge \(autotune --app\) kept nothing: glibc.s (memcpy and memset|memset and memcpy) were as fast or faster on' '$tmp/e' && grep -q 'so there is no library to write' '$tmp/e' && ! grep -q 'tune one' '$tmp/e' && test ! -e '$tmp/nolib/libcopysynth-tuned.so.1' && test ! -L '$tmp/nolib/libcopysynth-tuned.so'"
 # After a search: tuned, judged, then written.
 "$at" -q --quick --budget 1 --keep-slower --op memmove --app true --runs 1 --emit "$tmp/tuned_judged.json" >"$tmp/tj" 2>&1; rc=$?
 check "--op memmove --app after a search: judged and written (rc=$rc)" bash -c "test $rc -eq 0 && grep -qE '^memmove ' '$tmp/tj' && '$at' --show '$tmp/tuned_judged.json' | grep -qx 'host\[0\].app_verdict\[0\].operation=\"memmove\"'"
@@ -561,6 +561,11 @@ mkdir "$tmp/fifolib" && mkfifo "$tmp/fifolib/README"
 timeout 20 "$at" -q --from "$tmp/best.json" --emit-lib "$tmp/fifolib" >/dev/null 2>"$tmp/lib_err2"; rc=$?
 check "--emit-lib into a directory whose README is a FIFO: refused, no hang (rc=$rc)" \
   bash -c "test $rc -eq 2 && grep -q 'README is not a regular file' '$tmp/lib_err2'"
+# A directory where the library file goes: refused before any work, not left mixed by a late rename.
+mkdir -p "$tmp/dirlib/libcopysynth-tuned.so.1"
+timeout 20 "$at" -q --from "$tmp/best.json" --emit-lib "$tmp/dirlib" >/dev/null 2>"$tmp/lib_err3"; rc=$?
+check "--emit-lib into a directory whose libcopysynth-tuned.so.1 is a directory: refused (rc=$rc)" \
+  bash -c "test $rc -eq 2 && grep -q 'libcopysynth-tuned.so.1 is not a regular file' '$tmp/lib_err3' && test ! -e '$tmp/dirlib/src'"
 mkdir -p "$tmp/proj/src"; echo "# my project" >"$tmp/proj/README"; echo "int main(){}" >"$tmp/proj/src/main.c"
 "$at" -q --from "$tmp/best.json" --emit-lib "$tmp/proj" >/dev/null 2>"$tmp/lib_err"; rc=$?
 check "--emit-lib into a project's directory: refused, its files intact (rc=$rc)" bash -c "test $rc -eq 2 && \

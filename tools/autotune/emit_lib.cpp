@@ -37,7 +37,7 @@ int run_emit_lib(const Options& o) {
   if (!r) return fail(r.error());
   std::string what;
   for (const auto& x : r->routines) what += " " + x;
-  o.progress("wrote " + r->files[0] + " (linked as " + std::filesystem::path(r->files[1]).filename().string() + ") and " + r->files[2] + " (" +
+  o.progress("wrote " + r->files[0] + " (and the link " + std::filesystem::path(r->files[1]).filename().string() + " to it) and " + r->files[2] + " (" +
              r->files[3] + " says how to deploy them):" + what +
              "; the guard accepts " + r->guard_signature);
   return 0;

@@ -7,7 +7,7 @@
 //   autotune --from best.json --emit-asm memcpy_64.S --flavor linux
 //                                      write the tuned routine as a GNU as file (no timing)
 //   autotune --from best.json --emit-lib DIR
-//                                      the tuned memcpy, memmove and fill as libcopysynth-tuned.so/.a
+//                                      the tuned memcpy, memmove and fill as libcopysynth-tuned.so.1/.a
 //   autotune --from best.json --patch-table
 //                                      the commit-message table, measured against the system routine
 //   autotune --from best.json --app 'sqlite3 :memory: < q.sql' --runs 7 --emit judged.json
@@ -357,7 +357,7 @@ int run_main(int argc, char** argv) {
       "                                       the tuned memcpy as a kernel-style .S file\n"
       "  autotune --from best.json --emit-asm memcpy.S --target avx512\n"
       "                                       for an AVX-512 CPU, written on any host\n"
-      "  autotune --from best.json --emit-lib lib/   libcopysynth-tuned.so and .a for this CPU\n"
+      "  autotune --from best.json --emit-lib lib/   libcopysynth-tuned.so.1 and .a for this CPU\n"
       "  autotune --from best.json --patch-table   the table for a commit message\n"
       "  autotune --merge a.json b.json --emit fleet.json   one file for several CPUs\n"
       "  autotune --show best.json            what a wisdom file holds, key=value lines\n"

@@ -410,9 +410,12 @@ std::string readme(const Wisdom& w, const LibraryOptions& opt, const std::string
     << "Deploy (any of):\n"
     << "  LD_PRELOAD=$PWD/libcopysynth-tuned.so program ...        one program\n"
     << "  echo /usr/local/lib/libcopysynth-tuned.so.1 >> /etc/ld.so.preload   every dynamically\n"
-    << "      linked program (copy libcopysynth-tuned.so.1 there first; test with one program before)\n"
+    << "      linked program (first: install -m 755 libcopysynth-tuned.so.1 /usr/local/lib/, which\n"
+    << "      replaces an earlier copy instead of writing into the file running programs map; test\n"
+    << "      with one program before)\n"
     << "  cc app.c -L. -lcopysynth-tuned -Wl,-rpath,$PWD             link against it (the program\n"
-    << "      then needs libcopysynth-tuned.so.1, its soname; libcopysynth-tuned.so links to it)\n"
+    << "      then needs libcopysynth-tuned.so.1, the soname; libcopysynth-tuned.so is a symbolic\n"
+    << "      link to it)\n"
     << "  cc -static app.c libcopysynth-tuned.a                      a static program\n"
     << "Remove: unset LD_PRELOAD / delete the line from /etc/ld.so.preload / relink without it.\n"
     << "Check: LD_DEBUG=bindings program 2>&1 | grep libcopysynth-tuned shows the bindings.\n\n"
@@ -422,7 +425,7 @@ std::string readme(const Wisdom& w, const LibraryOptions& opt, const std::string
     << "src/ holds the GNU as files and the version script the libraries were built from\n"
     << "(as --64 FILE.S; ld -shared -soname libcopysynth-tuned.so.1 -z now -z relro -z noexecstack\n"
     << "-z cet-report=error --hash-style=gnu --build-id --version-script=src/libcopysynth-tuned.map\n"
-    << "-o libcopysynth-tuned.so.1 FILE.o ... -lc; ln -s libcopysynth-tuned.so.1 libcopysynth-tuned.so;\n"
+    << "--no-undefined-version -o libcopysynth-tuned.so.1 FILE.o ... -lc; ln -s libcopysynth-tuned.so.1 libcopysynth-tuned.so;\n"
     << "ar rcsD libcopysynth-tuned.a FILE.o ...).\n";
   return o.str();
 }
@@ -482,9 +485,16 @@ Status check_library_dir(const std::string& dir, const std::string& wisdom_path)
     const fs::path path = it->path();
     const std::string name = path.filename().string();
     std::error_code e2;
-    if (name == kTunedLibraryShared || name == kTunedLibrarySoname || name == kTunedLibraryStatic ||
-        name.rfind(".copysynth-lib-", 0) == 0)
+    if (name.rfind(".copysynth-lib-", 0) == 0) continue;
+    if (name == kTunedLibraryShared || name == kTunedLibrarySoname || name == kTunedLibraryStatic) {
+      // Replaced by a rename: a directory there would fail it after the sources were swapped.
+      // The link's name may hold the link an earlier run made, or an older copysynth's file.
+      const auto type = fs::symlink_status(path, e2).type();
+      if (type != fs::file_type::regular && !(name == kTunedLibraryShared && type == fs::file_type::symlink))
+        return refuse("its " + name + " is not a regular file" +
+                      (name == kTunedLibraryShared ? " or a symbolic link" : ""));
       continue;
+    }
     if (!wisdom_path.empty() && fs::equivalent(path, wisdom_path, e2)) continue;
     // The text files it writes start with a marker: one that does not is the user's.
     if (const char* marker = name == "README"              ? "libcopysynth-tuned:"
@@ -774,8 +784,9 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
   fs::create_symlink(kTunedLibrarySoname, scratch / kTunedLibraryShared, ec);
   if (ec)
     return make_error(ErrorCode::kInvalidArgument, std::string("cannot make the link ") + kTunedLibraryShared + " -> " +
-                                                       kTunedLibrarySoname + " in " + opt.dir + ": " + ec.message() +
-                                                       " (does its file system take symbolic links?)");
+                                                       kTunedLibrarySoname + " for " + opt.dir + ": " + ec.message() +
+                                                       " (does its file system take symbolic links?); nothing was "
+                                                       "written into " + opt.dir);
   fs::remove_all(out / "src", ec);
   fs::rename(scratch / "src", out / "src", ec);
   if (ec) return make_error(ErrorCode::kInvalidArgument, "cannot move the sources into " + opt.dir + ": " + ec.message());

@@ -96,7 +96,8 @@ std::string short_name(const CopyParams& p);
 /// Whether an environment variable's value is a word that switches a copysynth option on
 /// ("1", "yes", "true", "on") or off ("0", "no", "false", "off"), in any case (strcasecmp).
 /// COPYSYNTH_PERF_MAP is on only for the first set; COPYSYNTH_PRELOAD_STATS takes both sets
-/// (api/src/preload.cpp), so the two read the same words. Neither allocates.
+/// (api/src/preload.cpp), so the two read the same words. `value` must not be null. Neither
+/// allocates.
 bool env_word_on(const char* value);
 bool env_word_off(const char* value);
 

@@ -159,9 +159,9 @@ enum class WisdomPoints : bool { kKeep, kSkip };
 
 /// The text of a wisdom or fleet file as load_wisdom and load_fleet parse it (nlohmann, no
 /// exceptions): a discarded value (is_discarded()) when it is not JSON (with kSkip: not JSON
-/// outside the emptied points arrays; what lies inside them is not read). With kSkip the member
-/// "points" of every object that is an element of an array named "entries" (a document's
-/// entries, a fleet's hosts' entries) is left out, its array emptied in the text first
+/// outside the emptied points arrays; inside them only strings and brackets are checked). With
+/// kSkip the member "points" of every object that is an element of an array named "entries" (a
+/// document's entries, a fleet's hosts' entries) is left out, its array emptied in the text first
 /// (cut_entry_points); when the text is JSON the result is then the kKeep document without those
 /// members. A "points" anywhere else is kept (and refused where the schema has no such field, e.g.
 /// in params).
@@ -184,8 +184,9 @@ std::optional<std::string> cut_entry_points(std::string_view text);
 /// that is not JSON, or a profile (COPYSYNTH_PROFILE's JSON Lines,
 /// starts_with_profile_record: "FILE is a profile, not a wisdom file; use --workload
 /// profile:FILE ..."); otherwise wisdom_from_json's errors prefixed with the path. `points`:
-/// WisdomPoints (kSkip: entries without their measured points, whose text is not read, so a file
-/// that is not JSON only inside them is accepted).
+/// WisdomPoints (kSkip: entries without their measured points, whose text is only scanned for
+/// closed strings and matching brackets, so a file that is not JSON inside them in any other way
+/// is accepted).
 Result<Wisdom> load_wisdom(const std::string& path, WisdomPoints points = WisdomPoints::kKeep);
 
 /// Writes `w` to `path` atomically, pretty-printed: into a new temporary file "PATH.XXXXXX" in the

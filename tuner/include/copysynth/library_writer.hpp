@@ -1,7 +1,8 @@
 // copysynth — files written from wisdom, each only after its code passed verification
 // (invariant 9 of docs/architecture.md): one tuned routine as a GNU as `.S` file
 // (write_asm_file(): autotune --from best.json --emit-asm FILE), and the tuned routines as an
-// ahead-of-time library, `libcopysynth-tuned.so` and `libcopysynth-tuned.a`
+// ahead-of-time library, `libcopysynth-tuned.so.1` (with the link `libcopysynth-tuned.so`) and
+// `libcopysynth-tuned.a`
 // (write_tuned_library(): autotune --from best.json --emit-lib DIR).
 //
 // A production user deploys an ordinary library, not a JIT: no JSON, no code generation and no

@@ -319,35 +319,56 @@ TEST_CASE("wisdom: WisdomPoints::kSkip reads everything but the measured points"
   }
   CHECK(parse_wisdom_text("{\"entries\": [", WisdomPoints::kSkip).is_discarded());
 
-  // The text kSkip parses: only entries' points arrays are emptied, strings are stepped over whole
-  // (a bracket or a quote inside one is not structure), and every other byte is kept.
+  // The text kSkip parses: only entries' points arrays are emptied, each only when it is one JSON
+  // value by the grammar (strings with their escapes, numbers, literals, nesting), and every
+  // other byte is kept.
   CHECK(cut_entry_points(R"({"entries": [{"points": [ ]}, {"points": []}]})") == std::nullopt);  // already empty
   CHECK(cut_entry_points(R"({"entries": [{"points": [1, {"a": "]\"}"}], "x": 2}]})") ==
         std::optional<std::string>(R"({"entries": [{"points": [], "x": 2}]})"));
   CHECK(cut_entry_points(R"({"hosts": [{"entries": [{"points" : [[]]}]}], "points": [1]})") ==
         std::optional<std::string>(R"({"hosts": [{"entries": [{"points" : []}]}], "points": [1]})"));
+  CHECK(cut_entry_points(R"({"entries": [{"points": [-0, 1.5e-3, 2E+2, true, false, null, "\u00e9\n", {}]}]})") ==
+        std::optional<std::string>(R"({"entries": [{"points": []}]})"));
   CHECK(cut_entry_points(R"({"entries": [{"p": {"points": [1]}, "\u0070oints": [2]}]})") == std::nullopt);
   CHECK(cut_entry_points(R"({"entries": [{"points": "[1]"}]})") == std::nullopt);
-  // Nothing is cut where a string is not closed or brackets do not match: the parser says why.
-  CHECK(cut_entry_points(R"({"entries": [{"points": [1, {]}]})") == std::nullopt);
-  CHECK(cut_entry_points(R"({"entries": [{"points": [1]}], "a": "x)") == std::nullopt);
-  CHECK(cut_entry_points(R"({"entries": [{"points": [1]}}]})") == std::nullopt);
-  CHECK(parse_wisdom_text(R"({"entries": [{"points": [1, {]}]})", WisdomPoints::kSkip).is_discarded());
-  // What lies inside an emptied array is not parsed: points that are not JSON are refused when
-  // kept and not looked at when skipped, as points of the wrong type are above.
+  // Nothing is cut where a points array is not JSON, or the text around it is not lexically
+  // whole: the parser then meets the text as it is and says why, as kKeep does.
+  for (const char* bad : {
+           R"({"entries": [{"points": [1, {]}]})",          // brackets that do not match
+           R"({"entries": [{"points": [1]}], "a": "x)",     // a string not closed
+           R"({"entries": [{"points": [1]}}]})",            // an object closed as an array
+           R"({"entries": [{"points": [1,, 2]}]})",         // no value
+           R"({"entries": [{"points": [01, 2]}]})",         // not a JSON number
+           R"({"entries": [{"points": [1.]}]})",
+           R"({"entries": [{"points": [tru]}]})",
+           R"({"entries": [{"points": [1e999]}]})",         // nlohmann refuses the overflow
+           R"({"entries": [{"points": ["\ud800"]}]})",      // a lone surrogate
+           R"({"entries": [{"points": ["\x"]}]})",          // no such escape
+           R"({"entries": [{"points": [{"a" 1}]}]})",       // no colon
+           R"({"entries": [{"points": [{1: 1}]}]})",        // a key that is not a string
+           // Two stray quotes in two points arrays: stepping over strings alone would pair
+           // them and cut the entries between, so another entry's text would be lost.
+           R"({"entries": [{"points": [{"note": "2" x"}]}, {"op": "fill"}, {"points": [{"note": "4" y"}]}]})",
+       }) {
+    CHECK_MESSAGE(cut_entry_points(bad) == std::nullopt, bad);
+    CHECK_MESSAGE(parse_wisdom_text(bad, WisdomPoints::kSkip).is_discarded() ==
+                      parse_wisdom_text(bad, WisdomPoints::kKeep).is_discarded(),
+                  bad);
+  }
+  CHECK(cut_entry_points("{\"entries\": [{\"points\": [\"\t\"]}]}") == std::nullopt);  // a raw control character
+  CHECK(cut_entry_points("{\"entries\": [{\"points\": [\"\xc3\xa9\"]}]}") == std::nullopt);  // UTF-8: the parser checks it
+  // A file garbled inside its points is refused either way, with the same message.
   std::string garbled = to_json(w).dump(2);
   const std::size_t at = garbled.find("\"points\": [");
   REQUIRE(at != std::string::npos);
   garbled.insert(at + 11, "1,, x, ");
   const std::string garbled_path = dir.path + "/garbled-points.json";
   write_file(garbled_path, garbled);
-  auto gk = load_wisdom(garbled_path);
-  REQUIRE_FALSE(gk.ok());
-  CHECK(contains(gk.error().message, "not valid JSON"));
-  auto gs = load_wisdom(garbled_path, WisdomPoints::kSkip);
-  REQUIRE_MESSAGE(gs.ok(), (gs.ok() ? std::string() : gs.error().message));
-  CHECK(gs->entries.at(0).plan == w.entries[0].plan);
-  CHECK(gs->entries.at(0).points.empty());
+  for (WisdomPoints how : {WisdomPoints::kKeep, WisdomPoints::kSkip}) {
+    auto g = load_wisdom(garbled_path, how);
+    REQUIRE_FALSE(g.ok());
+    CHECK(contains(g.error().message, "not valid JSON"));
+  }
 
   // Everything else is checked as before: a bad parameter, and text that is not JSON.
   j = to_json(w);

@@ -59,7 +59,7 @@ Error cpu_mismatch(const std::string& tuned, const std::string& here) {
 /// A measured figure as the file keeps it: rounded to 4 significant digits. Medians that move by
 /// a percent or more from run to run were written with 17 digits (the shortest text that reads
 /// back as the same double), and the points were nine tenths of a three-entry file, which the
-/// shim lexed digit by digit at each process's start before cut_entry_points stepped over them
+/// shim lexed digit by digit at each process's start before cut_entry_points emptied them
 /// (docs/perf/startup-check/README.md); `autotune --from`, `--show` and the report still parse
 /// them. Written and read in the "C" locale (snprintf_c, strtod_c), not with
 /// to_chars/from_chars: libstdc++'s floating-point forms of those would make the shim, which
@@ -436,8 +436,9 @@ Result<Wisdom> wisdom_from_json(const json& j) {
 }
 
 std::optional<std::string> cut_entry_points(std::string_view text) {
-  // One pass over the bytes, lexical only: strings (with their escapes) are stepped over whole, so
-  // a bracket or quote inside one is not structure. Each container opened pushes a byte: an
+  // One pass over the bytes, lexical outside the points arrays (value_end checks those against
+  // the grammar): strings (with their escapes) are stepped over whole, so a bracket or quote
+  // inside one is not structure. Each container opened pushes a byte: an
   // object, an array, or an array that the key "entries" named (the callback in
   // parse_wisdom_text keeps the same facts per depth); a byte a level keeps deep nesting cheap.
   constexpr unsigned char kObject = 0, kArray = 1, kEntries = 3;
@@ -458,34 +459,119 @@ std::optional<std::string> cut_entry_points(std::string_view text) {
     }
     return kNone;
   };
-  // The bytes array_end stops at; the others (digits, keys' letters, punctuation, white space:
-  // nearly all of a points array) are passed over by one table look-up each.
-  static constexpr auto kStops = [] {
-    std::array<bool, 256> t{};
-    for (const unsigned char c : {'"', '[', ']', '{', '}'}) t[c] = true;
-    return t;
-  }();
-  // The index past the array whose '[' is at i, or kNone when its brackets do not match or it is
-  // not closed (then nothing is cut: the parser meets the text as it is and says what is wrong).
-  const auto array_end = [&](std::size_t i) {
-    std::string nest;
-    for (; i < n; ++i) {
-      while (i < n && !kStops[static_cast<unsigned char>(text[i])]) ++i;
-      if (i == n) break;
-      const char c = text[i];
-      if (c == '"') {
-        const std::size_t end = string_end(i);
-        if (end == kNone) return kNone;
-        i = end - 1;
-      } else if (c == '[' || c == '{') {
-        nest.push_back(c == '[' ? ']' : '}');
-      } else if (c == ']' || c == '}') {
-        if (nest.empty() || nest.back() != c) return kNone;
-        nest.pop_back();
-        if (nest.empty()) return i + 1;
+  // The index past the JSON value that starts at i, or kNone. Checked against JSON's grammar
+  // (RFC 8259) as nlohmann's parser reads it, without converting a number or building a value:
+  // where it returns an index, nlohmann accepts those bytes as one value. Where in doubt it
+  // returns kNone and nothing is cut, so the parser meets the text as it is and decides: a string
+  // with a byte of 0x80 or more or a surrogate \u escape (nlohmann checks UTF-8 and surrogate
+  // pairs), a number that may overflow a double (more than 300 integer digits plus exponent, or
+  // an exponent of more than 4 digits; nlohmann refuses 1e999). Iterative: `nest` holds the
+  // closing bracket of each open container, a byte a level.
+  const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+  const auto is_hex = [&](char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); };
+  const auto json_string_end = [&](std::size_t i) {  // i at the opening quote
+    for (++i; i < n; ++i) {
+      const auto c = static_cast<unsigned char>(text[i]);
+      if (c == '"') return i + 1;
+      if (c < 0x20 || c >= 0x80) return kNone;
+      if (c != '\\') continue;
+      if (++i == n) return kNone;
+      const char e = text[i];
+      if (e == 'u') {
+        if (n - i < 5 || !is_hex(text[i + 1]) || !is_hex(text[i + 2]) || !is_hex(text[i + 3]) || !is_hex(text[i + 4]))
+          return kNone;
+        const char hi = static_cast<char>(text[i + 1] | 0x20);  // D800-DFFF: a surrogate
+        if (hi == 'd' && (text[i + 2] >= '8' || (text[i + 2] | 0x20) >= 'a')) return kNone;
+        i += 4;
+      } else if (!(e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't')) {
+        return kNone;
       }
     }
     return kNone;
+  };
+  const auto number_end = [&](std::size_t i) {
+    if (i < n && text[i] == '-') ++i;
+    if (i == n || !is_digit(text[i])) return kNone;
+    std::size_t int_digits = 1;
+    if (text[i++] != '0')
+      for (; i < n && is_digit(text[i]); ++i) ++int_digits;
+    if (i < n && text[i] == '.') {
+      if (++i == n || !is_digit(text[i])) return kNone;
+      while (i < n && is_digit(text[i])) ++i;
+    }
+    std::size_t exponent = 0;
+    if (i < n && (text[i] == 'e' || text[i] == 'E')) {
+      if (++i < n && (text[i] == '+' || text[i] == '-')) ++i;
+      const std::size_t first = i;
+      for (; i < n && is_digit(text[i]); ++i) exponent = exponent * 10 + static_cast<std::size_t>(text[i] - '0');
+      if (i == first || i - first > 4) return kNone;
+    }
+    return int_digits + exponent > 300 ? kNone : i;
+  };
+  const auto value_end = [&](std::size_t i) {
+    std::string nest;
+    enum class Want { kValue, kValueOrClose, kKeyOrClose, kKey, kAfter } want = Want::kValue;
+    for (;;) {
+      i = skip_space(i);
+      if (i == n) return kNone;
+      const char c = text[i];
+      switch (want) {
+        case Want::kKeyOrClose:
+        case Want::kKey:
+          if (c == '}' && want == Want::kKeyOrClose) {
+            nest.pop_back();
+            ++i;
+            want = Want::kAfter;
+            break;
+          }
+          if (c != '"' || (i = json_string_end(i)) == kNone) return kNone;
+          i = skip_space(i);
+          if (i == n || text[i] != ':') return kNone;
+          ++i;
+          want = Want::kValue;
+          break;
+        case Want::kValueOrClose:
+          if (c == ']') {
+            nest.pop_back();
+            ++i;
+            want = Want::kAfter;
+            break;
+          }
+          [[fallthrough]];
+        case Want::kValue:
+          if (c == '{' || c == '[') {
+            nest.push_back(c == '{' ? '}' : ']');
+            ++i;
+            want = c == '{' ? Want::kKeyOrClose : Want::kValueOrClose;
+            break;
+          }
+          if (c == '"') {
+            i = json_string_end(i);
+          } else if (c == '-' || is_digit(c)) {
+            i = number_end(i);
+          } else {
+            std::string_view word = c == 't' ? "true" : c == 'f' ? "false" : c == 'n' ? "null" : "";
+            if (word.empty() || text.substr(i, word.size()) != word) return kNone;
+            i += word.size();
+          }
+          if (i == kNone) return kNone;
+          want = Want::kAfter;
+          break;
+        case Want::kAfter:
+          if (nest.empty()) return i;
+          if (c == nest.back()) {
+            nest.pop_back();
+            ++i;
+            if (nest.empty()) return i;
+          } else if (c == ',') {
+            ++i;
+            want = nest.back() == '}' ? Want::kKey : Want::kValue;
+          } else {
+            return kNone;
+          }
+          break;
+      }
+    }
   };
   for (std::size_t i = 0; i < n; ++i) {
     const char c = text[i];
@@ -498,7 +584,7 @@ std::optional<std::string> cut_entry_points(std::string_view text) {
         const std::size_t value = skip_space(after + 1);
         if (k == "points" && open.size() >= 2 && static_cast<unsigned char>(open.back()) == kObject &&
             static_cast<unsigned char>(open[open.size() - 2]) == kEntries && value < n && text[value] == '[') {
-          const std::size_t last = array_end(value);
+          const std::size_t last = value_end(value);
           if (last == kNone) return std::nullopt;
           if (skip_space(value + 1) != last - 1) cuts.emplace_back(value, last);  // not already empty
           i = last - 1;
@@ -536,16 +622,17 @@ std::optional<std::string> cut_entry_points(std::string_view text) {
 
 nlohmann::json parse_wisdom_text(std::string_view text, WisdomPoints points) {
   if (points == WisdomPoints::kKeep) return json::parse(text, nullptr, /*allow_exceptions=*/false);
-  // kSkip: the entries' points arrays are first emptied in the text (cut_entry_points), so the
-  // parser never lexes their numbers: lexing the text of a 51 KB three-entry file, nine tenths of
-  // it points, took 0.28-0.32 ms of a 0.34-0.38 ms parse (docs/perf/startup-check/README.md). Then the parser drops the "points" member of every
+  // kSkip: the entries' points arrays are first checked against JSON's grammar and emptied in
+  // the text (cut_entry_points), so the parser never lexes their numbers: lexing the text of a
+  // 51 KB three-entry file, nine tenths of it points, took 0.28-0.32 ms of a 0.34-0.38 ms parse
+  // (docs/perf/startup-check/README.md). Then the parser drops the "points" member of every
   // object that is an element of an array named "entries" (a single-host document's entries, a
   // fleet's hosts' entries) as it meets it, so it is never built; a "points" anywhere else is
-  // kept, and refused where the schema has no such field, as kKeep does. The rest of the text is
-  // lexed whole: text that is not JSON there is refused as before. Per depth of the parse
-  // (nlohmann's callback depth: an object or array opened at depth d has its members at d + 1):
-  // the key that named the container opened there ("" for an array element or the root) and
-  // whether it is an array.
+  // kept, and refused where the schema has no such field, as kKeep does. Text that is not JSON
+  // is refused as before, inside the points arrays (nothing is cut) or outside them. Per depth of
+  // the parse (nlohmann's callback depth: an object or array opened at depth d has its members
+  // at d + 1): the key that named the container opened there ("" for an array element or the
+  // root) and whether it is an array.
   struct Open {
     std::string key;
     bool array = false;

@@ -14,9 +14,8 @@
  * code that was tuned and verified before any is installed; a malformed file, a file made on
  * another CPU, or one whose code this copysynth rebuilds differently (the code-hash check: a file
  * of another copysynth version is used when its code rebuilds byte-identical, refused when not)
- * changes nothing. The entries' measured points are not parsed, only scanned for closed strings
- * and matching brackets: a file garbled inside them in any other way loads. Installing swaps a
- * process-wide
+ * changes nothing. The entries' measured points are checked only to be JSON, not against the
+ * schema (autotune --show does that). Installing swaps a process-wide
  * pointer atomically; routines once installed stay mapped until the process exits.
  *
  * Every function is thread-safe and none lets a C++ exception escape. Functions that can fail

@@ -151,16 +151,15 @@ inline constexpr std::uint64_t kMaxWisdomBytes = std::uint64_t{64} << 20;
 /// program that only installs the routines (install_wisdom, the LD_PRELOAD shim): of a 51 KB
 /// three-entry file, the points are all but 6 KB, and lexing the text took 0.28-0.32 ms of a
 /// 0.34-0.38 ms parse on a 2-core AMD EPYC (family 26) VM (docs/perf/startup-check/README.md). With
-/// kSkip their arrays are stepped over as text (cut_entry_points) and not parsed, so what lies
-/// inside them is not checked to be JSON; the rest of the file is checked as with kKeep, and text
-/// that is not JSON outside those arrays is refused either way (parse_wisdom_text says which
-/// members are left out).
+/// kSkip their arrays are checked against JSON's grammar and emptied in the text before the parse
+/// (cut_entry_points), so their numbers are never converted and their schema is not checked; the
+/// rest of the file is checked as with kKeep, and text that is not JSON is refused either way
+/// (parse_wisdom_text says which members are left out).
 enum class WisdomPoints : bool { kKeep, kSkip };
 
 /// The text of a wisdom or fleet file as load_wisdom and load_fleet parse it (nlohmann, no
-/// exceptions): a discarded value (is_discarded()) when it is not JSON (with kSkip: not JSON
-/// outside the emptied points arrays; inside them only strings and brackets are checked). With
-/// kSkip the member "points" of every object that is an element of an array named "entries" (a
+/// exceptions): a discarded value (is_discarded()) when it is not JSON, with either WisdomPoints
+/// (tests/fuzz_wisdom.cpp checks that they agree). With kSkip the member "points" of every object that is an element of an array named "entries" (a
 /// document's entries, a fleet's hosts' entries) is left out, its array emptied in the text first
 /// (cut_entry_points); when the text is JSON the result is then the kKeep document without those
 /// members. A "points" anywhere else is kept (and refused where the schema has no such field, e.g.
@@ -169,12 +168,15 @@ nlohmann::json parse_wisdom_text(std::string_view text, WisdomPoints points);
 
 /// `text` with the value of each "points" member of an element of an array named "entries"
 /// replaced by `[]` where it is an array: what parse_wisdom_text(kSkip) parses, so that the
-/// numbers of the measured points are never lexed. The scan is lexical (strings stepped over with
-/// their escapes, brackets matched); what lies inside an emptied array is not checked to be JSON.
-/// Every byte outside the emptied arrays is kept, so text that is not JSON there stays so. A key
-/// spelled with escapes is not recognised, and its array is left to the parser as it is.
-/// std::nullopt when there is nothing to empty (no such array, or only empty ones), or when a
-/// string is not closed or brackets do not match (the text is then parsed as it is, and refused).
+/// numbers of the measured points are never converted. The text around the arrays is scanned
+/// lexically (strings stepped over with their escapes, brackets matched); each array is emptied
+/// only when it is one JSON value by the grammar nlohmann reads (RFC 8259: strings, escapes,
+/// numbers, literals, nesting), and nothing is cut where in doubt (a byte of 0x80 or more or a
+/// surrogate escape in a string, a number that might overflow a double). Every other byte is
+/// kept, so the result is JSON exactly when `text` is. A key spelled with escapes is not
+/// recognised, and its array is left to the parser as it is. std::nullopt when there is nothing
+/// to empty (no such array, or only empty ones), or when any such array is not JSON or in doubt,
+/// or a string is not closed or brackets do not match (the text is then parsed as it is).
 std::optional<std::string> cut_entry_points(std::string_view text);
 
 /// Reads and parses `path`. kWisdomIo when it cannot be read, and, without reading it, when it is
@@ -184,9 +186,8 @@ std::optional<std::string> cut_entry_points(std::string_view text);
 /// that is not JSON, or a profile (COPYSYNTH_PROFILE's JSON Lines,
 /// starts_with_profile_record: "FILE is a profile, not a wisdom file; use --workload
 /// profile:FILE ..."); otherwise wisdom_from_json's errors prefixed with the path. `points`:
-/// WisdomPoints (kSkip: entries without their measured points, whose text is only scanned for
-/// closed strings and matching brackets, so a file that is not JSON inside them in any other way
-/// is accepted).
+/// WisdomPoints (kSkip: entries without their measured points, which are checked to be JSON but
+/// not against the schema).
 Result<Wisdom> load_wisdom(const std::string& path, WisdomPoints points = WisdomPoints::kKeep);
 
 /// Writes `w` to `path` atomically, pretty-printed: into a new temporary file "PATH.XXXXXX" in the

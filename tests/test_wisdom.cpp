@@ -183,7 +183,7 @@ TEST_CASE("wisdom: save and load round trip") {
 
 TEST_CASE("wisdom: measured points are written to 4 significant digits") {
   // A median that moves by a percent from run to run has no 17 digits to keep, and every digit
-  // written is one `autotune --from`, `--show` and the report parse (the shim steps over them).
+  // written is one `autotune --from`, `--show` and the report parse (the shim only checks them).
   Wisdom w = sample_wisdom();
   MeasuredPoint p;
   p.size = 4096;
@@ -357,6 +357,26 @@ TEST_CASE("wisdom: WisdomPoints::kSkip reads everything but the measured points"
   }
   CHECK(cut_entry_points("{\"entries\": [{\"points\": [\"\t\"]}]}") == std::nullopt);  // a raw control character
   CHECK(cut_entry_points("{\"entries\": [{\"points\": [\"\xc3\xa9\"]}]}") == std::nullopt);  // UTF-8: the parser checks it
+  // An array in doubt is left to the parser, and the others are still cut.
+  const std::string mixed = "{\"entries\": [{\"points\": [\"\xc3\xa9\"]}, {\"points\": [1, 2]}]}";
+  CHECK(cut_entry_points(mixed) == std::optional<std::string>("{\"entries\": [{\"points\": [\"\xc3\xa9\"]}, {\"points\": []}]}"));
+  CHECK(parse_wisdom_text(mixed, WisdomPoints::kSkip) == json::parse(R"({"entries": [{}, {}]})"));
+  // An empty array is left as it is, with the white space after it.
+  CHECK(cut_entry_points("{\"entries\": [\n {\n  \"points\": []\n }\n]}") == std::nullopt);
+  // Many small objects: the same document as the full parse less the points (kSkip erases them
+  // after the parse; nlohmann's callback parser took quadratic time over such a file).
+  {
+    std::string many = R"({"x": [)";
+    for (int k = 0; k < 2000; ++k) many += k ? R"(, {"points": [1]})" : R"({"points": [1]})";
+    many += R"(], "entries": [)";
+    for (int k = 0; k < 2000; ++k) many += k ? R"(, {"points": [1], "k": 1})" : R"({"points": [1], "k": 1})";
+    many += "]}";
+    const json full = json::parse(many);
+    const json skipped = parse_wisdom_text(many, WisdomPoints::kSkip);
+    CHECK(skipped["x"] == full["x"]);
+    REQUIRE(skipped["entries"].size() == 2000);
+    CHECK(skipped["entries"][1999] == json::parse(R"({"k": 1})"));
+  }
   // A file garbled inside its points is refused either way, with the same message.
   std::string garbled = to_json(w).dump(2);
   const std::size_t at = garbled.find("\"points\": [");

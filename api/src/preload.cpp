@@ -57,7 +57,7 @@
 // atexit handlers that copy after this library's destructor still run correct code.
 // Start-up cost: reading and checking the JSON (the entries' measured points checked to be JSON
 // but not parsed, WisdomPoints::kSkip), building and quick-checking memcpy, memmove and fill tuned
-// on this CPU: 1.6-1.9 ms at best on a 2-core VM, plus 0.55-1.31 ms (the thirty-third round's
+// on this CPU: 1.6-2.1 ms at best on a 2-core VM, plus 0.55-1.31 ms (the thirty-third round's
 // figure, on a slower day) to load this library, whose libstdc++ is linked in and which needs no
 // libm (api/CMakeLists.txt); 3-4 ms per process in all (docs/perf/startup-check/README.md); with the start-up check 8-13 ms, more for rep classes in
 // pieces (README.md).

@@ -521,6 +521,7 @@ std::optional<std::string> cut_entry_points(std::string_view text) {
           if (c == '}' && want == Want::kKeyOrClose) {
             nest.pop_back();
             ++i;
+            if (nest.empty()) return i;
             want = Want::kAfter;
             break;
           }
@@ -534,6 +535,7 @@ std::optional<std::string> cut_entry_points(std::string_view text) {
           if (c == ']') {
             nest.pop_back();
             ++i;
+            if (nest.empty()) return i;
             want = Want::kAfter;
             break;
           }
@@ -585,11 +587,14 @@ std::optional<std::string> cut_entry_points(std::string_view text) {
         if (k == "points" && open.size() >= 2 && static_cast<unsigned char>(open.back()) == kObject &&
             static_cast<unsigned char>(open[open.size() - 2]) == kEntries && value < n && text[value] == '[') {
           const std::size_t last = value_end(value);
-          if (last == kNone) return std::nullopt;
-          if (skip_space(value + 1) != last - 1) cuts.emplace_back(value, last);  // not already empty
-          i = last - 1;
-          key = {};
-          continue;
+          if (last != kNone) {
+            if (skip_space(value + 1) != last - 1) cuts.emplace_back(value, last);  // not already empty
+            i = last - 1;
+            key = {};
+            continue;
+          }
+          // Not JSON, or in doubt: left as it is for the parser, and scanned on as text (its
+          // brackets and strings are the text's own); the other arrays may still be cut.
         }
         key = k;
         i = after;
@@ -625,45 +630,34 @@ nlohmann::json parse_wisdom_text(std::string_view text, WisdomPoints points) {
   // kSkip: the entries' points arrays are first checked against JSON's grammar and emptied in
   // the text (cut_entry_points), so the parser never lexes their numbers: lexing the text of a
   // 51 KB three-entry file, nine tenths of it points, took 0.28-0.32 ms of a 0.34-0.38 ms parse
-  // (docs/perf/startup-check/README.md). Then the parser drops the "points" member of every
-  // object that is an element of an array named "entries" (a single-host document's entries, a
-  // fleet's hosts' entries) as it meets it, so it is never built; a "points" anywhere else is
-  // kept, and refused where the schema has no such field, as kKeep does. Text that is not JSON
-  // is refused as before, inside the points arrays (nothing is cut) or outside them. Per depth of
-  // the parse (nlohmann's callback depth: an object or array opened at depth d has its members
-  // at d + 1): the key that named the container opened there ("" for an array element or the
-  // root) and whether it is an array.
-  struct Open {
-    std::string key;
-    bool array = false;
-  };
-  std::vector<Open> open;
-  int key_depth = -1;  // depth of the key event just before, else -1
-  json::parser_callback_t skip_points = [&](int depth, json::parse_event_t event, json& parsed) {
-    const auto d = static_cast<std::size_t>(depth);
-    switch (event) {
-      case json::parse_event_t::key: {
-        if (d >= 2 && d - 2 < open.size() && open[d - 2].array && open[d - 2].key == "entries" && parsed == "points")
-          return false;
-        if (open.size() <= d) open.resize(d + 1);
-        open[d].key = parsed.get<std::string>();
-        key_depth = depth;
-        return true;
-      }
-      case json::parse_event_t::object_start:
-      case json::parse_event_t::array_start:
-        if (open.size() <= d) open.resize(d + 1);
-        if (key_depth != depth) open[d].key.clear();
-        open[d].array = event == json::parse_event_t::array_start;
-        key_depth = -1;
-        return true;
-      default:
-        key_depth = -1;
-        return true;
-    }
-  };
+  // (docs/perf/startup-check/README.md). Text that is not JSON is refused as before, inside the
+  // points arrays (nothing is cut there) or outside them. The document is then parsed whole and
+  // the "points" member of every object that is an element of an array named "entries" (a
+  // single-host document's entries, a fleet's hosts' entries) erased; a "points" anywhere else
+  // is kept, and refused where the schema has no such field, as kKeep does. Not a parser
+  // callback: nlohmann's callback parser looks through a container's earlier members each time
+  // an object in it closes, so a hostile file of many small objects took quadratic time at
+  // every process start. The walk is iterative, for documents nested millions deep.
   const std::optional<std::string> cut = cut_entry_points(text);
-  return json::parse(cut ? std::string_view(*cut) : text, skip_points, /*allow_exceptions=*/false);
+  json j = json::parse(cut ? std::string_view(*cut) : text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return j;
+  std::vector<std::pair<json*, bool>> todo{{&j, false}};  // a value, and whether it is an entries element
+  while (!todo.empty()) {
+    auto [v, in_entries] = todo.back();
+    todo.pop_back();
+    if (v->is_array()) {
+      for (auto& e : *v) todo.emplace_back(&e, false);
+    } else if (v->is_object()) {
+      if (in_entries) v->erase("points");
+      for (auto it = v->begin(); it != v->end(); ++it) {
+        if (it.key() == "entries" && it->is_array())
+          for (auto& e : *it) todo.emplace_back(&e, true);
+        else
+          todo.emplace_back(&*it, false);
+      }
+    }
+  }
+  return j;
 }
 
 namespace {

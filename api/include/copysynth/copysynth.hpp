@@ -129,11 +129,12 @@ struct WisdomInstall {
 };
 
 /// Wisdom at start-up: reads `path` (a single-host file or a fleet; load_wisdom_for without the
-/// entries' measured points, WisdomPoints::kSkip: they are not parsed, checked or kept), takes the
-/// entries of opt.cpu's signature for opt.operations, rebuilds each (code identical to what was
-/// tuned), verifies them all with opt.verify_same_cpu when the host in the file has exactly
-/// opt.cpu's signature, else with opt.verify, and installs them all (install_all). All or
-/// nothing: on any error the routines installed before keep serving. Errors: kInvalidArgument
+/// entries' measured points, WisdomPoints::kSkip: they are checked to be JSON, not against the
+/// schema, and not kept), takes the entries of opt.cpu's signature for opt.operations, rebuilds
+/// each (code identical to what was tuned), verifies them all with opt.verify_same_cpu when the
+/// host in the file has exactly opt.cpu's signature, else with opt.verify, and installs them all
+/// (install_all). All or nothing: on any error the routines installed before keep serving.
+/// Errors: kInvalidArgument
 /// (an empty path), kWisdomIo (cannot read; not a regular file, or above kMaxWisdomBytes),
 /// kWisdomMalformed (names the JSON path), kWisdomMismatch (another CPU model or a feature this
 /// CPU lacks, another schema, a routine whose rebuilt code differs from the code tuned — the

@@ -1,6 +1,6 @@
 // The JSON parse the shim does, with and without cut_entry_points (thirty-fourth round): per
 // iteration, in one process, microseconds of parse_wisdom_text(kSkip) on the file with points
-// (which now steps over them), cut_entry_points alone, nlohmann's SAX parse of the whole text
+// (which now checks and empties them first), cut_entry_points alone, nlohmann's SAX parse of the whole text
 // with a handler that keeps nothing (what lexing the file costs), a plain parse of the same file
 // without its points, and a plain parse of the file with them. The build command is in
 // README.md ("Stepping over the points").

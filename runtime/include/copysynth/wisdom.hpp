@@ -159,10 +159,11 @@ enum class WisdomPoints : bool { kKeep, kSkip };
 
 /// The text of a wisdom or fleet file as load_wisdom and load_fleet parse it (nlohmann, no
 /// exceptions): a discarded value (is_discarded()) when it is not JSON, with either WisdomPoints
-/// (tests/fuzz_wisdom.cpp checks that they agree). With kSkip the member "points" of every object that is an element of an array named "entries" (a
-/// document's entries, a fleet's hosts' entries) is left out, its array emptied in the text first
-/// (cut_entry_points); when the text is JSON the result is then the kKeep document without those
-/// members. A "points" anywhere else is kept (and refused where the schema has no such field, e.g.
+/// (tests/fuzz_wisdom.cpp checks that they agree). With kSkip the member "points" of every object
+/// that is an element of an array named "entries" (a document's entries, a fleet's hosts'
+/// entries) is left out, its array emptied in the text first (cut_entry_points) and the member
+/// erased after the parse; the result is the kKeep document without those members. A "points"
+/// anywhere else is kept (and refused where the schema has no such field, e.g.
 /// in params).
 nlohmann::json parse_wisdom_text(std::string_view text, WisdomPoints points);
 
@@ -174,9 +175,10 @@ nlohmann::json parse_wisdom_text(std::string_view text, WisdomPoints points);
 /// numbers, literals, nesting), and nothing is cut where in doubt (a byte of 0x80 or more or a
 /// surrogate escape in a string, a number that might overflow a double). Every other byte is
 /// kept, so the result is JSON exactly when `text` is. A key spelled with escapes is not
-/// recognised, and its array is left to the parser as it is. std::nullopt when there is nothing
-/// to empty (no such array, or only empty ones), or when any such array is not JSON or in doubt,
-/// or a string is not closed or brackets do not match (the text is then parsed as it is).
+/// recognised, and its array is left to the parser as it is; so is an array that is not JSON or
+/// in doubt, and the others are still emptied. std::nullopt when there is nothing to empty (no
+/// such array, or only empty ones), or when a string is not closed or brackets do not match (the
+/// text is then parsed as it is).
 std::optional<std::string> cut_entry_points(std::string_view text);
 
 /// Reads and parses `path`. kWisdomIo when it cannot be read, and, without reading it, when it is

@@ -331,6 +331,19 @@ sleep 0.5
 sleeping && left=yes || left=no
 check "two SIGTERMs during --app of a command that ignores it: ended (rc=$rc), the command gone ($left left), no temporary files" \
   bash -c "test $rc -eq 143 && test $left = no && test -z \"\$(ls -A '$tmp/apptmp')\""
+# SIGTERM at moments when no command runs (`true` ends at once; a candidate's library is being
+# written): autotune starts no further run, removes its temporary files and ends by the signal
+# (with signals ending autotune at once there, 29 of 30 such signals at 0.1-1 s left the directory).
+sig_ok=0
+for delay in 0.2 0.4 0.7; do
+  TMPDIR=$tmp/apptmp "$at" -q --from "$tmp/best.json" --app true --runs 200 >/dev/null 2>&1 &
+  apid=$!
+  sleep $delay
+  kill -TERM $apid; wait $apid; rc=$?
+  [ $rc -eq 143 ] && [ -z "$(ls -A "$tmp/apptmp")" ] && sig_ok=$((sig_ok + 1))
+  rm -rf "${tmp:?}/apptmp/"*
+done
+check "SIGTERM at 0.2, 0.4, 0.7 s into --app true: ended by it, no temporary files, each time ($sig_ok of 3)" test $sig_ok -eq 3
 # A command that fails: under glibc (the command to fix) and under one candidate only (never kept);
 # nothing written either way.
 "$at" -q --from "$tmp/best.json" --app false --runs 1 --emit "$tmp/nothing.json" >/dev/null 2>"$tmp/e"; rc=$?

@@ -1,13 +1,19 @@
 // Tests of the program-is-the-judge rules (app_judge.hpp) on synthetic tables of wall times: the
 // statistics, the verdict per operation, the combination rule and what the wisdom keeps; and one
-// real run of /bin/sh for the runner's exit status and output checks.
+// real run of /bin/sh for the runner's exit status and output checks; and how autotune's stop
+// signals are passed on, noted or acted on (interrupt.hpp), each in a child process.
 #include <doctest/doctest.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <string>
 #include <vector>
 
 #include "copysynth/app_judge.hpp"
 #include "copysynth/cpu.hpp"
+#include "copysynth/interrupt.hpp"
 
 using namespace copysynth;
 
@@ -229,4 +235,127 @@ TEST_CASE("app: run_app_once and time_app_rounds on /bin/sh: status, output, err
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().code == ErrorCode::kInvalidArgument);
   CHECK(bad.error().message.find("`false` exited with status 1 with the system routines") != std::string::npos);
+}
+
+// ----- interrupts (interrupt.hpp) --------------------------------------------------------------
+
+namespace {
+
+/// autotune's handler (tools/autotune/main.cpp): passed on or noted, else the default action.
+extern "C" void test_stop_handler(int sig) {
+  if (pass_on_stop_signal(sig)) return;
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+/// Runs `scenario` in a child process with test_stop_handler installed for the stop signals;
+/// returns its wait status and what it wrote to `out` (one character per step reached).
+std::pair<int, std::string> in_child(void (*scenario)(int out)) {
+  int p[2];
+  REQUIRE(::pipe(p) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(p[0]);
+    for (int sig : kStopSignals) {
+      struct sigaction sa {};
+      sa.sa_handler = test_stop_handler;
+      sigemptyset(&sa.sa_mask);
+      sigaction(sig, &sa, nullptr);
+    }
+    scenario(p[1]);
+    ::_exit(0);
+  }
+  ::close(p[1]);
+  std::string got;
+  char c;
+  while (::read(p[0], &c, 1) == 1) got += c;
+  ::close(p[0]);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  return {st, got};
+}
+
+void step(int out, char c) { [[maybe_unused]] const ssize_t n = ::write(out, &c, 1); }
+
+bool ended_by(int st, int sig) { return WIFSIGNALED(st) && WTERMSIG(st) == sig; }
+
+}  // namespace
+
+TEST_CASE("interrupt: with no child and nothing deferred, a stop signal ends the process at once") {
+  auto [st, got] = in_child([](int out) {
+    step(out, 'a');
+    ::raise(SIGTERM);
+    step(out, 'b');
+  });
+  CHECK(ended_by(st, SIGTERM));
+  CHECK(got == "a");
+}
+
+TEST_CASE("interrupt: StopsDeferred notes the signal, refuses a child's start, and ends the process at its end") {
+  auto [st, got] = in_child([](int out) {
+    {
+      StopsDeferred stops;
+      ::raise(SIGTERM);
+      step(out, 'a');  // noted: the process runs on
+      sigset_t old;
+      step(out, block_stop_signals_to_start(&old) ? 'S' : 'r');  // no child starts
+      sigset_t now;
+      pthread_sigmask(SIG_SETMASK, nullptr, &now);
+      step(out, sigismember(&now, SIGTERM) ? 'B' : 'u');  // the mask as it was
+    }
+    step(out, 'z');  // not reached: the scope's end ends the process
+  });
+  CHECK(ended_by(st, SIGTERM));
+  CHECK(got == "aru");
+}
+
+TEST_CASE("interrupt: a second stop signal in a StopsDeferred scope ends the process at once") {
+  auto [st, got] = in_child([](int out) {
+    StopsDeferred stops;
+    ::raise(SIGTERM);
+    step(out, 'a');
+    ::raise(SIGINT);
+    step(out, 'z');
+  });
+  CHECK(ended_by(st, SIGINT));
+  CHECK(got == "a");
+}
+
+TEST_CASE("interrupt: Interrupted thrown in a StopsDeferred scope unwinds it, and the catcher ends the process") {
+  auto [st, got] = in_child([](int out) {
+    try {
+      StopsDeferred outer;
+      {
+        StopsDeferred inner;  // an inner scope's end leaves the ending to the outermost
+        ::raise(SIGHUP);
+      }
+      step(out, 'a');
+      throw_if_stopped();
+      step(out, 'z');
+    } catch (const Interrupted& i) {
+      step(out, i.signal == SIGHUP ? 'I' : '?');  // the scope's end did not end the process
+      ::_exit(7);
+    }
+  });
+  CHECK(WIFEXITED(st));
+  CHECK(WEXITSTATUS(st) == 7);
+  CHECK(got == "aI");
+}
+
+TEST_CASE("interrupt: with nothing noted, a StopsDeferred scope lets children start and ends quietly") {
+  auto [st, got] = in_child([](int out) {
+    {
+      StopsDeferred stops;
+      sigset_t old;
+      const bool started = block_stop_signals_to_start(&old);
+      step(out, started ? 'S' : 'r');
+      if (started) block_stop_signals(false, &old);
+      throw_if_stopped();
+    }
+    step(out, 'e');
+  });
+  CHECK(WIFEXITED(st));
+  CHECK(WEXITSTATUS(st) == 0);
+  CHECK(got == "Se");
 }

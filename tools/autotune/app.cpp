@@ -10,6 +10,7 @@
 
 #include "autotune.hpp"
 #include "copysynth/app_judge.hpp"
+#include "copysynth/interrupt.hpp"
 #include "copysynth/wisdom.hpp"
 
 using namespace copysynth;
@@ -39,6 +40,9 @@ Result<Wisdom> judge_with_app(const Options& o, const Wisdom& w, const std::stri
     if (!shim) return shim.error();
     setup.shim_path = *shim;
   }
+  // A stop signal between two of the command's runs (a candidate's library being written) is
+  // noted: no further run starts, `dir` is removed, and the process ends by it (interrupt.hpp).
+  StopsDeferred stops;
   TempDir dir;
   if (auto st = make_temp_dir(dir, "app"); !st) return st.error();
   setup.dir = dir.path;
@@ -55,6 +59,7 @@ Result<Wisdom> judge_with_app(const Options& o, const Wisdom& w, const std::stri
     for (const auto& c : candidates) {
       if (!prepared.count(c.name)) {
         auto cfg = prepare_app_candidate(w, c, setup, o.cpu);
+        throw_if_stopped();
         if (!cfg) return cfg.error();
         prepared[c.name] = *cfg;
       }

@@ -102,7 +102,8 @@ CLI::Validator seed_number() {
 
 /// SIGINT, SIGQUIT, SIGTERM, SIGHUP: passed on to the child autotune waits for, if any
 /// (interrupt.hpp: the wait then throws Interrupted and main() ends the process by the signal,
-/// after the unwinding removed the temporary files); otherwise the default action at once.
+/// after the unwinding removed the temporary files); noted, where no child runs, while code that
+/// holds a temporary directory defers them (StopsDeferred); otherwise the default action at once.
 extern "C" void on_stop_signal(int sig) {
   if (copysynth::pass_on_stop_signal(sig)) return;
   ::signal(sig, SIG_DFL);

@@ -42,6 +42,7 @@ namespace {
 /// are that process's table). Errors: kSystem (no temporary directory, the program not started,
 /// or it failed: the message says which), save_wisdom's kWisdomIo, load_wisdom's errors.
 Result<WisdomEntry> measure_in_new_process(const Options& o, const Wisdom& head, const WisdomEntry& e) {
+  StopsDeferred stops;  // an interrupt before the child runs: `dir` is removed, then the process ends by it
   TempDir dir;
   COPYSYNTH_TRY(make_temp_dir(dir, "remeasure"));
   Wisdom one = head;
@@ -62,7 +63,10 @@ Result<WisdomEntry> measure_in_new_process(const Options& o, const Wisdom& head,
   // The stop signals blocked from before the start to the registration (interrupt.hpp); the child
   // starts with the mask as it was.
   sigset_t old_mask;
-  block_stop_signals(true, &old_mask);
+  if (!block_stop_signals_to_start(&old_mask)) {
+    posix_spawn_file_actions_destroy(&fa);
+    throw_if_stopped();
+  }
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);

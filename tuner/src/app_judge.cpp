@@ -293,8 +293,13 @@ Result<AppRun> run_app_once(const std::string& command, const std::vector<std::s
   // at once instead of stopping as a background job would, with autotune waiting for it for ever.
   // The stop signals are blocked from before the start to the registration, so none falls
   // between; the command starts with the mask as it was.
+  // None starts after an interrupt noted between two runs (interrupt.hpp: StopsDeferred).
   sigset_t old_mask;
-  block_stop_signals(true, &old_mask);
+  if (!block_stop_signals_to_start(&old_mask)) {
+    posix_spawn_file_actions_destroy(&fa);
+    for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
+    throw_if_stopped();
+  }
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);

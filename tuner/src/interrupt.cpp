@@ -7,12 +7,14 @@
 #include <cerrno>
 
 #include <atomic>
+#include <exception>
 
 namespace copysynth {
 
 namespace {
 std::atomic<pid_t> g_child{0};
 std::atomic<int> g_stop{0};
+std::atomic<int> g_deferred{0};  // StopsDeferred scopes alive
 static_assert(std::atomic<pid_t>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
               "used from a signal handler");
 }  // namespace
@@ -21,7 +23,8 @@ void set_waited_child(pid_t target) noexcept { g_child.store(target); }
 
 bool pass_on_stop_signal(int sig) noexcept {
   const pid_t child = g_child.load();
-  if (child == 0) return false;
+  // No child: noted for throw_if_stopped() inside a StopsDeferred scope when it is the first.
+  if (child == 0) return g_deferred.load() > 0 && g_stop.exchange(sig) == 0;
   const int e = errno;  // a handler must leave errno as it found it
   // The first signal is passed on as it came; a second one while the child still runs (it
   // ignores or traps the first) ends it with SIGKILL, so the tool can always be interrupted.
@@ -43,6 +46,25 @@ void block_stop_signals(bool block, sigset_t* old) noexcept {
 
 void throw_if_stopped() {
   if (const int sig = g_stop.load()) throw Interrupted{sig};
+}
+
+bool block_stop_signals_to_start(sigset_t* old) noexcept {
+  block_stop_signals(true, old);
+  // Checked with the signals blocked: one noted before is seen here, and one sent after is
+  // delivered once the child is registered, and passed on to it.
+  if (g_stop.load() == 0) return true;
+  block_stop_signals(false, old);
+  return false;
+}
+
+StopsDeferred::StopsDeferred() noexcept : exceptions_(std::uncaught_exceptions()) { g_deferred.fetch_add(1); }
+
+StopsDeferred::~StopsDeferred() {
+  if (g_deferred.fetch_sub(1) != 1) return;
+  const int sig = g_stop.load();
+  if (sig == 0 || std::uncaught_exceptions() > exceptions_) return;
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
 }
 
 }  // namespace copysynth

@@ -7,6 +7,10 @@
 // worked in stayed. Now autotune's handler passes the signal on to the child it waits for; when
 // the wait returns, the code that waited throws Interrupted, the stack unwinds (removing the
 // temporary directories: TempDir's destructor), and main() ends the process by the signal.
+// Between two children (a candidate's library being written, the next round about to start)
+// no child is waited for, and the signal used to end autotune at once, leaving the temporary
+// directory: code that holds one now defers the stop signals there (StopsDeferred), so the
+// signal is noted, no further child starts, and the process still ends by it, after the unwinding.
 #pragma once
 
 #include <signal.h>
@@ -37,7 +41,34 @@ struct Interrupted {
   int signal = 0;
 };
 
-/// Throws Interrupted when pass_on_stop_signal() passed a signal on. Called after each wait.
+/// Throws Interrupted when pass_on_stop_signal() passed a signal on or noted one. Called after
+/// each wait, and between the short steps of a StopsDeferred scope.
 void throw_if_stopped();
+
+/// Before starting a child: blocks kStopSignals as block_stop_signals(true, old) does and returns
+/// true, unless a stop signal was noted (StopsDeferred): then returns false with the mask as it
+/// was, and the caller releases what it holds and calls throw_if_stopped(). No child starts after
+/// an interrupt.
+[[nodiscard]] bool block_stop_signals_to_start(sigset_t* old) noexcept;
+
+/// While one is alive (in any thread), a stop signal that comes while no child is waited for is
+/// noted, and pass_on_stop_signal() returns true, instead of ending the process at once: for code
+/// that holds temporary files and between its waits runs only short steps, each followed by
+/// throw_if_stopped() or a child's start (block_stop_signals_to_start). A second stop signal is
+/// not deferred: it ends the process by the default action, so the tool can always be stopped.
+/// When the outermost scope ends with a signal noted and no exception on its way (a path that
+/// returned, an error return included), the destructor ends the process by that signal, after
+/// the objects declared after the scope (the temporary directory) were destroyed; with
+/// Interrupted on its way, main() ends it.
+class StopsDeferred {
+ public:
+  StopsDeferred() noexcept;
+  ~StopsDeferred();
+  StopsDeferred(const StopsDeferred&) = delete;
+  StopsDeferred& operator=(const StopsDeferred&) = delete;
+
+ private:
+  int exceptions_;  // std::uncaught_exceptions() at construction
+};
 
 }  // namespace copysynth

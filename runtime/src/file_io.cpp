@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 namespace copysynth {
 namespace {
@@ -21,6 +23,16 @@ const char* kind_of(mode_t mode) {
   if (S_ISBLK(mode)) return "a block device";
   if (S_ISSOCK(mode)) return "a socket";
   return "not a regular file";
+}
+
+/// The permission bits a new file gets from open(..., 0666): 0666 minus the process's umask, read
+/// from /proc/self/status (umask() itself would have to change it to read it, racing other
+/// threads); 0644 where the kernel does not report it.
+mode_t new_file_mode() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Umask:", 0) == 0) return 0666 & ~static_cast<mode_t>(std::strtoul(line.c_str() + 6, nullptr, 8));
+  return 0644;
 }
 
 std::string mib(std::uint64_t bytes) {
@@ -137,6 +149,41 @@ Status check_output_path(const std::string& option, const std::string& path_in) 
                       option + " " + named + ": the file name is " + std::to_string(name.size()) +
                           " bytes; at most " + std::to_string(name_max - 8) + " here (the directory's limit is " +
                           std::to_string(name_max) + ", and the temporary and backup names add up to 8)");
+  return {};
+}
+
+Status write_file_replacing(const std::string& path_in, std::string_view text, const std::string& what,
+                            ErrorCode code) {
+  auto target = write_target(path_in);  // through a link, never over it
+  if (!target) return make_error(code, target.error().message);
+  const std::string path = *target;
+  if (auto st = check_replaceable(path, what, code); !st) return st;
+  std::string tmp = path + ".XXXXXX";
+  int fd = ::mkstemp(tmp.data());
+  if (fd < 0)
+    return make_error(code, "cannot create a temporary file next to " + path + " (" + tmp + "): " +
+                                std::strerror(errno) + "; check that the directory exists and is writable");
+  auto fail = [&](const std::string& msg) {
+    const int e = errno;
+    if (fd >= 0) ::close(fd);
+    ::unlink(tmp.c_str());
+    return make_error(code, msg + ": " + std::strerror(e) + " (" + path + " is unchanged)");
+  };
+  struct stat old {};
+  const mode_t mode = ::stat(path.c_str(), &old) == 0 ? (old.st_mode & 07777) : new_file_mode();
+  if (::fchmod(fd, mode) != 0) return fail("cannot set the permissions of " + tmp);
+  for (std::size_t off = 0; off < text.size();) {
+    const ssize_t k = ::write(fd, text.data() + off, text.size() - off);
+    if (k < 0 && errno == EINTR) continue;
+    if (k == 0) errno = EIO;
+    if (k <= 0) return fail("error writing " + tmp);
+    off += static_cast<std::size_t>(k);
+  }
+  if (::fsync(fd) != 0) return fail("error writing " + tmp + " to disk (fsync)");
+  const int closed = ::close(fd);
+  fd = -1;
+  if (closed != 0) return fail("error writing " + tmp);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) return fail("cannot rename " + tmp + " to " + path);
   return {};
 }
 

@@ -625,6 +625,26 @@ std::optional<std::string> cut_entry_points(std::string_view text) {
   return out;
 }
 
+std::size_t json_nesting_depth(std::string_view text, std::size_t stop_above) {
+  std::size_t depth = 0, deepest = 0;
+  const std::size_t n = text.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      for (++i; i < n && text[i] != '"'; ++i)
+        if (text[i] == '\\') ++i;
+    } else if (c == '[' || c == '{') {
+      if (++depth > deepest) {
+        deepest = depth;
+        if (deepest > stop_above) return deepest;
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 nlohmann::json parse_wisdom_text(std::string_view text, WisdomPoints points) {
   if (points == WisdomPoints::kKeep) return json::parse(text, nullptr, /*allow_exceptions=*/false);
   // kSkip: the entries' points arrays are first checked against JSON's grammar and emptied in
@@ -679,6 +699,12 @@ Result<json> read_json(const std::string& path, WisdomPoints points) {
     return make_error(ErrorCode::kWisdomMalformed,
                       path + " is empty" + (text->empty() ? " (0 bytes)" : " (only white space)") +
                           ", not a wisdom file; run `autotune --emit " + path + "` to write one");
+  // Refused before the parse, whose cost grows with the depth (kMaxWisdomDepth).
+  if (json_nesting_depth(*text, kMaxWisdomDepth) > kMaxWisdomDepth)
+    return make_error(ErrorCode::kWisdomMalformed,
+                      path + " nests its JSON more than " + std::to_string(kMaxWisdomDepth) +
+                          " levels deep, and a wisdom file nests at most 8: it is not a wisdom file (or was "
+                          "edited); re-run autotune --emit " + path);
   json j = parse_wisdom_text(*text, points);
   // The other file autotune reads (COPYSYNTH_PROFILE writes it): JSON Lines, so "not valid JSON"
   // for two records or more, and "schema: missing" for one.
@@ -691,59 +717,14 @@ Result<json> read_json(const std::string& path, WisdomPoints points) {
   return j;
 }
 
-/// The permission bits a new file gets from open(..., 0666): 0666 minus the process's umask, read
-/// from /proc/self/status (umask() itself would have to change it to read it, racing other
-/// threads); 0644 where the kernel does not report it.
-mode_t new_file_mode() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("Umask:", 0) == 0) return 0666 & ~static_cast<mode_t>(std::strtoul(line.c_str() + 6, nullptr, 8));
-  return 0644;
-}
-
-/// Writes `j` to `path` atomically, pretty-printed: into a new temporary file of a unique name
-/// next to it (mkstemp, "PATH.XXXXXX": the same directory, so the rename cannot cross file
-/// systems, and no file of the user's is overwritten or removed but `path` itself), flushed to
-/// disk, then renamed over `path`. Readers see the old file or the new one, never a part. The
-/// new file keeps the permission bits of the file it replaces (0666 minus the umask for a new
-/// one). On any failure the temporary file is removed and `path` is left as it was.
-Status write_json(const json& j, const std::string& path_in) {
-  auto target = write_target(path_in);  // through a link, never over it
-  if (!target) return target.error();
-  const std::string path = *target;
-  COPYSYNTH_TRY(check_replaceable(path, "wisdom file", ErrorCode::kWisdomIo));
-  std::string tmp = path + ".XXXXXX";
-  int fd = ::mkstemp(tmp.data());
-  if (fd < 0)
-    return make_error(ErrorCode::kWisdomIo, "cannot create a temporary file next to " + path + " (" + tmp +
-                                                "): " + std::strerror(errno) +
-                                                "; check that the directory exists and is writable");
-  auto fail = [&](const std::string& what) {
-    const int e = errno;
-    if (fd >= 0) ::close(fd);
-    ::unlink(tmp.c_str());
-    return make_error(ErrorCode::kWisdomIo, what + ": " + std::strerror(e) + " (" + path + " is unchanged)");
-  };
-  struct stat old {};
-  const mode_t mode = ::stat(path.c_str(), &old) == 0 ? (old.st_mode & 07777) : new_file_mode();
-  if (::fchmod(fd, mode) != 0) return fail("cannot set the permissions of " + tmp);
+/// Writes `j` to `path` atomically, pretty-printed (write_file_replacing: a temporary file renamed
+/// over `path`, which keeps its permission bits; on any failure `path` is left as it was).
+Status write_json(const json& j, const std::string& path) {
   // Strings that came from the command line (the `command` field, an --app command) may hold
   // bytes that are not UTF-8 (a file name in Latin-1): written as U+FFFD, never thrown on after
   // the tuning is done.
-  const std::string text = j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
-  for (std::size_t off = 0; off < text.size();) {
-    const ssize_t k = ::write(fd, text.data() + off, text.size() - off);
-    if (k < 0 && errno == EINTR) continue;
-    if (k == 0) errno = EIO;
-    if (k <= 0) return fail("error writing " + tmp);
-    off += static_cast<std::size_t>(k);
-  }
-  if (::fsync(fd) != 0) return fail("error writing " + tmp + " to disk (fsync)");
-  const int closed = ::close(fd);
-  fd = -1;
-  if (closed != 0) return fail("error writing " + tmp);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) return fail("cannot rename " + tmp + " to " + path);
-  return {};
+  return write_file_replacing(path, j.dump(2, ' ', false, json::error_handler_t::replace) + "\n", "wisdom file",
+                              ErrorCode::kWisdomIo);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "copysynth/result.hpp"
 
@@ -55,5 +56,17 @@ Status check_output_path(const std::string& option, const std::string& path);
 /// (nothing was written)" — `autotune --emit /dev/null` run as root would otherwise have moved
 /// /dev/null aside and left a regular file in its place.
 Status check_replaceable(const std::string& path, const std::string& what, ErrorCode code);
+
+/// Writes `text` to `path` whole or not at all: into a new temporary file of a unique name next
+/// to it (mkstemp, "PATH.XXXXXX": the same directory, so the rename cannot cross file systems,
+/// and no file of the user's is overwritten or removed but `path` itself), flushed to disk
+/// (fsync), then renamed over `path`. Readers see the old file or the new one, never a part, and
+/// a full disk leaves the old file as it was. Through a symbolic link, never over it
+/// (write_target). The new file keeps the permission bits of the file it replaces (0666 minus
+/// the umask for a new one). Errors (`code`, the temporary file removed, `path` unchanged):
+/// write_target's, check_replaceable's (`what` names the file: "wisdom file", ".S file"), "cannot
+/// create a temporary file next to PATH ...", "error writing PATH.XXXXXX: <strerror> (PATH is
+/// unchanged)" (ENOSPC, EIO), "cannot rename ...".
+Status write_file_replacing(const std::string& path, std::string_view text, const std::string& what, ErrorCode code);
 
 }  // namespace copysynth

@@ -170,7 +170,8 @@ std::atomic<bool> g_writing{false};
 [[gnu::tls_model("initial-exec")]] thread_local ThreadRecord* t_record = nullptr;
 /// Set while attach() runs: a copy made inside it (by an interposer of mmap or madvise, such as
 /// GCC 14's ASan runtime, whose interceptors forward their own memset/memcpy to the shim) is not
-/// recorded, instead of attaching again without end.
+/// recorded, instead of attaching again without end. Also set, with t_record cleared, while this
+/// thread writes a record (write_record_unrecorded).
 [[gnu::tls_model("initial-exec")]] thread_local bool t_attaching = false;
 
 /// The routines the wrappers forward to (set before the slots point at the wrappers).
@@ -552,7 +553,9 @@ void write_record(const char* reason) {
 /// one piece in a Debian 13 root (276 more over 47 dumps in one CI run); left out, they agree within one
 /// call over 31-83 dumps. With no record, record() goes to attach(), which returns
 /// nullptr while t_attaching is set; both are put back as they were (the signal may have come in
-/// the middle of attach()). Signals are blocked in the handler: nothing else runs in this thread.
+/// the middle of attach()). In on_signal every signal is blocked, so nothing else runs in this
+/// thread meanwhile; at exit, the copies of a handler of the program's that runs during the write
+/// are left out too.
 void write_record_unrecorded(const char* reason) {
   ThreadRecord* const record = t_record;
   const bool attaching = t_attaching;

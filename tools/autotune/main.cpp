@@ -121,7 +121,10 @@ int main(int argc, char** argv) {
     if (old.sa_handler == SIG_IGN) continue;  // nohup, or a shell's background job: left ignored
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
+    // No SA_RESTART: a write blocked on a pipe nobody reads (`autotune ... 2>&1 | less`, less no
+    // longer reading) returns EINTR instead of blocking on with a noted signal (StopsDeferred).
+    // The waits (waitpid, poll, read) retry on EINTR themselves.
+    sa.sa_flags = 0;
     sigaction(sig, &sa, nullptr);
   }
   try {
@@ -247,7 +250,7 @@ int run_main(int argc, char** argv) {
                  "is measured")
       ->type_name("FILE");
   app.add_option("--emit-asm", o.asm_path,
-                 "With --from: write the tuned routine (one operation: --op, default memcpy) as a GNU "
+                 "With --from: write the tuned routine (one operation: --op, default memcpy, or the only entry of a file without one) as a GNU "
                  "assembler file in AT&T syntax, e.g. memcpy_64.S. Assembled, it gives exactly the JIT "
                  "routine's bytes; a header comment gives the size ladder, the parameters, the CPU tuned "
                  "on and this command line. Needs no matching host; the routine is verified (the "

@@ -44,6 +44,8 @@ void block_stop_signals(bool block, sigset_t* old) noexcept {
   }
 }
 
+bool stop_noted() noexcept { return g_stop.load() != 0; }
+
 void throw_if_stopped() {
   if (const int sig = g_stop.load()) throw Interrupted{sig};
 }

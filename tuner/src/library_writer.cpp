@@ -39,6 +39,7 @@
 #include "copysynth/asm_writer.hpp"
 #include "copysynth/c_format.hpp"
 #include "copysynth/file_io.hpp"
+#include "copysynth/interrupt.hpp"
 #include "copysynth/peers.hpp"
 #include "copysynth/report.hpp"
 #include "copysynth/static_check.hpp"
@@ -264,7 +265,9 @@ std::string guard_asm(const GuardSpec& g, const std::string& signature, const st
 // ----- running binutils -----------------------------------------------------------------------
 
 /// Runs `argv` (found in PATH) with stdout and stderr into `log`; its exit status, or -1 when it
-/// could not be started (errno in *err).
+/// could not be started (errno in *err). A stop signal while it runs is passed on to it, and
+/// none starts after one was noted (interrupt.hpp): Interrupted is thrown after the wait, and the
+/// unwinding removes the scratch directory.
 int run_tool(const std::vector<std::string>& argv, const std::string& log, int* err) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
@@ -273,9 +276,21 @@ int run_tool(const std::vector<std::string>& argv, const std::string& log, int* 
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  sigset_t old_mask;
+  if (!block_stop_signals_to_start(&old_mask)) {
+    posix_spawn_file_actions_destroy(&fa);
+    throw_if_stopped();
+  }
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setsigmask(&attr, &old_mask);
   pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  const int rc = posix_spawnp(&pid, args[0], &fa, &attr, args.data(), environ);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
+  if (rc == 0) set_waited_child(pid);
+  block_stop_signals(false, &old_mask);
   if (rc != 0) {
     *err = rc;
     return -1;
@@ -283,9 +298,12 @@ int run_tool(const std::vector<std::string>& argv, const std::string& log, int* 
   int status = 0;
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) {
+      set_waited_child(0);
       *err = errno;
       return -1;
     }
+  set_waited_child(0);
+  throw_if_stopped();
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -915,11 +933,8 @@ Result<AsmFileResult> write_asm_file(const Wisdom& w, const WisdomEntry& entry, 
                            "-byte vector registers; the kernel allows them only between kernel_fpu_begin() and "
                            "kernel_fpu_end(), so this file cannot replace an arch/x86/lib routine as it is (that needs "
                            "a GPR plan, CopyParams vector_width = 8, which autotune's search does not force)");
-  std::ofstream f(opt.path, std::ios::binary);
-  f << text->text;
-  f.close();
-  if (!f)
-    return make_error(ErrorCode::kInvalidArgument, "cannot write " + opt.path + " (" + std::strerror(errno) + ")");
+  // Whole or not at all: a full disk left a cut-off file, over a good earlier one (a new-user test).
+  COPYSYNTH_TRY(write_file_replacing(opt.path, text->text, ".S file", ErrorCode::kSystem));
   res.instructions = text->instructions;
   res.code_bytes = text->code_bytes;
   return res;

@@ -32,14 +32,21 @@ void set_waited_child(pid_t target) noexcept;
 
 /// For the tool's handler of kStopSignals (async-signal-safe: atomics, kill(2); errno kept):
 /// passes `sig` on to the waited child (a second signal: SIGKILL, for a child that ignores the
-/// first), notes it for throw_if_stopped(), and returns true; returns false when no child is
-/// waited for (the handler then ends the process by the signal itself).
+/// first), notes it for throw_if_stopped(), and returns true. With no child waited for: notes the
+/// first one and returns true inside a StopsDeferred scope; otherwise returns false (the handler
+/// then ends the process by the signal itself). The handler is installed without SA_RESTART, so
+/// that a system call it interrupts (a write to a pipe nobody reads) returns instead of blocking
+/// on with the signal noted.
 bool pass_on_stop_signal(int sig) noexcept;
 
-/// What throw_if_stopped() throws: `signal` is the signal passed on.
+/// What throw_if_stopped() throws: `signal` is the signal passed on or noted.
 struct Interrupted {
   int signal = 0;
 };
+
+/// Whether pass_on_stop_signal() passed a signal on or noted one: for a loop that retries a
+/// system call on EINTR (a write to a pipe), which gives up instead.
+bool stop_noted() noexcept;
 
 /// Throws Interrupted when pass_on_stop_signal() passed a signal on or noted one. Called after
 /// each wait, and between the short steps of a StopsDeferred scope.

@@ -140,8 +140,8 @@ Result<const WisdomEntry*> asm_entry(const Wisdom& w, std::optional<Operation> o
 /// a file for another CPU is written after the static checks alone. Nothing is written on error.
 /// Errors: kUnsupportedIsa (opt.target is below what the plan needs); kWisdomMismatch (this
 /// generator emits other code for the plan than the one tuned); kVerifyFailed (static checks or
-/// conformance suite); kInvalidArgument (flavour, symbol, or the file cannot be written);
-/// Routine::build's.
+/// conformance suite); kInvalidArgument (flavour, symbol); kSystem (the file cannot be written:
+/// write_file_replacing, file_io.hpp, so that a full disk leaves an earlier file whole); Routine::build's.
 Result<AsmFileResult> write_asm_file(const Wisdom& w, const WisdomEntry& entry, const AsmFileOptions& opt,
                                      const CpuInfo& host = CpuInfo::host());
 

@@ -429,7 +429,8 @@ TEST_CASE("the text reads like a hand-written file: header, labels, comments, fl
   CHECK(plain.find("\t.type memcpy_test, @function\n") != std::string::npos);
   CHECK(plain.find("\t.size memcpy_test, .-memcpy_test\n") != std::string::npos);
   CHECK(plain.find("\t.p2align 6, 0xcc\n\t.skip 60, 0xcc\n") != std::string::npos);  // loop_align 64, endbr64 before it
-  CHECK(plain.find("\nmemcpy_test:\n\tendbr64\n") != std::string::npos);
+  CHECK(plain.find("\nmemcpy_test:\n\t.cfi_startproc\n\tendbr64\n") != std::string::npos);
+  CHECK(plain.find("\t.cfi_endproc\n\t.size memcpy_test, .-memcpy_test\n") != std::string::npos);
   CHECK(plain.find("\t.section .note.gnu.property, \"a\"\n") != std::string::npos);
   // Every branch goes to a label that is defined, named by emit().
   const std::regex branch(R"(\tj[a-z]+\t(\.L[A-Za-z0-9_]+)\n)");

@@ -3,8 +3,14 @@
 // into this program. Each linked function must be an endbr64 entry followed by exactly the bytes of the JIT routine for its
 // plan (assemble() and, where the host can run it, Routine::build()), pass the static code
 // checks for its target, and — where the host can run it — pass the same conformance suite as a
-// JIT routine (verify/verify.hpp), called at its linked address.
+// JIT routine (verify/verify.hpp), called at its linked address; and a fault inside each must
+// unwind to its caller (the flavour's CFI).
 #include <doctest/doctest.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <unwind.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -73,4 +79,83 @@ TEST_CASE("the linked .S routines are the JIT routines and pass the conformance 
   CHECK(identical == grid.size());
   // Every host runs the SSE2 and GPR plans at least.
   CHECK(verified >= grid.size() / 4);
+}
+
+// ----- unwinding through a linked routine ------------------------------------------------------
+
+namespace {
+
+sigjmp_buf g_fault_jump;
+void* g_caller_start = nullptr;  // the function the unwinder must reach from inside the routine
+bool g_caller_reached = false;
+int g_frames = 0;
+
+_Unwind_Reason_Code unwind_step(struct _Unwind_Context* ctx, void*) {
+  ++g_frames;
+  const auto pc = _Unwind_GetIP(ctx);
+  if (pc && _Unwind_FindEnclosingFunction(reinterpret_cast<void*>(pc)) == g_caller_start) g_caller_reached = true;
+  return g_frames > 64 ? _URC_END_OF_STACK : _URC_NO_REASON;
+}
+
+void on_fault(int) {
+  _Unwind_Backtrace(unwind_step, nullptr);
+  siglongjmp(g_fault_jump, 1);
+}
+
+void* volatile g_sink = nullptr;
+
+/// Calls `fn` as a program would (not a tail call: the result is stored after it).
+[[gnu::noinline]] void call_copy(CopyFn fn, void* dst, const void* src, std::size_t n) { g_sink = fn(dst, src, n); }
+[[gnu::noinline]] void call_fill(FillFn fn, void* dst, std::size_t n) { g_sink = fn(dst, 0x5a, n); }
+
+/// Calls the routine at `entry` (a fill when `fill`) through call_copy or call_fill so that it
+/// faults, and returns whether it did; g_caller_reached says whether the unwinder got there.
+bool fault_in(const void* entry, bool fill, void* dst, const void* src, std::size_t n) {
+  g_caller_reached = false;
+  g_frames = 0;
+  if (sigsetjmp(g_fault_jump, 1) != 0) return true;
+  if (fill) {
+    g_caller_start = reinterpret_cast<void*>(&call_fill);
+    call_fill(reinterpret_cast<FillFn>(entry), dst, n);
+  } else {
+    g_caller_start = reinterpret_cast<void*>(&call_copy);
+    call_copy(reinterpret_cast<CopyFn>(entry), dst, src, n);
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("a fault inside a linked routine unwinds to its caller (the plain flavour's CFI)") {
+  // A backtrace from a fault inside the routine (a debugger's, backtrace()'s, a crash reporter's)
+  // must pass through it to the caller: the plain flavour's .cfi_startproc/.cfi_endproc give it
+  // the .eh_frame entry that says so (without them the unwinder stopped at the routine).
+  const auto grid = test::asm_grid();
+  const IsaFeatures& host = CpuInfo::host().features();
+  const long page = ::sysconf(_SC_PAGESIZE);
+  auto* mem = static_cast<std::uint8_t*>(::mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  REQUIRE(mem != MAP_FAILED);
+  REQUIRE(::mprotect(mem + 2 * page, page, PROT_NONE) == 0);  // dst = mem + page: faults past one page
+  struct sigaction sa {}, old_segv {}, old_bus {};
+  sa.sa_handler = on_fault;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_NODEFER;
+  sigaction(SIGSEGV, &sa, &old_segv);
+  sigaction(SIGBUS, &sa, &old_bus);
+  std::size_t tried = 0, reached = 0;
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    const auto& g = grid[i];
+    const Operation op = g.plan.params.operation.value;
+    if (op == Operation::kClearPage || !validate(g.plan.params, host).ok()) continue;
+    INFO("grid plan " << i << ": " << g.label);
+    REQUIRE(fault_in(kGridRoutines[i], op == Operation::kFill, mem + page, mem, 2 * page));
+    ++tried;
+    CHECK_MESSAGE(g_caller_reached, "the unwinder stopped after " << g_frames << " frames");
+    reached += g_caller_reached;
+  }
+  sigaction(SIGSEGV, &old_segv, nullptr);
+  sigaction(SIGBUS, &old_bus, nullptr);
+  ::munmap(mem, 3 * page);
+  MESSAGE("a fault in " << tried << " linked routines: the caller reached from " << reached);
+  CHECK(tried >= grid.size() / 4);
 }

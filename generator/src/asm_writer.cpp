@@ -428,8 +428,8 @@ class Writer {
     for (const auto& l : wrap("SysV x86-64: rdi = dst, rsi = src (or the byte), rdx = n (all 64 bits); returns dst in "
                               "rax. Writes only rax, rcx, rdx, rsi, rdi, r8-r11, mask registers k1-k2 and vector "
                               "registers (all caller-saved); leaves "
-                              "the direction flag alone; vzeroupper before every ret after YMM/ZMM use, sfence "
-                              "after non-temporal stores.",
+                              "the direction flag alone; vzeroupper before every ret after the use of a YMM/ZMM register "
+                              "0-15 (registers 16-31 leave no upper state to clear), sfence after non-temporal stores.",
                               92))
       lines.push_back(l);
     lines.push_back("ISA extensions used: " + extensions() + ".");

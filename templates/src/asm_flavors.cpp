@@ -53,6 +53,10 @@ Result<AsmFlavor> asm_flavor(const std::string& name) {
     // -fcf-protection keeps CET on (GNU ld ANDs the notes of all inputs; without this one it
     // would turn CET off silently, or fail under -z cet-report=error). The note is written out
     // rather than taken from gcc's <cet.h>, so that `as FILE` alone gives the same object.
+    // Unwind information (.cfi_startproc/.cfi_endproc, an .eh_frame entry): the routine never
+    // changes rsp (the static checks refuse code that does), so the entry's rule, the return
+    // address at the CFA - 8, holds at every instruction, and a debugger or backtrace() passes
+    // through the routine to its caller (without it, backtrace() from a fault inside stopped there).
     f.prologue =
         "\t.text\n"
         "\t.p2align {p2align}, 0xcc\n"
@@ -60,15 +64,17 @@ Result<AsmFlavor> asm_flavor(const std::string& name) {
         "\t.globl {name}\n"
         "\t.type {name}, @function\n"
         "{name}:\n"
+        "\t.cfi_startproc\n"
         "\tendbr64\n";
-    f.epilogue = "\t.size {name}, .-{name}\n" + std::string(cet_property_note());
+    f.epilogue = "\t.cfi_endproc\n\t.size {name}, .-{name}\n" + std::string(cet_property_note());
     f.label = ".L{label}";
     f.ret = "ret";
     f.entry_bytes = 4;
     f.notes = {"Plain GNU as: `as FILE` or `gcc -c FILE` makes an object; link it with any program.",
                "Intel CET: {name} is an endbr64 in the 4 bytes before a {align}-byte boundary; the routine",
                "(exactly the JIT routine's bytes) starts on the boundary; the .note.gnu.property marks",
-               "the object IBT and SHSTK compatible (readelf -n), so -fcf-protection links keep CET."};
+               "the object IBT and SHSTK compatible (readelf -n), so -fcf-protection links keep CET.",
+               "CFI: the routine never moves rsp, so .cfi_startproc/.cfi_endproc are its whole unwind table."};
   } else {
     return make_error(ErrorCode::kInvalidArgument,
                       "unknown .S flavour \"" + name + "\": use linux, glibc or plain");

@@ -40,7 +40,7 @@ int run_emit_asm(const Options& o) {
   for (const auto& warning : r->warnings) std::cerr << "autotune: warning: " << warning << "\n";
   o.progress("wrote " + r->path + ": " + r->symbol + ", " + o.flavor + " flavour, " + std::to_string(r->instructions) +
              " instructions, " + std::to_string(r->code_bytes) +
-             " bytes of code (assembled with GNU as: exactly the JIT routine's bytes)");
+             " bytes of code (GNU as assembles it to exactly the JIT routine's bytes)");
   return 0;
 }
 

@@ -7,8 +7,8 @@
 //          are the same P6 NOPs as nops.hpp's long form) — the shape of arch/x86/lib/memcpy_64.S.
 //   glibc  `#include <sysdep.h>`, `ENTRY_P2ALIGN (name, p2align)` / `END (name)`, `L(label)` local
 //          labels — the shape of sysdeps/x86_64/multiarch/memmove-vec-unaligned-erms.S.
-//   plain  `.globl`, `.type name, @function`, `.p2align`, `.size`, `.note.GNU-stack`: assembles
-//          with `as` alone and links with plain `gcc`.
+//   plain  `.globl`, `.type name, @function`, `.p2align`, `.cfi_startproc`/`.cfi_endproc`, `.size`,
+//          `.note.GNU-stack`: assembles with `as` alone and links with plain `gcc`.
 // Each opens the function aligned to max(16, loop_align) bytes, so the loop heads the padding
 // aligns relative to the function's first byte are aligned in the object too.
 #pragma once

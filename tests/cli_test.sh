@@ -250,6 +250,7 @@ bad_name "empty" "" "it is empty"
 bad_name "starting with a digit" "9lives" "it starts with a digit"
 bad_name "with a space" "mem cpy" "it contains a space"
 bad_name "linux in the linux flavour (the preprocessor replaces it)" "linux" "replaces the name linux" --flavor linux
+bad_name "__x86_64__ in the plain flavour (gcc -c preprocesses it)" "__x86_64__" "\`gcc -c\` runs a .S file through the C preprocessor first, which replaces the name __x86_64__"
 cp "$tmp/best.json" "$tmp/in.json"
 "$at" -q --from "$tmp/in.json" --emit-asm "$tmp/in.json" >/dev/null 2>"$tmp/e"; rc=$?
 check "--emit-asm onto its own --from file: refused, the wisdom intact (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'is the wisdom file --from reads' '$tmp/e' && cmp -s '$tmp/in.json' '$tmp/best.json'"

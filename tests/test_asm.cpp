@@ -562,14 +562,17 @@ TEST_CASE("check_asm_symbol: the one rule for a routine's name, per flavour") {
       CHECK_MESSAGE(test::contains(m, "--name memcpy_avx2"), m);
     }
   }
-  // The preprocessed flavours: names the C preprocessor replaces, and the kernel's RET macro.
+  // Names the C preprocessor replaces: every flavour (a plain file goes through it under
+  // `gcc -c`), and the kernel's RET macro.
   for (const char* name : {"linux", "unix", "__linux", "__x86_64__", "__FILE__"}) {
     CAPTURE(name);
-    CHECK(check_asm_symbol(name, plain).ok());
+    CHECK_FALSE(check_asm_symbol(name, plain).ok());
+    CHECK(test::contains(check_asm_symbol(name, plain).error().message, "`gcc -c` runs a .S file through the C preprocessor"));
     CHECK_FALSE(check_asm_symbol(name, linux_).ok());
     CHECK_FALSE(check_asm_symbol(name, glibc).ok());
     CHECK(test::contains(check_asm_symbol(name, glibc).error().message, "C preprocessor"));
   }
+  CHECK(check_asm_symbol("__copysynth_tuned_memcpy", plain).ok());  // the library's names
   CHECK(check_asm_symbol("RET", plain).ok());
   CHECK(check_asm_symbol("RET", glibc).ok());
   CHECK_FALSE(check_asm_symbol("RET", linux_).ok());

@@ -534,13 +534,14 @@ Status check_asm_symbol(const std::string& symbol, const AsmFlavor& flavor) {
   if (symbol.compare(0, 2, ".L") == 0)
     return refuse("names starting with .L are as's local labels (this file's own labels among them)");
   // The linux and glibc frames include headers: the file goes through the C preprocessor first,
-  // which would replace a predefined name or the flavour's own object-like macro (RET).
-  if (flavor.prologue.find("#include") != std::string::npos) {
-    if (preprocessor_name(symbol))
-      return refuse("the C preprocessor this flavour runs first replaces the name " + symbol);
-    if (flavor.ret != "ret" && symbol == flavor.ret)
-      return refuse(symbol + " is this flavour's macro for ret");
-  }
+  // which would replace a predefined name or the flavour's own object-like macro (RET). A plain
+  // file may go through it too: `gcc -c FILE.S` runs it (`as FILE.S` does not).
+  const bool includes = flavor.prologue.find("#include") != std::string::npos;
+  if (preprocessor_name(symbol))
+    return refuse(includes ? "the C preprocessor this flavour runs first replaces the name " + symbol
+                           : "`gcc -c` runs a .S file through the C preprocessor first, which replaces the name " +
+                                 symbol);
+  if (includes && flavor.ret != "ret" && symbol == flavor.ret) return refuse(symbol + " is this flavour's macro for ret");
   return {};
 }
 

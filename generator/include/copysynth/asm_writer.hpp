@@ -93,9 +93,9 @@ Result<AsmText> write_asm(const CopyPlan& plan, const AsmFlavor& flavor, const A
 ///   - not starting with a digit (as reads a number) or with '$' (AT&T syntax reads an
 ///     immediate, so no instruction could name the symbol), not "." (the location counter), not
 ///     starting with ".L" (as's local labels; the file's own labels use them);
-///   - in a flavour whose frame includes headers (linux, glibc: the file goes through the C
-///     preprocessor first) also not a name the preprocessor predefines (`linux`, `unix`,
-///     `__linux`, `__unix`, any `__NAME__`) or the flavour's own `ret` macro (`RET`).
+///   - not a name the C preprocessor predefines (`linux`, `unix`, `__linux`, `__unix`, any
+///     `__NAME__`): the linux and glibc files go through it first, and a plain one under
+///     `gcc -c`; in a flavour whose frame includes headers, not its own `ret` macro (`RET`).
 /// Errors: kInvalidArgument with a message that quotes the name, says why it is refused and what
 /// a valid name looks like, starting `"NAME" is not a symbol GNU as takes`.
 Status check_asm_symbol(const std::string& symbol, const AsmFlavor& flavor);

@@ -1611,6 +1611,9 @@ TEST_CASE("write_asm_file: verified before anything is written; what ran is in t
     CHECK_FALSE(r->executed);
     CHECK(r->target == IsaLevel::kAVX2);
     CHECK(contains(read_text(o.path), "not executed"));
+    // A host capped by --isa is named as capped, not as a CPU without the features (the test
+    // hosts have AVX2 at least).
+    CHECK(contains(read_text(o.path), "capped by --isa to"));
   }
   SUBCASE("the linux flavour with vector registers: written, with a warning") {
     o.flavor = "linux";

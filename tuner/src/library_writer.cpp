@@ -910,8 +910,11 @@ Result<AsmFileResult> write_asm_file(const Wisdom& w, const WisdomEntry& entry, 
     verified += "; the conformance suite " + rep.summary() + " on " + host.brand();
     res.executed = true;
   } else {
-    verified += "; not executed (the generating host, " + host.brand() + " with " + host.features().to_string() +
-                ", lacks features it needs)";
+    // `host` may be this CPU capped by --isa: the header says which, so that it does not read as
+    // a CPU without the features.
+    const bool capped = host.features().to_string() != CpuInfo::host().features().to_string();
+    verified += "; not executed (the generating host, " + host.brand() + (capped ? ", capped by --isa to " : " with ") +
+                host.features().to_string() + ", lacks features it needs)";
     say("not executing the routine: this host (with --isa: " + host.features().to_string() +
         ") lacks features it needs; static checks only");
   }

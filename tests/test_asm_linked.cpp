@@ -105,8 +105,34 @@ void on_fault(int) {
 void* volatile g_sink = nullptr;
 
 /// Calls `fn` as a program would (not a tail call: the result is stored after it).
-[[gnu::noinline]] void call_copy(CopyFn fn, void* dst, const void* src, std::size_t n) { g_sink = fn(dst, src, n); }
-[[gnu::noinline]] void call_fill(FillFn fn, void* dst, std::size_t n) { g_sink = fn(dst, 0x5a, n); }
+/// noipa: no clone (.constprop, .isra) whose address would differ from the function's.
+[[gnu::noipa]] void call_copy(CopyFn fn, void* dst, const void* src, std::size_t n) { g_sink = fn(dst, src, n); }
+[[gnu::noipa]] void call_fill(FillFn fn, void* dst, std::size_t n) { g_sink = fn(dst, 0x5a, n); }
+
+/// The fault handler installed, and the buffer mapped, for a scope: put back however it ends
+/// (a failed REQUIRE included), so that no later fault jumps into a frame that is gone.
+struct FaultScope {
+  std::uint8_t* mem = nullptr;
+  std::size_t bytes = 0;
+  struct sigaction old_segv {}, old_bus {};
+  explicit FaultScope(std::size_t n) : bytes(n) {
+    void* p = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED) mem = static_cast<std::uint8_t*>(p);
+    struct sigaction sa {};
+    sa.sa_handler = on_fault;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_NODEFER;
+    sigaction(SIGSEGV, &sa, &old_segv);
+    sigaction(SIGBUS, &sa, &old_bus);
+  }
+  ~FaultScope() {
+    sigaction(SIGSEGV, &old_segv, nullptr);
+    sigaction(SIGBUS, &old_bus, nullptr);
+    if (mem) ::munmap(mem, bytes);
+  }
+  FaultScope(const FaultScope&) = delete;
+  FaultScope& operator=(const FaultScope&) = delete;
+};
 
 /// Calls the routine at `entry` (a fill when `fill`) through call_copy or call_fill so that it
 /// faults, and returns whether it did; g_caller_reached says whether the unwinder got there.
@@ -132,16 +158,11 @@ TEST_CASE("a fault inside a linked routine unwinds to its caller (the plain flav
   // the .eh_frame entry that says so (without them the unwinder stopped at the routine).
   const auto grid = test::asm_grid();
   const IsaFeatures& host = CpuInfo::host().features();
-  const long page = ::sysconf(_SC_PAGESIZE);
-  auto* mem = static_cast<std::uint8_t*>(::mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-  REQUIRE(mem != MAP_FAILED);
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  FaultScope scope(3 * page);
+  std::uint8_t* const mem = scope.mem;
+  REQUIRE(mem != nullptr);
   REQUIRE(::mprotect(mem + 2 * page, page, PROT_NONE) == 0);  // dst = mem + page: faults past one page
-  struct sigaction sa {}, old_segv {}, old_bus {};
-  sa.sa_handler = on_fault;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_NODEFER;
-  sigaction(SIGSEGV, &sa, &old_segv);
-  sigaction(SIGBUS, &sa, &old_bus);
   std::size_t tried = 0, reached = 0;
   for (std::size_t i = 0; i < grid.size(); ++i) {
     const auto& g = grid[i];
@@ -153,9 +174,6 @@ TEST_CASE("a fault inside a linked routine unwinds to its caller (the plain flav
     CHECK_MESSAGE(g_caller_reached, "the unwinder stopped after " << g_frames << " frames");
     reached += g_caller_reached;
   }
-  sigaction(SIGSEGV, &old_segv, nullptr);
-  sigaction(SIGBUS, &old_bus, nullptr);
-  ::munmap(mem, 3 * page);
   MESSAGE("a fault in " << tried << " linked routines: the caller reached from " << reached);
   CHECK(tried >= grid.size() / 4);
 }

@@ -73,7 +73,13 @@ std::string describe_char(char c) {
 /// Names the C preprocessor replaces in a linux or glibc flavour file (gcc -E -x
 /// assembler-with-cpp on x86-64 GNU/Linux predefines them as 1, or as its own values).
 bool preprocessor_name(const std::string& s) {
-  if (s == "linux" || s == "unix" || s == "__linux" || s == "__unix") return true;
+  // What `gcc -dM -E - </dev/null` and `clang -dM -E - </dev/null` define on x86-64 Linux
+  // without a -march (Debian 12's gcc 12 and clang 14), beside the __NAME__ ones.
+  for (const char* name : {"linux", "unix", "__linux", "__unix", "__x86_64", "__amd64", "__k8", "_LP64", "__SEG_FS",
+                           "__SEG_GS", "__seg_fs", "__seg_gs"})
+    if (s == name) return true;
+  for (const char* prefix : {"__ATOMIC_", "__GCC_", "__CLANG_", "__OPENCL_"})
+    if (s.rfind(prefix, 0) == 0) return true;
   return s.size() > 4 && s.compare(0, 2, "__") == 0 && s.compare(s.size() - 2, 2, "__") == 0;
 }
 

@@ -232,12 +232,13 @@ std::string describe_wait_status(int st) {
 
 namespace {
 
-/// Writes `n` bytes to fd 2 (--app-output); a failed write loses that output, nothing else. A
-/// write interrupted by a stop signal (stderr a pipe nobody reads) is not retried.
+/// Writes `n` bytes to fd 2 (--app-output); a failed write loses that output, nothing else. Once
+/// a stop signal is noted nothing more is written: a write it interrupted (stderr a pipe nobody
+/// reads; a short count when some bytes had gone) is not retried, and no new one starts.
 void copy_to_stderr(const char* p, std::size_t n) {
-  while (n > 0) {
+  while (n > 0 && !stop_noted()) {
     const ssize_t k = ::write(2, p, n);
-    if (k < 0 && errno == EINTR && !stop_noted()) continue;
+    if (k < 0 && errno == EINTR) continue;
     if (k <= 0) return;
     p += k;
     n -= static_cast<std::size_t>(k);

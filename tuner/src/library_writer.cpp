@@ -769,6 +769,7 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
   const std::string so = (scratch / kTunedLibrarySoname).string(), ar = (scratch / kTunedLibraryStatic).string();
   std::vector<std::string> ld = {"ld", "-shared", "-soname", kTunedLibrarySoname, "-z", "now", "-z", "relro",
                                  "-z", "noexecstack", "-z", "cet-report=error", "--hash-style=gnu", "--build-id",
+                                 "--eh-frame-hdr",  // PT_GNU_EH_FRAME: backtrace() finds the routines' CFI
                                  "--no-undefined-version",
                                  "--version-script=" + (scratch / "src" / "libcopysynth-tuned.map").string(),
                                  "-o", so};

@@ -93,9 +93,12 @@ Result<AsmText> write_asm(const CopyPlan& plan, const AsmFlavor& flavor, const A
 ///   - not starting with a digit (as reads a number) or with '$' (AT&T syntax reads an
 ///     immediate, so no instruction could name the symbol), not "." (the location counter), not
 ///     starting with ".L" (as's local labels; the file's own labels use them);
-///   - not a name the C preprocessor predefines (`linux`, `unix`, `__linux`, `__unix`, any
-///     `__NAME__`): the linux and glibc files go through it first, and a plain one under
-///     `gcc -c`; in a flavour whose frame includes headers, not its own `ret` macro (`RET`).
+///   - not a name gcc's or clang's preprocessor predefines on x86-64 Linux without a -march
+///     (`linux`, `unix`, `__linux`, `__unix`, `__x86_64`, `__amd64`, `__k8`, `_LP64`, `__SEG_FS`,
+///     `__SEG_GS`, `__seg_fs`, `__seg_gs`, `__ATOMIC_*`, `__GCC_*`, `__CLANG_*`, `__OPENCL_*`,
+///     any `__NAME__`): the linux and glibc files go through it first, and a plain one under
+///     `gcc -c`. Names a -march adds (`__znver4`, `__tune_...`) are not checked. In a flavour
+///     whose frame includes headers, not its own `ret` macro (`RET`).
 /// Errors: kInvalidArgument with a message that quotes the name, says why it is refused and what
 /// a valid name looks like, starting `"NAME" is not a symbol GNU as takes`.
 Status check_asm_symbol(const std::string& symbol, const AsmFlavor& flavor);

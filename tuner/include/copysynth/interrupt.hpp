@@ -1,8 +1,9 @@
 // copysynth — an interrupted tool ends its child processes and removes its temporary files.
 //
 // autotune starts programs of its own: the command `--app` judges with (`/bin/sh -c`, in a
-// session and process group of its own, which may start more processes), and a second autotune that
-// measures a refused winner again. SIGINT, SIGQUIT, SIGTERM or SIGHUP while it waits for one
+// session and process group of its own, which may start more processes), a second autotune that
+// measures a refused winner again, and binutils' as, ld and ar for a library (--emit-lib, and
+// --app-with lib's candidates). SIGINT, SIGQUIT, SIGTERM or SIGHUP while it waits for one
 // used to end autotune alone: the child ran on as an orphan, and the temporary directory it
 // worked in stayed. Now autotune's handler passes the signal on to the child it waits for; when
 // the wait returns, the code that waited throws Interrupted, the stack unwinds (removing the

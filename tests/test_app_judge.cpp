@@ -303,11 +303,15 @@ TEST_CASE("interrupt: StopsDeferred notes the signal, refuses a child's start, a
       sigset_t now;
       pthread_sigmask(SIG_SETMASK, nullptr, &now);
       step(out, sigismember(&now, SIGTERM) ? 'B' : 'u');  // the mask as it was
+      pid_t pid = 0;
+      char true_path[] = "/bin/true";
+      char* argv[] = {true_path, nullptr};
+      step(out, spawn_waited_child(&pid, true_path, false, nullptr, argv, environ, false) == -1 ? 'n' : 'N');
     }
     step(out, 'z');  // not reached: the scope's end ends the process
   });
   CHECK(ended_by(st, SIGTERM));
-  CHECK(got == "aru");
+  CHECK(got == "arun");
 }
 
 TEST_CASE("interrupt: a second stop signal in a StopsDeferred scope ends the process at once") {
@@ -351,11 +355,19 @@ TEST_CASE("interrupt: with nothing noted, a StopsDeferred scope lets children st
       const bool started = block_stop_signals_to_start(&old);
       step(out, started ? 'S' : 'r');
       if (started) block_stop_signals(false, &old);
+      pid_t pid = 0;
+      char true_path[] = "/bin/true";
+      char* argv[] = {true_path, nullptr};
+      if (spawn_waited_child(&pid, true_path, false, nullptr, argv, environ, false) == 0) {
+        int status = 0;
+        step(out, ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 'c' : '?');
+        set_waited_child(0);
+      }
       throw_if_stopped();
     }
     step(out, 'e');
   });
   CHECK(WIFEXITED(st));
   CHECK(WEXITSTATUS(st) == 0);
-  CHECK(got == "Se");
+  CHECK(got == "Sce");
 }

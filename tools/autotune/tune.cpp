@@ -60,22 +60,10 @@ Result<WisdomEntry> measure_in_new_process(const Options& o, const Wisdom& head,
     return make_error(ErrorCode::kSystem, std::string("posix_spawn_file_actions_init: ") + std::strerror(err));
   int rc = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
   pid_t pid = 0;
-  // The stop signals blocked from before the start to the registration (interrupt.hpp); the child
-  // starts with the mask as it was.
-  sigset_t old_mask;
-  if (!block_stop_signals_to_start(&old_mask)) {
-    posix_spawn_file_actions_destroy(&fa);
-    throw_if_stopped();
-  }
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-  posix_spawnattr_setsigmask(&attr, &old_mask);
-  if (rc == 0) rc = ::posix_spawn(&pid, args[0].c_str(), &fa, &attr, argv.data(), environ);
-  posix_spawnattr_destroy(&attr);
+  // Registered, so that an interrupt is passed on to it (interrupt.hpp); none starts after one.
+  if (rc == 0) rc = spawn_waited_child(&pid, args[0].c_str(), false, &fa, argv.data(), environ, false);
   posix_spawn_file_actions_destroy(&fa);
-  if (rc == 0) set_waited_child(pid);  // an interrupt is passed on to it (interrupt.hpp)
-  block_stop_signals(false, &old_mask);
+  if (rc < 0) throw_if_stopped();
   if (rc != 0) return make_error(ErrorCode::kSystem, "cannot start " + args[0] + ": " + std::strerror(rc));
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0)

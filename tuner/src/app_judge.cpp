@@ -293,25 +293,14 @@ Result<AppRun> run_app_once(const std::string& command, const std::vector<std::s
   // (interrupt.hpp) ends whatever the command started too. Its stdin is /dev/null and its output
   // pipes; with no controlling terminal, a command that opens /dev/tty (a password prompt) fails
   // at once instead of stopping as a background job would, with autotune waiting for it for ever.
-  // The stop signals are blocked from before the start to the registration, so none falls
-  // between; the command starts with the mask as it was.
   // None starts after an interrupt noted between two runs (interrupt.hpp: StopsDeferred).
-  sigset_t old_mask;
-  if (!block_stop_signals_to_start(&old_mask)) {
-    posix_spawn_file_actions_destroy(&fa);
+  pid_t pid = 0;
+  const int rc = spawn_waited_child(&pid, "/bin/sh", false, &fa, argv, envp.data(), /*new_session=*/true);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc < 0) {
     for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
     throw_if_stopped();
   }
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
-  posix_spawnattr_setsigmask(&attr, &old_mask);
-  pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, "/bin/sh", &fa, &attr, argv, envp.data());
-  posix_spawnattr_destroy(&attr);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc == 0) set_waited_child(-pid);
-  block_stop_signals(false, &old_mask);
   ::close(out[1]);
   ::close(err[1]);
   if (rc != 0) {

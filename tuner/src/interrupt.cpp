@@ -59,6 +59,21 @@ bool block_stop_signals_to_start(sigset_t* old) noexcept {
   return false;
 }
 
+int spawn_waited_child(pid_t* pid, const char* path, bool search_path, const posix_spawn_file_actions_t* fa,
+                       char* const argv[], char* const envp[], bool new_session) noexcept {
+  sigset_t old_mask;
+  if (!block_stop_signals_to_start(&old_mask)) return -1;
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, static_cast<short>(POSIX_SPAWN_SETSIGMASK | (new_session ? POSIX_SPAWN_SETSID : 0)));
+  posix_spawnattr_setsigmask(&attr, &old_mask);
+  const int rc = search_path ? ::posix_spawnp(pid, path, fa, &attr, argv, envp) : ::posix_spawn(pid, path, fa, &attr, argv, envp);
+  posix_spawnattr_destroy(&attr);
+  if (rc == 0) set_waited_child(new_session ? -*pid : *pid);
+  block_stop_signals(false, &old_mask);
+  return rc;
+}
+
 StopsDeferred::StopsDeferred() noexcept : exceptions_(std::uncaught_exceptions()) { g_deferred.fetch_add(1); }
 
 StopsDeferred::~StopsDeferred() {

@@ -276,21 +276,10 @@ int run_tool(const std::vector<std::string>& argv, const std::string& log, int* 
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  sigset_t old_mask;
-  if (!block_stop_signals_to_start(&old_mask)) {
-    posix_spawn_file_actions_destroy(&fa);
-    throw_if_stopped();
-  }
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-  posix_spawnattr_setsigmask(&attr, &old_mask);
   pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &fa, &attr, args.data(), environ);
-  posix_spawnattr_destroy(&attr);
+  const int rc = spawn_waited_child(&pid, args[0], true, &fa, args.data(), environ, false);
   posix_spawn_file_actions_destroy(&fa);
-  if (rc == 0) set_waited_child(pid);
-  block_stop_signals(false, &old_mask);
+  if (rc < 0) throw_if_stopped();
   if (rc != 0) {
     *err = rc;
     return -1;

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <signal.h>
+#include <spawn.h>
 #include <sys/types.h>
 
 namespace copysynth {
@@ -52,6 +53,17 @@ bool stop_noted() noexcept;
 /// Throws Interrupted when pass_on_stop_signal() passed a signal on or noted one. Called after
 /// each wait, and between the short steps of a StopsDeferred scope.
 void throw_if_stopped();
+
+/// Starts a child the way the waits here expect (posix_spawnp when `search_path`, else
+/// posix_spawn, with `fa` and `envp`): the stop signals blocked from before the start to its
+/// registration with set_waited_child(), so that none falls between, and the child starting with
+/// the signal mask as it was. `new_session`: POSIX_SPAWN_SETSID, and the registration names the
+/// process group (-pid), so that a signal passed on ends whatever the child started too. Returns
+/// posix_spawn's result: 0 with *pid set and the child registered, or an errno value; or -1
+/// when a stop signal was noted (StopsDeferred), with nothing started: the caller releases what
+/// it holds and calls throw_if_stopped(). The caller clears the registration after its wait.
+int spawn_waited_child(pid_t* pid, const char* path, bool search_path, const posix_spawn_file_actions_t* fa,
+                       char* const argv[], char* const envp[], bool new_session) noexcept;
 
 /// Before starting a child: blocks kStopSignals as block_stop_signals(true, old) does and returns
 /// true, unless a stop signal was noted (StopsDeferred): then returns false with the mask as it

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <string>
 #include <vector>
 
@@ -370,4 +371,28 @@ TEST_CASE("interrupt: with nothing noted, a StopsDeferred scope lets children st
   CHECK(WIFEXITED(st));
   CHECK(WEXITSTATUS(st) == 0);
   CHECK(got == "Sce");
+}
+
+TEST_CASE("interrupt: spawn_waited_child registers the child, so that a stop signal is passed on to it") {
+  auto [st, got] = in_child([](int out) {
+    pid_t pid = 0;
+    char sleep_path[] = "/bin/sleep", ten[] = "10";
+    char* argv[] = {sleep_path, ten, nullptr};
+    if (spawn_waited_child(&pid, sleep_path, false, nullptr, argv, environ, false) != 0) return;
+    ::raise(SIGTERM);  // registered: passed on to sleep, and this process runs on
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    set_waited_child(0);
+    step(out, WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM ? 'k' : '?');
+    try {
+      throw_if_stopped();
+    } catch (const Interrupted& i) {
+      step(out, i.signal == SIGTERM ? 'I' : '?');
+      ::_exit(3);
+    }
+  });
+  CHECK(WIFEXITED(st));
+  CHECK(WEXITSTATUS(st) == 3);
+  CHECK(got == "kI");
 }

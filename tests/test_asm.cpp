@@ -564,7 +564,7 @@ TEST_CASE("check_asm_symbol: the one rule for a routine's name, per flavour") {
   }
   // Names the C preprocessor replaces: every flavour (a plain file goes through it under
   // `gcc -c`), and the kernel's RET macro.
-  for (const char* name : {"linux", "unix", "__linux", "__x86_64__", "__FILE__", "__x86_64", "_LP64", "__GCC_IEC_559"}) {
+  for (const char* name : {"linux", "unix", "__linux", "__x86_64__", "__FILE__", "__x86_64", "_LP64", "__GCC_IEC_559", "_STDC_PREDEF_H", "__GNUC_EXECUTION_CHARSET_NAME"}) {
     CAPTURE(name);
     CHECK_FALSE(check_asm_symbol(name, plain).ok());
     CHECK(test::contains(check_asm_symbol(name, plain).error().message, "`gcc -c` runs a .S file through the C preprocessor"));

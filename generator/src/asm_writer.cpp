@@ -76,9 +76,11 @@ bool preprocessor_name(const std::string& s) {
   // What `gcc -dM -E - </dev/null` and `clang -dM -E - </dev/null` define on x86-64 Linux
   // without a -march (Debian 12's gcc 12 and clang 14), beside the __NAME__ ones.
   for (const char* name : {"linux", "unix", "__linux", "__unix", "__x86_64", "__amd64", "__k8", "_LP64", "__SEG_FS",
-                           "__SEG_GS", "__seg_fs", "__seg_gs"})
+                           "__SEG_GS", "__seg_fs", "__seg_gs", "_STDC_PREDEF_H", "__GXX_ABI_VERSION",
+                           "__HAVE_SPECULATION_SAFE_VALUE", "__PRAGMA_REDEFINE_EXTNAME", "__NO_MATH_INLINES",
+                           "__OBJC_BOOL_IS_BOOL"})
     if (s == name) return true;
-  for (const char* prefix : {"__ATOMIC_", "__GCC_", "__CLANG_", "__OPENCL_"})
+  for (const char* prefix : {"__ATOMIC_", "__GCC_", "__GNUC_", "__CLANG_", "__OPENCL_"})
     if (s.rfind(prefix, 0) == 0) return true;
   return s.size() > 4 && s.compare(0, 2, "__") == 0 && s.compare(s.size() - 2, 2, "__") == 0;
 }

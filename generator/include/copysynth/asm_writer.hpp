@@ -94,11 +94,14 @@ Result<AsmText> write_asm(const CopyPlan& plan, const AsmFlavor& flavor, const A
 ///     immediate, so no instruction could name the symbol), not "." (the location counter), not
 ///     starting with ".L" (as's local labels; the file's own labels use them);
 ///   - not a name gcc's or clang's preprocessor predefines on x86-64 Linux without a -march
-///     (`linux`, `unix`, `__linux`, `__unix`, `__x86_64`, `__amd64`, `__k8`, `_LP64`, `__SEG_FS`,
-///     `__SEG_GS`, `__seg_fs`, `__seg_gs`, `__ATOMIC_*`, `__GCC_*`, `__CLANG_*`, `__OPENCL_*`,
-///     any `__NAME__`): the linux and glibc files go through it first, and a plain one under
-///     `gcc -c`. Names a -march adds (`__znver4`, `__tune_...`) are not checked. In a flavour
-///     whose frame includes headers, not its own `ret` macro (`RET`).
+///     (Debian 12's gcc 12 and clang 14: `linux`, `unix`, `__linux`, `__unix`, `__x86_64`,
+///     `__amd64`, `__k8`, `_LP64`, `__SEG_FS`, `__SEG_GS`, `__seg_fs`, `__seg_gs`,
+///     `_STDC_PREDEF_H`, `__GXX_ABI_VERSION`, `__HAVE_SPECULATION_SAFE_VALUE`,
+///     `__PRAGMA_REDEFINE_EXTNAME`, `__NO_MATH_INLINES`, `__OBJC_BOOL_IS_BOOL`, `__ATOMIC_*`,
+///     `__GCC_*`, `__GNUC_*`, `__CLANG_*`, `__OPENCL_*`, any `__NAME__`): the linux and glibc
+///     files go through it first, and a plain one under `gcc -c`. Names a -march or a newer
+///     compiler adds (`__znver4`, `__tune_...`) are not checked. In a flavour whose frame
+///     includes headers, not its own `ret` macro (`RET`).
 /// Errors: kInvalidArgument with a message that quotes the name, says why it is refused and what
 /// a valid name looks like, starting `"NAME" is not a symbol GNU as takes`.
 Status check_asm_symbol(const std::string& symbol, const AsmFlavor& flavor);

@@ -549,9 +549,9 @@ void write_record(const char* reason) {
 /// write_record() with the calling thread's own copies left out of the counts: the copies that
 /// interposers of the writer's calls make are the writer's, not the program's (GCC 14's ASan
 /// runtime: its interceptors of the writer's calls forward their own memset to the shim). Counted, they
-/// made sqlite3's records, dumped 19-54 times, add up to 30-70 memset calls more than the run in
+/// made sqlite3's records, dumped 18-53 times, add up to 30-70 memset calls more than the run in
 /// one piece in a Debian 13 root (276 more over 47 dumps in one CI run); left out, they agree within one
-/// call over 31-83 dumps. With no record, record() goes to attach(), which returns
+/// call over 30-82 dumps. With no record, record() goes to attach(), which returns
 /// nullptr while t_attaching is set; both are put back as they were (the signal may have come in
 /// the middle of attach()). In on_signal every signal is blocked, so nothing else runs in this
 /// thread meanwhile; at exit, the copies of a handler of the program's that runs during the write

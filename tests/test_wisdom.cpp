@@ -3,6 +3,8 @@
 // keeps of an existing file, and rebuilding a routine from an entry.
 #include <algorithm>
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1412,6 +1414,77 @@ TEST_CASE("check_output_path: a file in a directory that exists, never a directo
   CHECK_MESSAGE(contains(missing.error().message, "--svg " + dir.path + "/no/such/x.svg: the directory " + dir.path +
                                                       "/no/such does not exist"),
                 missing.error().message);
+}
+
+TEST_CASE("make_scratch_dir: a locked directory of its own; earlier runs' are removed only when nobody holds them") {
+  namespace fs = std::filesystem;
+  TempDir parent;
+  const std::string p = parent.path + "/run.";
+  auto make_with_lock = [](const std::string& d) {
+    fs::create_directories(d + "/sub");
+    std::ofstream(d + "/.lock").put('\n');
+    std::ofstream(d + "/sub/f") << "x";
+  };
+  make_with_lock(p + "unlocked");  // a run that ended without removing it
+  make_with_lock(p + "held");      // a live run's
+  const int held = ::open((p + "held/.lock").c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(held >= 0);
+  REQUIRE(::flock(held, LOCK_EX) == 0);
+  fs::create_directories(p + "nolock");  // being made this instant, or an older copysynth's
+  make_with_lock(parent.path + "/elsewhere");
+  fs::create_directory_symlink(parent.path + "/elsewhere", p + "link");  // never followed
+  make_with_lock(parent.path + "/other.unlocked");                       // another prefix
+  std::ofstream(p + "file") << "x";
+
+  std::string made;
+  {
+    ScratchDir dir;
+    REQUIRE(make_scratch_dir(dir, parent.path, "run.", ErrorCode::kSystem).ok());
+    made = dir.path;
+    CHECK(made.rfind(p, 0) == 0);
+    CHECK(made.size() == p.size() + 6);
+    CHECK(fs::is_directory(made));
+    CHECK(fs::exists(made + "/.lock"));
+    CHECK_FALSE(fs::exists(made + "/.lock.new"));
+    CHECK_FALSE(fs::exists(p + "unlocked"));
+    CHECK(fs::exists(p + "held/sub/f"));
+    CHECK(fs::is_directory(p + "nolock"));
+    CHECK(fs::is_symlink(p + "link"));
+    CHECK(fs::exists(parent.path + "/elsewhere/sub/f"));
+    CHECK(fs::exists(parent.path + "/other.unlocked/sub/f"));
+    CHECK(fs::exists(p + "file"));
+    // The lock is held for the object's life: another description cannot take it, so a second
+    // run sweeping the parent leaves this directory.
+    const int probe = ::open((made + "/.lock").c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(probe >= 0);
+    CHECK(::flock(probe, LOCK_EX | LOCK_NB) != 0);
+    ::close(probe);
+    ScratchDir second;
+    REQUIRE(make_scratch_dir(second, parent.path, "run.", ErrorCode::kSystem).ok());
+    CHECK(second.path != made);
+    CHECK(fs::exists(made + "/.lock"));
+    // Moved, the directory stays until its last owner goes.
+    ScratchDir moved(std::move(second));
+    CHECK(second.path.empty());
+    CHECK(second.lock == -1);
+    CHECK(fs::is_directory(moved.path));
+    std::ofstream(made + "/work") << "y";
+  }
+  CHECK_FALSE(fs::exists(made));
+  ::close(held);  // the live run ends without removing its directory: the next run does
+  ScratchDir third;
+  REQUIRE(make_scratch_dir(third, parent.path, "run.", ErrorCode::kSystem).ok());
+  CHECK_FALSE(fs::exists(p + "held"));
+  CHECK(fs::is_directory(p + "nolock"));
+
+  ScratchDir none;
+  const Status missing = make_scratch_dir(none, parent.path + "/no/such", "run.", ErrorCode::kSystem, "set TMPDIR");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().code == ErrorCode::kSystem);
+  CHECK_MESSAGE(missing.error().message == "cannot make a temporary directory " + parent.path +
+                                               "/no/such/run.XXXXXX: No such file or directory (set TMPDIR)",
+                missing.error().message);
+  CHECK(none.path.empty());
 }
 
 TEST_CASE("build_entry rebuilds the tuned code and refuses code that differs" *

@@ -2,6 +2,7 @@
 #include "copysynth/file_io.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +12,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <utility>
+#include <vector>
 
 namespace copysynth {
 namespace {
@@ -184,6 +187,61 @@ Status write_file_replacing(const std::string& path_in, std::string_view text, c
   fd = -1;
   if (closed != 0) return fail("error writing " + tmp);
   if (std::rename(tmp.c_str(), path.c_str()) != 0) return fail("cannot rename " + tmp + " to " + path);
+  return {};
+}
+
+ScratchDir::ScratchDir(ScratchDir&& o) noexcept : path(std::move(o.path)), lock(std::exchange(o.lock, -1)) {
+  o.path.clear();
+}
+
+ScratchDir& ScratchDir::operator=(ScratchDir&& o) noexcept {
+  if (this != &o) {
+    ScratchDir old(std::move(*this));
+    path = std::move(o.path);
+    o.path.clear();
+    lock = std::exchange(o.lock, -1);
+  }
+  return *this;
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ec;
+  // Removed while still locked: a sweep that opens `.lock` before it goes locks it only once
+  // the descriptor closes, and then removes what is left of the same directory (both ignore
+  // what is gone).
+  if (!path.empty()) std::filesystem::remove_all(path, ec);
+  if (lock >= 0) ::close(lock);
+}
+
+Status make_scratch_dir(ScratchDir& dir, const std::string& parent, const std::string& prefix, ErrorCode code,
+                        const std::string& hint) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<fs::path> stale;
+  for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename().string().rfind(prefix, 0) != 0) continue;
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
+    const int fd = ::open((it->path() / ".lock").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) continue;
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) stale.push_back(it->path());
+    ::close(fd);
+  }
+  for (const fs::path& p : stale) fs::remove_all(p, ec);
+
+  std::string templ = (fs::path(parent) / (prefix + "XXXXXX")).string();
+  const std::string shown = templ;  // mkdtemp may leave its argument undefined on failure
+  auto failed = [&](const std::string& what, const std::string& name, int err) {
+    return make_error(code, what + " " + name + ": " + std::strerror(err) + (hint.empty() ? "" : " (" + hint + ")"));
+  };
+  if (!::mkdtemp(templ.data())) return failed("cannot make a temporary directory", shown, errno);
+  ScratchDir made;
+  made.path = templ;
+  const std::string fresh = templ + "/.lock.new";
+  made.lock = ::open(fresh.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (made.lock < 0 || ::flock(made.lock, LOCK_EX) != 0 || ::rename(fresh.c_str(), (templ + "/.lock").c_str()) != 0)
+    return failed("cannot lock the temporary directory", templ, errno);
+  dir = std::move(made);
   return {};
 }
 

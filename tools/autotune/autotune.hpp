@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "copysynth/cpu.hpp"
+#include "copysynth/file_io.hpp"
 #include "copysynth/params.hpp"
 #include "copysynth/result.hpp"
 #include "copysynth/wisdom.hpp"
@@ -77,17 +78,12 @@ int make_workloads(const std::string& name, const std::vector<copysynth::Operati
                    std::vector<copysynth::Workload>& out);
 
 /// A directory of its own under $TMPDIR (or /tmp), removed with everything in it when this
-/// object goes (make_temp_dir makes it).
-struct TempDir {
-  std::string path;
-  TempDir() = default;
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir();
-};
+/// object goes, or by a later autotune when this one could not (copysynth::ScratchDir).
+using TempDir = copysynth::ScratchDir;
 
-/// Makes `dir` a new directory "$TMPDIR/copysynth-STEM.XXXXXX" (mkdtemp; /tmp where TMPDIR is
-/// unset or empty). kSystem, saying to set TMPDIR to a writable directory, where it cannot.
+/// Makes `dir` a new directory "$TMPDIR/copysynth-STEM.XXXXXX" (make_scratch_dir; /tmp where
+/// TMPDIR is unset or empty), first removing those of earlier runs of this STEM that no live run
+/// holds. kSystem, saying to set TMPDIR to a writable directory, where it cannot.
 copysynth::Status make_temp_dir(TempDir& dir, const std::string& stem);
 
 /// The current time, UTC, ISO 8601 ("2026-03-04T05:06:07Z"), for the wisdom header.

@@ -1,9 +1,5 @@
 // autotune — errors, the clock and the command line as text (see autotune.hpp).
-#include <stdlib.h>
-
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -13,22 +9,10 @@
 
 namespace autotune {
 
-TempDir::~TempDir() {
-  std::error_code ec;
-  if (!path.empty()) std::filesystem::remove_all(path, ec);
-}
-
 copysynth::Status make_temp_dir(TempDir& dir, const std::string& stem) {
   const char* tmpdir = std::getenv("TMPDIR");
-  std::string templ = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/copysynth-" + stem + ".XXXXXX";
-  const std::string shown = templ;  // mkdtemp may leave its argument undefined on failure
-  if (!::mkdtemp(templ.data())) {
-    const int err = errno;
-    return copysynth::make_error(copysynth::ErrorCode::kSystem, "cannot make a temporary directory " + shown + ": " +
-                                                                    std::strerror(err) + " (set TMPDIR to a writable one)");
-  }
-  dir.path = templ;
-  return {};
+  return copysynth::make_scratch_dir(dir, tmpdir && *tmpdir ? tmpdir : "/tmp", "copysynth-" + stem + ".",
+                                     copysynth::ErrorCode::kSystem, "set TMPDIR to a writable one");
 }
 
 int fail(const copysynth::Error& e) {

@@ -69,4 +69,34 @@ Status check_replaceable(const std::string& path, const std::string& what, Error
 /// unchanged)" (ENOSPC, EIO), "cannot rename ...".
 Status write_file_replacing(const std::string& path, std::string_view text, const std::string& what, ErrorCode code);
 
+/// A directory of one run's own, for files that live as long as the run: removed with everything
+/// in it when the object goes, and otherwise (the process killed, or ended by a second signal
+/// before its unwinding was done) by the next run that makes one with the same prefix in the
+/// same parent (make_scratch_dir). It holds `.lock`, locked (flock, LOCK_EX) through the
+/// descriptor `lock` for the object's whole life; the descriptor is close-on-exec, so children
+/// do not hold it. Not copyable; movable.
+struct ScratchDir {
+  std::string path;  ///< "PARENT/PREFIXxxxxxx"; empty before make_scratch_dir succeeds
+  int lock = -1;     ///< the descriptor holding `.lock`'s lock; -1 when none
+  ScratchDir() = default;
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  ScratchDir(ScratchDir&& o) noexcept;
+  ScratchDir& operator=(ScratchDir&& o) noexcept;
+  ~ScratchDir();
+};
+
+/// Makes `dir` a new directory PARENT/PREFIXxxxxxx (mkdtemp) holding a locked `.lock` (see
+/// ScratchDir). The lock file is created as `.lock.new`, locked, and only then renamed to
+/// `.lock`, so a `.lock` that another process can lock belongs to no live run.
+/// First it removes the stale directories of earlier runs: every entry of PARENT whose name
+/// starts with PREFIX, that is a directory (not a link) owned by this user (euid), and whose
+/// `.lock` it can lock at once (LOCK_NB). A directory without `.lock` (one being made this
+/// instant, or of an older copysynth) is left. A flock outlives no process, whatever host or PID
+/// namespace shares PARENT. Errors (`code`, nothing left behind): "cannot make a temporary directory
+/// PARENT/PREFIXXXXXXX: <strerror>" (+ " (HINT)" when `hint` is not empty), or "cannot lock the
+/// temporary directory ...".
+Status make_scratch_dir(ScratchDir& dir, const std::string& parent, const std::string& prefix, ErrorCode code,
+                        const std::string& hint = {});
+
 }  // namespace copysynth

@@ -21,7 +21,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -672,45 +671,23 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
                           (made == std::errc::no_such_file_or_directory ? "; give a directory whose parent exists"
                                                                         : ""));
   const fs::path out = fs::path(opt.dir);
-  // A scratch directory an interrupted run left (SIGKILL, or a signal while no child ran: its
-  // destructor did not run) is removed when no process holds the lock in it. Each run's scratch
-  // directory has a unique name (mkdtemp) and holds `.lock`, locked (flock) for the run's whole
-  // life; a lock outlives no process, on whatever host or PID namespace shares DIR. A directory
-  // without the lock file (one being made this instant, or of an older copysynth: named by the
-  // PID alone) is removed only when that name's PID is gone.
-  std::vector<fs::path> stale;
+  // A scratch directory an interrupted run left (SIGKILL, or a second signal before its unwinding
+  // was done) is removed when no process holds the lock in it (make_scratch_dir). One of an older
+  // copysynth, named by the PID alone and without the lock file, is removed when that PID is gone.
   for (fs::directory_iterator it(out, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.rfind(".copysynth-lib-", 0) != 0) continue;
-    const int lock = ::open((it->path() / ".lock").c_str(), O_RDONLY | O_CLOEXEC);
-    if (lock >= 0) {
-      if (::flock(lock, LOCK_EX | LOCK_NB) == 0) stale.push_back(it->path());
-      ::close(lock);
+    const std::string pid = it->path().filename().string();
+    if (pid.rfind(".copysynth-lib-", 0) != 0 || pid.size() < 16 || pid.size() > 24 ||
+        pid.find_first_not_of("0123456789", 15) != std::string::npos)
       continue;
-    }
-    const std::string pid = name.substr(15);
-    if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (::kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH) stale.push_back(it->path());
+    if (::kill(static_cast<pid_t>(std::stol(pid.substr(15))), 0) != 0 && errno == ESRCH) fs::remove_all(it->path(), ec);
   }
-  for (const fs::path& p : stale) fs::remove_all(p, ec);
   ec.clear();
-  std::string scratch_name = (out / ".copysynth-lib-XXXXXX").string();
-  if (!::mkdtemp(scratch_name.data()))
-    return make_error(ErrorCode::kInvalidArgument, "cannot write in " + opt.dir + " (" + std::strerror(errno) + ")");
-  const fs::path scratch = scratch_name;
-  struct Cleanup {
-    fs::path p;
-    int lock = -1;
-    ~Cleanup() {
-      std::error_code e;
-      fs::remove_all(p, e);
-      if (lock >= 0) ::close(lock);
-    }
-  } cleanup{scratch};
-  cleanup.lock = ::open((scratch / ".lock").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-  if (cleanup.lock < 0 || ::flock(cleanup.lock, LOCK_EX) != 0 || !fs::create_directories(scratch / "src", ec))
-    return make_error(ErrorCode::kInvalidArgument, "cannot write in " + opt.dir + " (" +
-                                                       (ec ? ec.message() : std::string(std::strerror(errno))) + ")");
+  ScratchDir cleanup;
+  COPYSYNTH_TRY(make_scratch_dir(cleanup, out.string(), ".copysynth-lib-", ErrorCode::kInvalidArgument,
+                                 "check that " + opt.dir + " is writable"));
+  const fs::path scratch = cleanup.path;
+  if (!fs::create_directories(scratch / "src", ec))
+    return make_error(ErrorCode::kInvalidArgument, "cannot write in " + opt.dir + " (" + ec.message() + ")");
   auto flavor = asm_flavor("plain");
   if (!flavor) return flavor.error();
   const std::string header_lines = "   Wisdom: " + opt.wisdom_path + ", tuned on " + w.cpu_signature + ".\n   Command: " +

@@ -63,7 +63,7 @@ Result<WisdomEntry> measure_in_new_process(const Options& o, const Wisdom& head,
   // Registered, so that an interrupt is passed on to it (interrupt.hpp); none starts after one.
   if (rc == 0) rc = spawn_waited_child(&pid, args[0].c_str(), false, &fa, argv.data(), environ, false);
   posix_spawn_file_actions_destroy(&fa);
-  if (rc < 0) throw_if_stopped();
+  if (rc != 0) throw_if_stopped();  // refused after a noted stop, or the file action failed as one came
   if (rc != 0) return make_error(ErrorCode::kSystem, "cannot start " + args[0] + ": " + std::strerror(rc));
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0)

@@ -274,6 +274,13 @@ Result<AppRun> run_app_once(const std::string& command, const std::vector<std::s
   std::string sh = "/bin/sh", dash_c = "-c";
   char* argv[] = {sh.data(), dash_c.data(), cmd.data(), nullptr};
 
+  AppRun run;
+  // The stderr tail's whole room, before the pipes are made and the child is registered:
+  // appending one read to it then never allocates, so no bad_alloc leaves the child registered
+  // and the pipes open.
+  char buf[65536];
+  constexpr std::size_t kTail = 2000;
+  run.stderr_tail.reserve(kTail + sizeof buf);
   int out[2], err[2];
   if (::pipe2(out, O_CLOEXEC) != 0) return make_error(ErrorCode::kSystem, std::string("pipe: ") + std::strerror(errno));
   if (::pipe2(err, O_CLOEXEC) != 0) {
@@ -308,10 +315,8 @@ Result<AppRun> run_app_once(const std::string& command, const std::vector<std::s
     ::close(err[0]);
     return make_error(ErrorCode::kSystem, std::string("cannot run /bin/sh: ") + std::strerror(rc));
   }
-  AppRun run;
   std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a 64, as fnv1a64 (wisdom.hpp), over the stream
   pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
-  char buf[65536];
   for (int open = 2; open > 0;) {
     if (::poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
@@ -334,7 +339,7 @@ Result<AppRun> run_app_once(const std::string& command, const std::vector<std::s
         }
       else {
         run.stderr_tail.append(buf, static_cast<std::size_t>(n));
-        if (run.stderr_tail.size() > 2000) run.stderr_tail.erase(0, run.stderr_tail.size() - 2000);
+        if (run.stderr_tail.size() > kTail) run.stderr_tail.erase(0, run.stderr_tail.size() - kTail);
       }
       if (show_output) copy_to_stderr(buf, static_cast<std::size_t>(n));
     }

@@ -268,13 +268,13 @@ std::string guard_asm(const GuardSpec& g, const std::string& signature, const st
 /// none starts after one was noted (interrupt.hpp): Interrupted is thrown after the wait, and the
 /// unwinding removes the scratch directory.
 int run_tool(const std::vector<std::string>& argv, const std::string& log, int* err) {
+  std::vector<char*> args;  // before the file actions, which nothing would destroy if this threw
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
   pid_t pid = 0;
   const int rc = spawn_waited_child(&pid, args[0], true, &fa, args.data(), environ, false);
   posix_spawn_file_actions_destroy(&fa);

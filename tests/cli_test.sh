@@ -203,6 +203,19 @@ check "--emit-asm says what it wrote" grep -q "wrote $tmp/plain.S: memcpy_copysy
 check "the header gives the command line" grep -qF "Command: autotune --from $tmp/best.json --emit-asm $tmp/plain.S" "$tmp/plain.S"
 check "the header gives the ladder, the parameters and the CPU" bash -c "grep -q 'memcpy plan (ladder' '$tmp/plain.S' && grep -q 'vector_width=' '$tmp/plain.S' && grep -q 'Tuned on: ' '$tmp/plain.S'"
 check "the plain file assembles with as" as --64 -o "$tmp/plain.o" "$tmp/plain.S"
+# Two files joined into one still assemble: each routine's local labels carry its name.
+"$at" -q --from "$tmp/best.json" --emit-asm "$tmp/second.S" --name second_copy >/dev/null 2>&1
+check "two .S files joined into one assemble (labels named after each function)" \
+  bash -c "cat '$tmp/plain.S' '$tmp/second.S' > '$tmp/joined.S' && as --64 -o '$tmp/joined.o' '$tmp/joined.S' &&
+           nm '$tmp/joined.o' | grep -q ' T memcpy_copysynth' && nm '$tmp/joined.o' | grep -q ' T second_copy'"
+# `--emit-asm -`: the same text to standard output (as gcc -o -), no file named "-" made.
+(cd "$tmp" && "$at" --from "$tmp/best.json" --emit-asm - >"$tmp/stdout.S" 2>"$tmp/e"); rc=$?
+check "--emit-asm - writes the .S to standard output, the same as the file but for the command line (rc=$rc)" \
+  bash -c "test $rc -eq 0 && ! test -e '$tmp/-' && grep -q 'to standard output: memcpy_copysynth' '$tmp/e' &&
+           diff <(grep -v '^ \* Command: ' '$tmp/stdout.S') <(grep -v '^ \* Command: ' '$tmp/plain.S')"
+"$at" -q --from "$tmp/best.json" --emit-asm - >/dev/full 2>"$tmp/e"; rc=$?
+check "--emit-asm - into a full device: exit 2 and says so (rc=$rc)" \
+  bash -c "test $rc -eq 2 && grep -q 'error writing the .S file to standard output: No space left' '$tmp/e'"
 # Intel CET: the entry is endbr64, the object says IBT and SHSTK, and a CET link keeps them (GNU
 # ld ANDs the property notes: an object without it fails under -z cet-report=error). The link is
 # ld alone: Debian 12's crti.o/crtn.o lack the notes, so a gcc-driven CET link fails without them.

@@ -254,7 +254,8 @@ int run_main(int argc, char** argv) {
                  "assembler file in AT&T syntax, e.g. memcpy_64.S. Assembled, it gives exactly the JIT "
                  "routine's bytes; a header comment gives the size ladder, the parameters, the CPU tuned "
                  "on and this command line. Needs no matching host; the routine is verified (the "
-                 "conformance suite where this host can run it, static checks always) before it is written")
+                 "conformance suite where this host can run it, static checks always) before it is written; "
+                 "FILE - writes it to standard output")
       ->type_name("FILE");
   app.add_option("--emit-lib", o.lib_dir,
                  "With --from: write this CPU's tuned memcpy, memmove and fill as an ahead-of-time library "

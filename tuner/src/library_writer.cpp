@@ -789,6 +789,7 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
 // ----- one routine as a .S file -----------------------------------------------------------------
 
 Status check_asm_destination(const std::string& path, const std::string& wisdom_path) {
+  if (path == kAsmToStdout) return {};
   std::error_code ec;
   if (fs::exists(path, ec)) {
     if (!wisdom_path.empty() && fs::equivalent(path, wisdom_path, ec))
@@ -830,6 +831,9 @@ Result<AsmFileResult> write_asm_file(const Wisdom& w, const WisdomEntry& entry, 
   AsmOptions o;
   o.symbol = opt.symbol.empty() ? default_asm_symbol(entry.operation) : opt.symbol;
   COPYSYNTH_TRY(check_asm_symbol(o.symbol, *flavor));
+  // Local labels named after the function (".Lmemcpy_copysynth_len_1"): two files, for two
+  // operations, still assemble when joined into one, as a patch may join them.
+  o.label_prefix = o.symbol + "_";
   // The target: opt.target, or the lowest ISA level the plan runs on.
   IsaLevel level = IsaLevel::kSSE2;
   if (opt.target) {
@@ -903,8 +907,21 @@ Result<AsmFileResult> write_asm_file(const Wisdom& w, const WisdomEntry& entry, 
                            "-byte vector registers; the kernel allows them only between kernel_fpu_begin() and "
                            "kernel_fpu_end(), so this file cannot replace an arch/x86/lib routine as it is (that needs "
                            "a GPR plan, CopyParams vector_width = 8, which autotune's search does not force)");
-  // Whole or not at all: a full disk left a cut-off file, over a good earlier one (a new-user test).
-  COPYSYNTH_TRY(write_file_replacing(opt.path, text->text, ".S file", ErrorCode::kSystem));
+  if (opt.path == kAsmToStdout) {
+    // A pipe or terminal: written whole where it can be; a closed pipe or a full disk is an error.
+    std::fflush(stdout);
+    for (std::size_t off = 0; off < text->text.size();) {
+      const ssize_t k = ::write(STDOUT_FILENO, text->text.data() + off, text->text.size() - off);
+      if (k < 0 && errno == EINTR) continue;
+      if (k <= 0)
+        return make_error(ErrorCode::kSystem, std::string("error writing the .S file to standard output: ") +
+                                                  std::strerror(k < 0 ? errno : EIO));
+      off += static_cast<std::size_t>(k);
+    }
+  } else {
+    // Whole or not at all: a full disk left a cut-off file, over a good earlier one (a new-user test).
+    COPYSYNTH_TRY(write_file_replacing(opt.path, text->text, ".S file", ErrorCode::kSystem));
+  }
   res.instructions = text->instructions;
   res.code_bytes = text->code_bytes;
   return res;

@@ -98,8 +98,12 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
 
 // ----- one routine as a .S file (autotune --emit-asm) ------------------------------------------
 
+/// AsmFileOptions::path naming standard output ("-", as `gcc -o -`): the text is written there
+/// as it is, not through a temporary file.
+inline constexpr const char* kAsmToStdout = "-";
+
 struct AsmFileOptions {
-  std::string path;                ///< the `.S` file to write
+  std::string path;                ///< the `.S` file to write; kAsmToStdout: standard output
   std::string flavor = "plain";    ///< asm_flavor() name: "linux", "glibc" or "plain"
   std::string symbol;              ///< the function's name (check_asm_symbol); empty:
                                    ///< default_asm_symbol() of the entry's operation
@@ -121,9 +125,10 @@ struct AsmFileResult {
                                       ///< flavour with vector registers), one sentence each
 };
 
-/// Checks, before any work, that write_asm_file() may write `path`: never the wisdom file it
-/// reads (`wisdom_path`), an existing file only when it is a `.S` file copysynth wrote (its
-/// first line says "written by copysynth"), and otherwise check_output_path("--emit-asm", path).
+/// Checks, before any work, that write_asm_file() may write `path` (kAsmToStdout always may):
+/// never the wisdom file it reads (`wisdom_path`), an existing file only when it is a `.S` file
+/// copysynth wrote (its first line says "written by copysynth"), and otherwise
+/// check_output_path("--emit-asm", path).
 /// Errors: kInvalidArgument, saying what to do.
 Status check_asm_destination(const std::string& path, const std::string& wisdom_path);
 

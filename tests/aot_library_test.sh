@@ -54,20 +54,25 @@ cp "$wisdom" "$lib/wisdom.json"
 # As an older copysynth left it: libcopysynth-tuned.so a regular file (no soname version).
 cp --remove-destination "$lib/libcopysynth-tuned.so.1" "$lib/libcopysynth-tuned.so"
 old_inode=$(stat -c %i "$lib/libcopysynth-tuned.so.1")
-mkdir -p "$lib/.copysynth-lib-999999999/src" "$lib/.copysynth-lib-$$" "$lib/.copysynth-lib-unlocked" "$lib/.copysynth-lib-held"
-: >"$lib/.copysynth-lib-unlocked/.lock"
-: >"$lib/.copysynth-lib-held/.lock"
-exec 9>"$lib/.copysynth-lib-held/.lock"
-flock 9  # this shell holds it, as a live run would
+# Today's runs name theirs .copysynth-lib.XXXXXX; older ones .copysynth-lib-PID or -XXXXXX. A
+# held lock keeps a directory whatever its name, one of digits too (a random name can be).
+mkdir -p "$lib/.copysynth-lib-999999999/src" "$lib/.copysynth-lib-$$" "$lib/.copysynth-lib-unlocked" \
+  "$lib/.copysynth-lib-held" "$lib/.copysynth-lib.unlocked" "$lib/.copysynth-lib.held" "$lib/.copysynth-lib-123456789"
+for d in -unlocked -held .unlocked .held -123456789; do : >"$lib/.copysynth-lib$d/.lock"; done
+exec 9>"$lib/.copysynth-lib-held/.lock" 8>"$lib/.copysynth-lib.held/.lock" 7>"$lib/.copysynth-lib-123456789/.lock"
+flock 9; flock 8; flock 7  # this shell holds them, as live runs would
 "$at" -q --from "$lib/wisdom.json" --emit-lib "$lib" >/dev/null 2>"$tmp/emit2.err"; rc=$?
 check "--emit-lib again into its own directory: exit 0, the wisdom file kept (rc=$rc)" \
   bash -c "test $rc -eq 0 && test -s '$lib/libcopysynth-tuned.so' && test -s '$lib/wisdom.json'"
 check "... an older regular libcopysynth-tuned.so replaced by the link, libcopysynth-tuned.so.1 by a new file" \
   bash -c "test -L '$lib/libcopysynth-tuned.so' && test \"\$(readlink '$lib/libcopysynth-tuned.so')\" = libcopysynth-tuned.so.1 && test \"\$(stat -c %i '$lib/libcopysynth-tuned.so.1')\" != $old_inode"
 check "... the scratch directories of runs that are gone removed (by PID, by an unheld lock), live ones kept" \
-  bash -c "! test -e '$lib/.copysynth-lib-999999999' && ! test -e '$lib/.copysynth-lib-unlocked' && test -d '$lib/.copysynth-lib-$$' && test -d '$lib/.copysynth-lib-held'"
-exec 9>&-
-rm -rf "$lib/.copysynth-lib-$$" "$lib/.copysynth-lib-held"
+  bash -c "! test -e '$lib/.copysynth-lib-999999999' && ! test -e '$lib/.copysynth-lib-unlocked' &&
+           ! test -e '$lib/.copysynth-lib.unlocked' && test -d '$lib/.copysynth-lib-$$' && test -d '$lib/.copysynth-lib-held' &&
+           test -d '$lib/.copysynth-lib.held' && test -d '$lib/.copysynth-lib-123456789' &&
+           test \$(find '$lib' -maxdepth 1 -name '.copysynth-lib*' | wc -l) -eq 4"
+exec 9>&- 8>&- 7>&-
+rm -rf "$lib/.copysynth-lib-$$" "$lib/.copysynth-lib-held" "$lib/.copysynth-lib.held" "$lib/.copysynth-lib-123456789"
 "$at" -q --from "$wisdom" --op clear_page --emit-lib "$tmp/cp-only" >/dev/null 2>"$tmp/emit-cp.err"; rc=$?
 check "--emit-lib --op clear_page: exit 1, says --op names none of what the library holds (rc=$rc)" \
   bash -c "test $rc -eq 1 && grep -q -- '--op names none of them' '$tmp/emit-cp.err' && ! test -e '$tmp/cp-only'"

@@ -366,6 +366,17 @@ check "--app false: exit 2, names the command and the status (rc=$rc)" bash -c "
 check "--app failing only with the tuned memcpy: exit 2, names it, its status and stderr (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'exited with status 5 with the tuned memcpy' '$tmp/e' && grep -q 'broken' '$tmp/e' && test ! -e '$tmp/nothing.json'"
 "$at" -q --from "$tmp/best.json" --op memcpy --app 'case $LD_PRELOAD in */memcpy/*) echo other ;; esac' --runs 1 >/dev/null 2>"$tmp/e"; rc=$?
 check "--app with other output under the tuned memcpy: exit 2, says so (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'wrote other output with the tuned memcpy' '$tmp/e'"
+# ld.so splits LD_PRELOAD at spaces and colons: a TMPDIR with one is refused before any run (the
+# library was not loaded and the program judged as the candidate). A relative TMPDIR is made
+# absolute, so a command that changes directory still loads the library.
+mkdir -p "$tmp/sp ace"
+TMPDIR="$tmp/sp ace" "$at" -q --from "$tmp/best.json" --op memcpy --app true --runs 1 >/dev/null 2>"$tmp/e"; rc=$?
+check "--app with a TMPDIR holding a space: exit 2, says why and what to do (rc=$rc)" \
+  bash -c "test $rc -eq 2 && grep -q \"holds a space or ':', at which ld.so splits LD_PRELOAD\" '$tmp/e' && grep -q 'set TMPDIR' '$tmp/e'"
+mkdir -p "$tmp/rel"
+(cd "$tmp" && TMPDIR=rel "$at" -q --from "$tmp/best.json" --op memcpy --runs 1 \
+  --app 'cd / && { test -z "$LD_PRELOAD" || grep -qF libcopysynth-tuned /proc/self/maps; }' >/dev/null 2>"$tmp/e"); rc=$?
+check "--app with a relative TMPDIR and a command that changes directory: the library is loaded (rc=$rc)" test $rc -eq 0
 # The shim as the candidate (start-up cost in every run), when this build has it beside autotune.
 if [ ! -e "$(dirname "$at")/../api/libcopysynth-preload.so" ]; then
   echo "SKIP (part): --app-with shim: no libcopysynth-preload.so in $(dirname "$at")/../api/ (build the copysynth_preload target)"

@@ -536,7 +536,7 @@ TEST_CASE("check_asm_symbol: the one rule for a routine's name, per flavour") {
   const AsmFlavor plain = flavor("plain"), linux_ = flavor("linux"), glibc = flavor("glibc");
   for (const AsmFlavor* f : {&plain, &linux_, &glibc}) {
     CAPTURE(f->name);
-    for (const char* ok : {"memcpy_copysynth", "__memcpy", "_x", ".x", "a.b", "x$y", "memcpy_avx2", "A9"})
+    for (const char* ok : {"memcpy_copysynth", "__memcpy", "_x", ".x", "a.b", "x$y", "memcpy_avx2", "A9x"})
       CHECK_MESSAGE(check_asm_symbol(ok, *f).ok(), ok);
     // Refused in every flavour, each with its reason.
     const std::pair<const char*, const char*> bad[] = {
@@ -572,10 +572,29 @@ TEST_CASE("check_asm_symbol: the one rule for a routine's name, per flavour") {
     CHECK_FALSE(check_asm_symbol(name, glibc).ok());
     CHECK(test::contains(check_asm_symbol(name, glibc).error().message, "C preprocessor"));
   }
+  // '.' and '$' are tokens of their own to the preprocessor: each name between them counts.
+  for (const char* name : {"a.unix", "my$linux", "x.__x86_64.y", "_LP64$"}) {
+    CAPTURE(name);
+    CHECK_FALSE(check_asm_symbol(name, plain).ok());
+    CHECK(test::contains(check_asm_symbol(name, glibc).error().message, "replaces the name "));
+    CHECK(test::contains(check_asm_symbol(name, glibc).error().message, " in it"));
+  }
+  for (const char* name : {"a.unixy", "my$linux2", "x.1linux", "ret.x"}) {
+    CAPTURE(name);
+    CHECK(check_asm_symbol(name, glibc).ok());
+  }
   CHECK(check_asm_symbol("__copysynth_tuned_memcpy", plain).ok());  // the library's names
   CHECK(check_asm_symbol("RET", plain).ok());
-  CHECK(check_asm_symbol("RET", glibc).ok());
   CHECK_FALSE(check_asm_symbol("RET", linux_).ok());
+  // Capitals alone: the included headers' macro space, in the flavours that include them.
+  for (const char* name : {"RET", "ASM_NOP1", "BYTES_NOP8", "LP_SIZE", "R8_LP", "MEMCPY2", "A9"}) {
+    CAPTURE(name);
+    CHECK(check_asm_symbol(name, plain).ok());
+    CHECK_FALSE(check_asm_symbol(name, linux_).ok());
+    CHECK_FALSE(check_asm_symbol(name, glibc).ok());
+  }
+  CHECK(check_asm_symbol("Memcpy_X", linux_).ok());
+  CHECK(check_asm_symbol("__memcpy_avx_unaligned_erms", glibc).ok());
   // write_asm applies the same rule: what check_asm_symbol refuses is refused with its message.
   CopyParams p;
   auto plan = make_plan(p, IsaFeatures::for_level(IsaLevel::kAVX2));

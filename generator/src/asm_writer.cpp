@@ -233,9 +233,13 @@ class Writer {
   }
 
   /// One name per labelled offset: emit()'s first name there, made unique with _2, _3, ...
+  /// Names hold letters, digits and '_' only (anything else becomes '_'), so a label prefix
+  /// ending in '.' keeps two files' labels apart: the part after the last '.' is the name.
   void name_labels() {
     std::map<std::string, int> used;
-    auto unique = [&](const std::string& base) {
+    auto unique = [&](std::string base) {
+      for (char& c : base)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
       const int n = ++used[base];
       return n == 1 ? base : base + "_" + std::to_string(n);
     };
@@ -544,12 +548,29 @@ Status check_asm_symbol(const std::string& symbol, const AsmFlavor& flavor) {
   // The linux and glibc frames include headers: the file goes through the C preprocessor first,
   // which would replace a predefined name or the flavour's own object-like macro (RET). A plain
   // file may go through it too: `gcc -c FILE.S` runs it (`as FILE.S` does not).
+  // The preprocessor reads '.' and '$' as tokens of their own (in assembler-with-cpp, '$' is no
+  // identifier character): each name between them is checked ("a.unix" became "a. 1").
   const bool includes = flavor.prologue.find("#include") != std::string::npos;
-  if (preprocessor_name(symbol))
-    return refuse(includes ? "the C preprocessor this flavour runs first replaces the name " + symbol
-                           : "`gcc -c` runs a .S file through the C preprocessor first, which replaces the name " +
-                                 symbol);
+  for (std::size_t at = 0; at < symbol.size();) {
+    const std::size_t end = std::min(symbol.find_first_of(".$", at), symbol.size());
+    const std::string part = symbol.substr(at, end - at);
+    if (!part.empty() && !std::isdigit(static_cast<unsigned char>(part[0])) && preprocessor_name(part))
+      return refuse((includes ? "the C preprocessor this flavour runs first replaces the name " + part
+                              : "`gcc -c` runs a .S file through the C preprocessor first, which replaces the name " +
+                                    part) +
+                    (part == symbol ? "" : " in it"));
+    at = end + 1;
+  }
   if (includes && flavor.ret != "ret" && symbol == flavor.ret) return refuse(symbol + " is this flavour's macro for ret");
+  // The headers these flavours include define object-like macros in capitals (the kernel's
+  // ASM_NOP1, BYTES_NOP8, SYM_L_GLOBAL; glibc's LP_SIZE, R8_LP), more than a list could keep up
+  // with: a name of capitals, digits and '_' alone is refused for them.
+  if (includes && std::any_of(symbol.begin(), symbol.end(), [](char c) { return std::isupper(static_cast<unsigned char>(c)); }) &&
+      std::all_of(symbol.begin(), symbol.end(), [](char c) {
+        return std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_';
+      }))
+    return refuse("a name in capitals may be a macro of the headers this flavour includes (such as the kernel's "
+                  "ASM_NOP1 or glibc's LP_SIZE)");
   return {};
 }
 

@@ -205,16 +205,27 @@ ScratchDir& ScratchDir::operator=(ScratchDir&& o) noexcept {
 }
 
 ScratchDir::~ScratchDir() {
-  std::error_code ec;
-  // Removed while still locked: a sweep that opens `.lock` before it goes locks it only once
-  // the descriptor closes, and then removes what is left of the same directory (both ignore
+  // Unlocked first, then removed: on NFS a file still open is renamed .nfsXXXX when unlinked,
+  // which would leave the directory behind, empty once the descriptor closed, without a `.lock`
+  // for a sweep to find. A sweep that locks it in between removes the same tree (both ignore
   // what is gone).
-  if (!path.empty()) std::filesystem::remove_all(path, ec);
   if (lock >= 0) ::close(lock);
+  if (path.empty()) return;
+  // Everything but `.lock` first: a run killed on the way (a second signal) leaves its directory
+  // with the `.lock` a sweep looks for, not without it for good (a hostile-user test left 2 of 30).
+  namespace fs = std::filesystem;
+  try {  // a destructor: no bad_alloc may leave it
+    std::error_code ec;
+    std::vector<fs::path> inside;
+    for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec))
+      if (it->path().filename() != ".lock") inside.push_back(it->path());
+    for (const fs::path& p : inside) fs::remove_all(p, ec);
+    fs::remove_all(path, ec);
+  } catch (...) {
+  }
 }
 
-Status make_scratch_dir(ScratchDir& dir, const std::string& parent, const std::string& prefix, ErrorCode code,
-                        const std::string& hint) {
+void remove_stale_scratch_dirs(const std::string& parent, const std::string& prefix) {
   namespace fs = std::filesystem;
   std::error_code ec;
   std::vector<fs::path> stale;
@@ -222,13 +233,19 @@ Status make_scratch_dir(ScratchDir& dir, const std::string& parent, const std::s
     if (it->path().filename().string().rfind(prefix, 0) != 0) continue;
     struct stat st {};
     if (::lstat(it->path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
-    const int fd = ::open((it->path() / ".lock").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    // Opened for writing: NFS emulates flock with fcntl locks, whose exclusive lock needs it.
+    const int fd = ::open((it->path() / ".lock").c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) continue;
     if (::flock(fd, LOCK_EX | LOCK_NB) == 0) stale.push_back(it->path());
     ::close(fd);
   }
   for (const fs::path& p : stale) fs::remove_all(p, ec);
+}
 
+Status make_scratch_dir(ScratchDir& dir, const std::string& parent, const std::string& prefix, ErrorCode code,
+                        const std::string& hint) {
+  namespace fs = std::filesystem;
+  remove_stale_scratch_dirs(parent, prefix);
   std::string templ = (fs::path(parent) / (prefix + "XXXXXX")).string();
   const std::string shown = templ;  // mkdtemp may leave its argument undefined on failure
   auto failed = [&](const std::string& what, const std::string& name, int err) {
@@ -238,7 +255,7 @@ Status make_scratch_dir(ScratchDir& dir, const std::string& parent, const std::s
   ScratchDir made;
   made.path = templ;
   const std::string fresh = templ + "/.lock.new";
-  made.lock = ::open(fresh.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  made.lock = ::open(fresh.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (made.lock < 0 || ::flock(made.lock, LOCK_EX) != 0 || ::rename(fresh.c_str(), (templ + "/.lock").c_str()) != 0)
     return failed("cannot lock the temporary directory", templ, errno);
   dir = std::move(made);

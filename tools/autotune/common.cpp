@@ -11,8 +11,12 @@ namespace autotune {
 
 copysynth::Status make_temp_dir(TempDir& dir, const std::string& stem) {
   const char* tmpdir = std::getenv("TMPDIR");
-  return copysynth::make_scratch_dir(dir, tmpdir && *tmpdir ? tmpdir : "/tmp", "copysynth-" + stem + ".",
-                                     copysynth::ErrorCode::kSystem, "set TMPDIR to a writable one");
+  // Absolute: the paths are given to programs that may change directory (--app's command).
+  std::error_code ec;
+  std::filesystem::path parent = tmpdir && *tmpdir ? tmpdir : "/tmp";
+  if (const auto abs = std::filesystem::absolute(parent, ec); !ec) parent = abs;
+  return copysynth::make_scratch_dir(dir, parent.string(), "copysynth-" + stem + ".", copysynth::ErrorCode::kSystem,
+                                     "set TMPDIR to a writable one");
 }
 
 int fail(const copysynth::Error& e) {

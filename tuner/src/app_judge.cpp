@@ -491,6 +491,17 @@ Result<AppConfig> prepare_app_candidate(const Wisdom& w, const AppCandidate& c, 
   for (Operation op : c.ops) what += (what.empty() ? "" : ", ") + app_op_name(op);
   AppConfig cfg;
   cfg.name = c.name;
+  // ld.so splits LD_PRELOAD at spaces and colons: a path holding one would not be loaded, and the
+  // program, running glibc's routines, would be judged as the candidate (a hostile-user test:
+  // TMPDIR="/tmp/sp ace" kept every operation).
+  const std::string preload =
+      setup.with == "shim" ? setup.shim_path : (fs::path(setup.dir) / c.name / kTunedLibraryShared).string();
+  if (preload.find_first_of(" :\t\n") != std::string::npos)
+    return make_error(ErrorCode::kSystem,
+                      "--app: the preloaded object's path \"" + preload +
+                          "\" holds a space or ':', at which ld.so splits LD_PRELOAD, so it would not be loaded; " +
+                          (setup.with == "shim" ? std::string("move the shim (or give --shim another path)")
+                                                : std::string("set TMPDIR to a directory whose path has neither")));
   if (setup.with == "shim") {
     const std::string path = (fs::path(setup.dir) / (c.name + ".json")).string();
     COPYSYNTH_TRY(save_wisdom(sub, path));
@@ -513,8 +524,18 @@ Result<AppConfig> prepare_app_candidate(const Wisdom& w, const AppCandidate& c, 
     lo.verify = VerifyOptions::startup();  // a library only timed here, never deployed: the shim's start-up check
     auto lib = write_tuned_library(sub, lo, cpu);
     if (!lib) return lib.error();
-    cfg.env = {"LD_PRELOAD=" + (fs::path(lo.dir) / kTunedLibraryShared).string()};
+    cfg.env = {"LD_PRELOAD=" + preload};
     cfg.description = "the tuned " + what + " (libcopysynth-tuned.so)";
+    // As the shim's check: a program started the way the command's are maps the library.
+    std::vector<std::string> check = cfg.env;
+    check.push_back("COPYSYNTH_APP_PRELOAD=" + preload);
+    auto r = run_app_once("exec grep -qF -- \"$COPYSYNTH_APP_PRELOAD\" /proc/self/maps", check, false);
+    if (!r) return r.error();
+    if (!WIFEXITED(r->wait_status) || WEXITSTATUS(r->wait_status) != 0)
+      return make_error(ErrorCode::kVerifyFailed, "the library " + preload +
+                                                      " was not loaded by a program under LD_PRELOAD (so the program "
+                                                      "would run glibc's routines): " +
+                                                      (r->stderr_tail.empty() ? std::string("it said nothing") : r->stderr_tail));
   }
   if (setup.progress) setup.progress("app: candidate " + c.name + " ready (" + cfg.description + ")");
   return cfg;

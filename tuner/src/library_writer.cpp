@@ -17,6 +17,7 @@
 
 #include <elf.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -491,7 +492,7 @@ Status check_library_dir(const std::string& dir, const std::string& wisdom_path)
     const fs::path path = it->path();
     const std::string name = path.filename().string();
     std::error_code e2;
-    if (name.rfind(".copysynth-lib-", 0) == 0) continue;
+    if (name.rfind(".copysynth-lib.", 0) == 0 || name.rfind(".copysynth-lib-", 0) == 0) continue;  // scratch, older too
     if (name == kTunedLibraryShared || name == kTunedLibrarySoname || name == kTunedLibraryStatic) {
       // Replaced by a rename: a directory there would fail it after the sources were swapped.
       // The link's name may hold the link an earlier run made, or an older copysynth's file.
@@ -672,18 +673,24 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
                                                                         : ""));
   const fs::path out = fs::path(opt.dir);
   // A scratch directory an interrupted run left (SIGKILL, or a second signal before its unwinding
-  // was done) is removed when no process holds the lock in it (make_scratch_dir). One of an older
-  // copysynth, named by the PID alone and without the lock file, is removed when that PID is gone.
+  // was done) is removed when no process holds the lock in it (make_scratch_dir). Those of older
+  // copysynth are named ".copysynth-lib-" and something: with a `.lock`, removed on the same rule;
+  // without one, named by the PID alone, removed when that PID is gone. Today's names differ in
+  // the '.', so a new run's directory, whose random name may be all digits, never meets the PID
+  // rule.
+  remove_stale_scratch_dirs(out.string(), ".copysynth-lib-");
   for (fs::directory_iterator it(out, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string pid = it->path().filename().string();
     if (pid.rfind(".copysynth-lib-", 0) != 0 || pid.size() < 16 || pid.size() > 24 ||
-        pid.find_first_not_of("0123456789", 15) != std::string::npos)
+        pid.find_first_not_of("0123456789", 15) != std::string::npos || fs::exists(it->path() / ".lock", ec))
       continue;
+    struct stat st {};  // this user's directory, not a link to one
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) continue;
     if (::kill(static_cast<pid_t>(std::stol(pid.substr(15))), 0) != 0 && errno == ESRCH) fs::remove_all(it->path(), ec);
   }
   ec.clear();
   ScratchDir cleanup;
-  COPYSYNTH_TRY(make_scratch_dir(cleanup, out.string(), ".copysynth-lib-", ErrorCode::kInvalidArgument,
+  COPYSYNTH_TRY(make_scratch_dir(cleanup, out.string(), ".copysynth-lib.", ErrorCode::kInvalidArgument,
                                  "check that " + opt.dir + " is writable"));
   const fs::path scratch = cleanup.path;
   if (!fs::create_directories(scratch / "src", ec))
@@ -831,9 +838,11 @@ Result<AsmFileResult> write_asm_file(const Wisdom& w, const WisdomEntry& entry, 
   AsmOptions o;
   o.symbol = opt.symbol.empty() ? default_asm_symbol(entry.operation) : opt.symbol;
   COPYSYNTH_TRY(check_asm_symbol(o.symbol, *flavor));
-  // Local labels named after the function (".Lmemcpy_copysynth_len_1"): two files, for two
-  // operations, still assemble when joined into one, as a patch may join them.
-  o.label_prefix = o.symbol + "_";
+  // Local labels named after the function (".Lmemcpy_copysynth.len_1"): two files, for two
+  // operations or two names, still assemble when joined into one, as a patch may join them.
+  // The '.' keeps every pair apart (label names hold none): with "_", f's rest_loop and
+  // f_rest's loop were both .Lf_rest_loop.
+  o.label_prefix = o.symbol + ".";
   // The target: opt.target, or the lowest ISA level the plan runs on.
   IsaLevel level = IsaLevel::kSSE2;
   if (opt.target) {
@@ -908,11 +917,16 @@ Result<AsmFileResult> write_asm_file(const Wisdom& w, const WisdomEntry& entry, 
                            "kernel_fpu_end(), so this file cannot replace an arch/x86/lib routine as it is (that needs "
                            "a GPR plan, CopyParams vector_width = 8, which autotune's search does not force)");
   if (opt.path == kAsmToStdout) {
-    // A pipe or terminal: written whole where it can be; a closed pipe or a full disk is an error.
+    // A pipe or terminal: written whole where it can be; a full disk or a closed descriptor is an
+    // error (a pipe whose reader is gone ends the process by SIGPIPE, as it would `cat`).
     std::fflush(stdout);
     for (std::size_t off = 0; off < text->text.size();) {
       const ssize_t k = ::write(STDOUT_FILENO, text->text.data() + off, text->text.size() - off);
       if (k < 0 && errno == EINTR) continue;
+      if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {  // a non-blocking pipe: wait for room
+        pollfd p{STDOUT_FILENO, POLLOUT, 0};
+        if (::poll(&p, 1, -1) >= 0 || errno == EINTR) continue;
+      }
       if (k <= 0)
         return make_error(ErrorCode::kSystem, std::string("error writing the .S file to standard output: ") +
                                                   std::strerror(k < 0 ? errno : EIO));

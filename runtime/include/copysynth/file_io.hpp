@@ -69,8 +69,8 @@ Status check_replaceable(const std::string& path, const std::string& what, Error
 /// unchanged)" (ENOSPC, EIO), "cannot rename ...".
 Status write_file_replacing(const std::string& path, std::string_view text, const std::string& what, ErrorCode code);
 
-/// A directory of one run's own, for files that live as long as the run: removed with everything
-/// in it when the object goes, and otherwise (the process killed, or ended by a second signal
+/// A directory of one run's own, for files that live as long as the run: unlocked, then removed
+/// with everything in it when the object goes, and otherwise (the process killed, or ended by a second signal
 /// before its unwinding was done) by the next run that makes one with the same prefix in the
 /// same parent (make_scratch_dir). It holds `.lock`, locked (flock, LOCK_EX) through the
 /// descriptor `lock` for the object's whole life; the descriptor is close-on-exec, so children
@@ -86,14 +86,19 @@ struct ScratchDir {
   ~ScratchDir();
 };
 
-/// Makes `dir` a new directory PARENT/PREFIXxxxxxx (mkdtemp) holding a locked `.lock` (see
-/// ScratchDir). The lock file is created as `.lock.new`, locked, and only then renamed to
-/// `.lock`, so a `.lock` that another process can lock belongs to no live run.
-/// First it removes the stale directories of earlier runs: every entry of PARENT whose name
+/// Removes the stale directories of earlier runs (ScratchDir): every entry of PARENT whose name
 /// starts with PREFIX, that is a directory (not a link) owned by this user (euid), and whose
 /// `.lock` it can lock at once (LOCK_NB). A directory without `.lock` (one being made this
-/// instant, or of an older copysynth) is left. A flock outlives no process, whatever host or PID
-/// namespace shares PARENT. Errors (`code`, nothing left behind): "cannot make a temporary directory
+/// instant, a run killed in that instant, or one of an older copysynth) is left. A flock outlives
+/// no process, whatever PID namespace shares PARENT; across hosts only where the file system
+/// shares the lock (local file systems, NFS without `local_lock`). Errors are ignored: what
+/// cannot be read or removed stays.
+void remove_stale_scratch_dirs(const std::string& parent, const std::string& prefix);
+
+/// Makes `dir` a new directory PARENT/PREFIXxxxxxx (mkdtemp) holding a locked `.lock` (see
+/// ScratchDir), after remove_stale_scratch_dirs(PARENT, PREFIX). The lock file is created as
+/// `.lock.new`, locked, and only then renamed to `.lock`, so a `.lock` that another process can
+/// lock belongs to no live run. Errors (`code`, nothing left behind): "cannot make a temporary directory
 /// PARENT/PREFIXXXXXXX: <strerror>" (+ " (HINT)" when `hint` is not empty), or "cannot lock the
 /// temporary directory ...".
 Status make_scratch_dir(ScratchDir& dir, const std::string& parent, const std::string& prefix, ErrorCode code,

@@ -377,6 +377,9 @@ mkdir -p "$tmp/rel"
 (cd "$tmp" && TMPDIR=rel "$at" -q --from "$tmp/best.json" --op memcpy --runs 1 \
   --app 'cd / && { test -z "$LD_PRELOAD" || grep -qF libcopysynth-tuned /proc/self/maps; }' >/dev/null 2>"$tmp/e"); rc=$?
 check "--app with a relative TMPDIR and a command that changes directory: the library is loaded (rc=$rc)" test $rc -eq 0
+ln -s "$tmp/rel" "$tmp/lnk"
+TMPDIR="$tmp/lnk/../lnk/" "$at" -q --from "$tmp/best.json" --op memcpy --runs 1 --app true >/dev/null 2>"$tmp/e"; rc=$?
+check "--app with a TMPDIR through a link, '..' and a trailing '/': the library found loaded (rc=$rc)" test $rc -eq 0
 # The shim as the candidate (start-up cost in every run), when this build has it beside autotune.
 if [ ! -e "$(dirname "$at")/../api/libcopysynth-preload.so" ]; then
   echo "SKIP (part): --app-with shim: no libcopysynth-preload.so in $(dirname "$at")/../api/ (build the copysynth_preload target)"

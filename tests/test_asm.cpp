@@ -593,6 +593,12 @@ TEST_CASE("check_asm_symbol: the one rule for a routine's name, per flavour") {
     CHECK_FALSE(check_asm_symbol(name, linux_).ok());
     CHECK_FALSE(check_asm_symbol(name, glibc).ok());
   }
+  for (const char* name : {"my.RET", "x$ASM_NOP1", "a.LP_SIZE"}) {  // each part between '.' and '$'
+    CAPTURE(name);
+    CHECK(check_asm_symbol(name, plain).ok());
+    CHECK_FALSE(check_asm_symbol(name, linux_).ok());
+    CHECK_FALSE(check_asm_symbol(name, glibc).ok());
+  }
   CHECK(check_asm_symbol("Memcpy_X", linux_).ok());
   CHECK(check_asm_symbol("__memcpy_avx_unaligned_erms", glibc).ok());
   // write_asm applies the same rule: what check_asm_symbol refuses is refused with its message.

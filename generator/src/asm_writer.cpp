@@ -550,27 +550,33 @@ Status check_asm_symbol(const std::string& symbol, const AsmFlavor& flavor) {
   // file may go through it too: `gcc -c FILE.S` runs it (`as FILE.S` does not).
   // The preprocessor reads '.' and '$' as tokens of their own (in assembler-with-cpp, '$' is no
   // identifier character): each name between them is checked ("a.unix" became "a. 1").
+  // The headers the linux and glibc flavours include also define object-like macros in capitals
+  // (the kernel's RET, ASM_NOP1, BYTES_NOP8, SYM_L_GLOBAL; glibc's LP_SIZE, R8_LP), more than a
+  // list could keep up with: a name of capitals, digits and '_' alone is refused for them.
   const bool includes = flavor.prologue.find("#include") != std::string::npos;
+  auto capitals = [](const std::string& n) {
+    return std::any_of(n.begin(), n.end(), [](char c) { return std::isupper(static_cast<unsigned char>(c)); }) &&
+           std::all_of(n.begin(), n.end(), [](char c) {
+             return std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_';
+           });
+  };
   for (std::size_t at = 0; at < symbol.size();) {
     const std::size_t end = std::min(symbol.find_first_of(".$", at), symbol.size());
     const std::string part = symbol.substr(at, end - at);
-    if (!part.empty() && !std::isdigit(static_cast<unsigned char>(part[0])) && preprocessor_name(part))
+    const std::string in_it = part == symbol ? "" : " in it";
+    at = end + 1;
+    if (part.empty() || std::isdigit(static_cast<unsigned char>(part[0]))) continue;  // a number: never a macro
+    if (preprocessor_name(part))
       return refuse((includes ? "the C preprocessor this flavour runs first replaces the name " + part
                               : "`gcc -c` runs a .S file through the C preprocessor first, which replaces the name " +
                                     part) +
-                    (part == symbol ? "" : " in it"));
-    at = end + 1;
+                    in_it);
+    if (includes && flavor.ret != "ret" && part == flavor.ret)
+      return refuse(part + " is this flavour's macro for ret" + in_it);
+    if (includes && capitals(part))
+      return refuse("a name in capitals may be a macro of the headers this flavour includes (such as the kernel's "
+                    "ASM_NOP1 or glibc's LP_SIZE): " + part + in_it);
   }
-  if (includes && flavor.ret != "ret" && symbol == flavor.ret) return refuse(symbol + " is this flavour's macro for ret");
-  // The headers these flavours include define object-like macros in capitals (the kernel's
-  // ASM_NOP1, BYTES_NOP8, SYM_L_GLOBAL; glibc's LP_SIZE, R8_LP), more than a list could keep up
-  // with: a name of capitals, digits and '_' alone is refused for them.
-  if (includes && std::any_of(symbol.begin(), symbol.end(), [](char c) { return std::isupper(static_cast<unsigned char>(c)); }) &&
-      std::all_of(symbol.begin(), symbol.end(), [](char c) {
-        return std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_';
-      }))
-    return refuse("a name in capitals may be a macro of the headers this flavour includes (such as the kernel's "
-                  "ASM_NOP1 or glibc's LP_SIZE)");
   return {};
 }
 

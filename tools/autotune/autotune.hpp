@@ -81,9 +81,10 @@ int make_workloads(const std::string& name, const std::vector<copysynth::Operati
 /// object goes, or by a later autotune when this one could not (copysynth::ScratchDir).
 using TempDir = copysynth::ScratchDir;
 
-/// Makes `dir` a new directory "$TMPDIR/copysynth-STEM.XXXXXX", an absolute path (make_scratch_dir;
-/// /tmp where TMPDIR is unset or empty), first removing those of earlier runs of this STEM that no live run
-/// holds. kSystem, saying to set TMPDIR to a writable directory, where it cannot.
+/// Makes `dir` a new directory "$TMPDIR/copysynth-STEM.XXXXXX", an absolute path without links
+/// (make_scratch_dir; /tmp where TMPDIR is unset or empty), first removing those of earlier runs
+/// of this STEM that no live run holds. kSystem, saying to set TMPDIR to a writable directory,
+/// where it cannot.
 copysynth::Status make_temp_dir(TempDir& dir, const std::string& stem);
 
 /// The current time, UTC, ISO 8601 ("2026-03-04T05:06:07Z"), for the wisdom header.

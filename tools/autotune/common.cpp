@@ -11,10 +11,11 @@ namespace autotune {
 
 copysynth::Status make_temp_dir(TempDir& dir, const std::string& stem) {
   const char* tmpdir = std::getenv("TMPDIR");
-  // Absolute: the paths are given to programs that may change directory (--app's command).
+  // Absolute, and resolved (links, "." and ".."): the paths are given to programs that may change
+  // directory (--app's command), and --app finds its library in /proc/PID/maps by that path.
   std::error_code ec;
   std::filesystem::path parent = tmpdir && *tmpdir ? tmpdir : "/tmp";
-  if (const auto abs = std::filesystem::absolute(parent, ec); !ec) parent = abs;
+  if (const auto real = std::filesystem::canonical(parent, ec); !ec) parent = real;
   return copysynth::make_scratch_dir(dir, parent.string(), "copysynth-" + stem + ".", copysynth::ErrorCode::kSystem,
                                      "set TMPDIR to a writable one");
 }

@@ -526,10 +526,14 @@ Result<AppConfig> prepare_app_candidate(const Wisdom& w, const AppCandidate& c, 
     if (!lib) return lib.error();
     cfg.env = {"LD_PRELOAD=" + preload};
     cfg.description = "the tuned " + what + " (libcopysynth-tuned.so)";
-    // As the shim's check: a program started the way the command's are maps the library.
+    // As the shim's check: a program started the way the command's are maps the library. The
+    // kernel names the file by its resolved path (the link's target, through any linked
+    // directory), so that is what is looked for; grep by its path, not the user's PATH.
+    std::error_code ec;
+    const fs::path mapped = fs::canonical(preload, ec);
     std::vector<std::string> check = cfg.env;
-    check.push_back("COPYSYNTH_APP_PRELOAD=" + preload);
-    auto r = run_app_once("exec grep -qF -- \"$COPYSYNTH_APP_PRELOAD\" /proc/self/maps", check, false);
+    check.push_back("COPYSYNTH_APP_PRELOAD=" + (ec ? preload : mapped.string()));
+    auto r = run_app_once("exec /bin/grep -qF -- \"$COPYSYNTH_APP_PRELOAD\" /proc/self/maps", check, false);
     if (!r) return r.error();
     if (!WIFEXITED(r->wait_status) || WEXITSTATUS(r->wait_status) != 0)
       return make_error(ErrorCode::kVerifyFailed, "the library " + preload +

@@ -63,7 +63,7 @@ struct AsmFlavor {
 /// What goes into a file besides the code.
 struct AsmOptions {
   std::string symbol;                ///< the function's name; check_asm_symbol() says which
-  std::string label_prefix;          ///< prepended to every local label's name, e.g. "memcpy_"
+  std::string label_prefix;          ///< prepended to every local label's name, e.g. "memcpy."
                                      ///< when several routines share one file; empty: none
   std::vector<std::string> header;   ///< extra header-comment lines (CPU tuned on, target,
                                      ///< verification, the command line), in order

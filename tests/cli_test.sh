@@ -208,6 +208,14 @@ check "the plain file assembles with as" as --64 -o "$tmp/plain.o" "$tmp/plain.S
 check "two .S files joined into one assemble (labels named after each function)" \
   bash -c "cat '$tmp/plain.S' '$tmp/second.S' > '$tmp/joined.S' && as --64 -o '$tmp/joined.o' '$tmp/joined.S' &&
            nm '$tmp/joined.o' | grep -q ' T memcpy_copysynth' && nm '$tmp/joined.o' | grep -q ' T second_copy'"
+# The header's command line can be pasted back to a shell, and stays inside its C comment when
+# a path holds "*/" (quoted as *''/, the same argument to a shell; the file assembles).
+mkdir -p "$tmp/st*"
+"$at" --from "$tmp/best.json" --emit-asm "$tmp/st*/x.S" >/dev/null 2>&1; rc=$?
+check "--emit-asm into a directory named 'st*': the header's command line gives the same arguments back (rc=$rc)" \
+  bash -c "test $rc -eq 0 && line=\$(sed -n 's/^ \* Command: //p' '$tmp/st*/x.S') &&
+           eval \"set -- \$line\" && test \"\$5\" = '$tmp/st*/x.S' && test \$# -eq 5 &&
+           grep -qF \"'$tmp/st*''/x.S'\" '$tmp/st*/x.S' && as --64 -o '$tmp/st.o' '$tmp/st*/x.S'"
 # `--emit-asm -`: the same text to standard output (as gcc -o -), no file named "-" made.
 (cd "$tmp" && "$at" --from "$tmp/best.json" --emit-asm - >"$tmp/stdout.S" 2>"$tmp/e"); rc=$?
 check "--emit-asm - writes the .S to standard output, the same as the file but for the command line (rc=$rc)" \
@@ -272,6 +280,13 @@ echo "my notes" >"$tmp/notes.S"
 check "--emit-asm onto a file copysynth did not write: refused, kept (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'not overwriting it' '$tmp/e' && grep -qx 'my notes' '$tmp/notes.S'"
 "$at" -q --from "$tmp/best.json" --emit-asm "$tmp/plain.S" >/dev/null 2>&1; rc=$?
 check "--emit-asm over its own earlier .S file is fine (rc=$rc)" test $rc -eq 0
+# access() grants root every directory, /proc too, where no file can be made: the path is
+# refused before the verification and the work, not after them.
+if [ "$(id -u)" = 0 ] && [ -r /proc/self/maps ]; then
+  "$at" --from "$tmp/best.json" --emit-asm /proc/copysynth-test.S >/dev/null 2>"$tmp/e"; rc=$?
+  check "--emit-asm into /proc as root: exit 2 before the verification (rc=$rc)" \
+    bash -c "test $rc -eq 2 && grep -q 'cannot create a file in /proc' '$tmp/e' && ! grep -qi 'verif' '$tmp/e'"
+fi
 check "nothing written on error" test ! -e "$tmp/x.S"
 
 # The commit-message table.

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -1485,6 +1487,52 @@ TEST_CASE("make_scratch_dir: a locked directory of its own; earlier runs' are re
                                                "/no/such/run.XXXXXX: No such file or directory (set TMPDIR)",
                 missing.error().message);
   CHECK(none.path.empty());
+}
+
+TEST_CASE("write_all: a non-blocking pipe is waited on, a full device and a closed reader are errors") {
+  // 1 MiB through a pipe (64 KiB of room) whose write end is non-blocking, read 50 ms later by a
+  // child: every byte arrives, in order (the loop without its poll() returned EAGAIN).
+  std::string text(1 << 20, '\0');
+  for (std::size_t i = 0; i < text.size(); ++i) text[i] = static_cast<char>((i * 131) >> 7);
+  int p[2];
+  REQUIRE(::pipe(p) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::close(p[1]);
+    ::usleep(50000);
+    std::size_t got = 0;
+    bool same = true;
+    char b[4096];
+    for (ssize_t k; (k = ::read(p[0], b, sizeof b)) != 0;) {
+      if (k < 0) _exit(3);
+      for (ssize_t j = 0; j < k; ++j) same = same && got + j < text.size() && b[j] == text[got + j];
+      got += static_cast<std::size_t>(k);
+    }
+    _exit(same && got == text.size() ? 0 : 1);
+  }
+  ::close(p[0]);
+  REQUIRE(::fcntl(p[1], F_SETFL, ::fcntl(p[1], F_GETFL) | O_NONBLOCK) == 0);
+  CHECK(copysynth::write_all(p[1], text) == 0);
+  ::close(p[1]);
+  int status = -1;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+
+  if (const int full = ::open("/dev/full", O_WRONLY | O_CLOEXEC); full >= 0) {
+    CHECK(copysynth::write_all(full, "x") == ENOSPC);
+    ::close(full);
+  }
+  REQUIRE(::pipe(p) == 0);
+  ::close(p[0]);
+  struct sigaction ignore {}, old {};
+  ignore.sa_handler = SIG_IGN;
+  REQUIRE(::sigaction(SIGPIPE, &ignore, &old) == 0);
+  CHECK(copysynth::write_all(p[1], "x") == EPIPE);
+  ::sigaction(SIGPIPE, &old, nullptr);
+  ::close(p[1]);
+  CHECK(copysynth::write_all(p[1], "x") == EBADF);
+  CHECK(copysynth::write_all(p[1], "") == 0);  // nothing to write: no call made
 }
 
 TEST_CASE("build_entry rebuilds the tuned code and refuses code that differs" *

@@ -2,6 +2,7 @@
 #include "copysynth/file_io.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -152,7 +153,33 @@ Status check_output_path(const std::string& option, const std::string& path_in) 
                       option + " " + named + ": the file name is " + std::to_string(name.size()) +
                           " bytes; at most " + std::to_string(name_max - 8) + " here (the directory's limit is " +
                           std::to_string(name_max) + ", and the temporary and backup names add up to 8)");
+  // access() grants root every directory, also where no file can be made (/sys, /proc): the
+  // temporary file the write will make is made here and removed, so that such a path is refused
+  // before the work, not after it.
+  std::string probe = (dir / (name + ".XXXXXX")).string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0)
+    return make_error(ErrorCode::kInvalidArgument, option + " " + named + ": cannot create a file in " +
+                                                       dir.string() + " (" + std::strerror(errno) + ")");
+  ::close(fd);
+  ::unlink(probe.c_str());
   return {};
+}
+
+int write_all(int fd, std::string_view text) {
+  for (std::size_t off = 0; off < text.size();) {
+    const ssize_t k = ::write(fd, text.data() + off, text.size() - off);
+    if (k > 0) {
+      off += static_cast<std::size_t>(k);
+      continue;
+    }
+    if (k == 0) return EIO;
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) return errno;
+    pollfd p{fd, POLLOUT, 0};  // a non-blocking descriptor: wait for room
+    if (::poll(&p, 1, -1) < 0 && errno != EINTR) return errno;
+  }
+  return 0;
 }
 
 Status write_file_replacing(const std::string& path_in, std::string_view text, const std::string& what,
@@ -175,12 +202,9 @@ Status write_file_replacing(const std::string& path_in, std::string_view text, c
   struct stat old {};
   const mode_t mode = ::stat(path.c_str(), &old) == 0 ? (old.st_mode & 07777) : new_file_mode();
   if (::fchmod(fd, mode) != 0) return fail("cannot set the permissions of " + tmp);
-  for (std::size_t off = 0; off < text.size();) {
-    const ssize_t k = ::write(fd, text.data() + off, text.size() - off);
-    if (k < 0 && errno == EINTR) continue;
-    if (k == 0) errno = EIO;
-    if (k <= 0) return fail("error writing " + tmp);
-    off += static_cast<std::size_t>(k);
+  if (const int e = write_all(fd, text); e != 0) {
+    errno = e;
+    return fail("error writing " + tmp);
   }
   if (::fsync(fd) != 0) return fail("error writing " + tmp + " to disk (fsync)");
   const int closed = ::close(fd);

@@ -90,7 +90,10 @@ copysynth::Status make_temp_dir(TempDir& dir, const std::string& stem);
 /// The current time, UTC, ISO 8601 ("2026-03-04T05:06:07Z"), for the wisdom header.
 std::string utc_now();
 
-/// A command line as a shell would take it back (arguments with spaces or quotes are quoted).
+/// A command line as a POSIX shell takes it back: an argument that is empty or holds a byte the
+/// shell would treat (space, quote, `$`, `*`, `;`, ...) in single quotes, a `'` in it as `'\''`,
+/// and a `*/` in it as `*''/` (the same argument to a shell), so that the line can stand in a
+/// C comment (.S headers) as it is.
 std::string shell_line(int argc, char** argv);
 
 // The modes; each returns the exit status.

@@ -72,9 +72,13 @@ std::string shell_line(int argc, char** argv) {
   std::string line;
   for (int i = 0; i < argc; ++i) {
     std::string a = i ? argv[i] : "autotune";
-    if (a.find_first_of(" \t'\"$\\") != std::string::npos) {
+    if (a.empty() || a.find_first_of(" \t\n'\"$\\`*?[]{}()<>|&;#~!") != std::string::npos) {
       std::string q = "'";
-      for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      for (std::size_t k = 0; k < a.size(); ++k) {
+        if (a[k] == '\'') q += "'\\''";
+        else if (a[k] == '*' && k + 1 < a.size() && a[k + 1] == '/') q += "*''";  // never "*/" in a C comment
+        else q += a[k];
+      }
       a = q + "'";
     }
     line += (i ? " " : "") + a;

@@ -17,7 +17,6 @@
 
 #include <elf.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -920,18 +919,9 @@ Result<AsmFileResult> write_asm_file(const Wisdom& w, const WisdomEntry& entry, 
     // A pipe or terminal: written whole where it can be; a full disk or a closed descriptor is an
     // error (a pipe whose reader is gone ends the process by SIGPIPE, as it would `cat`).
     std::fflush(stdout);
-    for (std::size_t off = 0; off < text->text.size();) {
-      const ssize_t k = ::write(STDOUT_FILENO, text->text.data() + off, text->text.size() - off);
-      if (k < 0 && errno == EINTR) continue;
-      if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {  // a non-blocking pipe: wait for room
-        pollfd p{STDOUT_FILENO, POLLOUT, 0};
-        if (::poll(&p, 1, -1) >= 0 || errno == EINTR) continue;
-      }
-      if (k <= 0)
-        return make_error(ErrorCode::kSystem, std::string("error writing the .S file to standard output: ") +
-                                                  std::strerror(k < 0 ? errno : EIO));
-      off += static_cast<std::size_t>(k);
-    }
+    if (const int e = write_all(STDOUT_FILENO, text->text); e != 0)
+      return make_error(ErrorCode::kSystem, std::string("error writing the .S file to standard output: ") +
+                                                std::strerror(e));
   } else {
     // Whole or not at all: a full disk left a cut-off file, over a good earlier one (a new-user test).
     COPYSYNTH_TRY(write_file_replacing(opt.path, text->text, ".S file", ErrorCode::kSystem));

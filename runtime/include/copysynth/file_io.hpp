@@ -41,11 +41,13 @@ Result<std::string> write_target(const std::string& path);
 
 /// Checks, before any work is done, that a file may be written at `path`: it is not a directory,
 /// and its directory (of write_target(path), when `path` is a link) exists and is writable
-/// (access W_OK), and the file name leaves 8 bytes of the directory's NAME_MAX for the temporary
+/// (access W_OK, then a temporary "NAME.XXXXXX" made there and removed: access() grants root
+/// /sys and /proc), and the file name leaves 8 bytes of the directory's NAME_MAX for the temporary
 /// and backup names ("NAME.XXXXXX", "NAME.bak.N"). `option` names where the path came
 /// from in messages ("--emit", "--svg"). Errors (kInvalidArgument), each naming the option and
 /// the path: "OPTION PATH: is a directory; give a file name", "...: the directory DIR does not
-/// exist; create it or pick another path", "...: cannot write in DIR (<strerror>)", "...: the file name is N bytes; at most M here ...".
+/// exist; create it or pick another path", "...: cannot write in DIR (<strerror>)", "...: cannot
+/// create a file in DIR (<strerror>)", "...: the file name is N bytes; at most M here ...".
 Status check_output_path(const std::string& option, const std::string& path);
 
 /// Checks that a file written by replacing it (a temporary file renamed over `path`, as wisdom
@@ -56,6 +58,14 @@ Status check_output_path(const std::string& option, const std::string& path);
 /// (nothing was written)" — `autotune --emit /dev/null` run as root would otherwise have moved
 /// /dev/null aside and left a regular file in its place.
 Status check_replaceable(const std::string& path, const std::string& what, ErrorCode code);
+
+/// Writes all of `text` (bytes) to the open descriptor `fd` from its current offset: again after
+/// EINTR, waiting in poll() while a non-blocking descriptor (a pipe or terminal another program
+/// set O_NONBLOCK on) has no room (EAGAIN), a write that returns 0 taken as EIO. Returns 0 when
+/// every byte was written, else the errno of the write that failed (ENOSPC, EIO, EBADF; EPIPE
+/// where SIGPIPE is ignored, which otherwise ends the process as it would `cat`); the bytes
+/// before it are written. Used by write_file_replacing() and `autotune --emit-asm -`.
+int write_all(int fd, std::string_view text);
 
 /// Writes `text` to `path` whole or not at all: into a new temporary file of a unique name next
 /// to it (mkstemp, "PATH.XXXXXX": the same directory, so the rename cannot cross file systems,

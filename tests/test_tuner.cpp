@@ -1067,6 +1067,88 @@ TEST_CASE("compare: every use pattern, cache state and solo run gives a measurem
   CHECK(cache_state_name(CacheState::kCold) == "cold");
 }
 
+namespace {
+// What prime_branches() and compare() call a routine with: lengths, where, and which way.
+struct PrimeLog {
+  const BenchBuffers* buf = nullptr;
+  std::set<std::uint64_t> lengths;
+  unsigned calls = 0;
+  bool outside = false, src_crosses = false, dst_crosses = false, forward = false, backward = false;
+  void clear() { *this = PrimeLog{buf}; }
+};
+PrimeLog g_prime;
+bool crosses_page(const void* p, std::uint64_t n) {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  return n > 0 && (a >> 12) != ((a + n - 1) >> 12);
+}
+bool inside(const std::uint8_t* p, std::uint64_t n, const std::uint8_t* base) {
+  return p >= base && p + n <= base + g_prime.buf->bytes();
+}
+void* logged_copy(void* d, const void* s, std::size_t n) {
+  auto* dp = static_cast<std::uint8_t*>(d);
+  const auto* sp = static_cast<const std::uint8_t*>(s);
+  ++g_prime.calls;
+  g_prime.lengths.insert(n);
+  const bool s_src = inside(sp, n, g_prime.buf->src()), s_dst = inside(sp, n, g_prime.buf->dst());
+  if (!inside(dp, n, g_prime.buf->dst()) || !(s_src || s_dst)) g_prime.outside = true;
+  if (s_dst) (dp > sp ? g_prime.backward : g_prime.forward) = true;  // within one buffer: overlapping
+  g_prime.src_crosses |= s_src && crosses_page(sp, n);
+  g_prime.dst_crosses |= crosses_page(dp, n);
+  return std::memmove(d, s, n);
+}
+void* logged_fill(void* d, int c, std::size_t n) {
+  auto* dp = static_cast<std::uint8_t*>(d);
+  ++g_prime.calls;
+  g_prime.lengths.insert(n);
+  if (!inside(dp, n, g_prime.buf->dst())) g_prime.outside = true;
+  g_prime.dst_crosses |= crosses_page(dp, n);
+  return std::memset(d, c, n);
+}
+}  // namespace
+
+TEST_CASE("prime_branches: the lengths and placements a program's calls take, inside the buffers; compare() primes once") {
+  BenchBuffers buf(1 << 16);
+  g_prime.buf = &buf;
+  const auto* copy = reinterpret_cast<const void*>(&logged_copy);
+  const auto* fill = reinterpret_cast<const void*>(&logged_fill);
+  std::vector<std::uint8_t> src_before(buf.src(), buf.src() + buf.bytes());
+  for (const Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill}) {
+    CAPTURE(name_of(op));
+    g_prime.clear();
+    prime_branches(op, op == Operation::kFill ? fill : copy, buf);
+    CHECK(g_prime.calls > 300);
+    CHECK_FALSE(g_prime.outside);
+    for (std::uint64_t n : {0, 1, 63, 64, 65, 128, 129, 256, 4096}) CHECK(g_prime.lengths.count(n) == 1);
+    CHECK(g_prime.dst_crosses);
+    CHECK(g_prime.src_crosses == (op != Operation::kFill));
+    CHECK(g_prime.forward == (op == Operation::kMemmove));  // overlapping calls for memmove only
+    CHECK(g_prime.backward == (op == Operation::kMemmove));
+    CHECK(std::equal(src_before.begin(), src_before.end(), buf.src()));  // the source is never written
+  }
+  g_prime.clear();
+  prime_branches(Operation::kClearPage, copy, buf);
+  CHECK(g_prime.calls == 0);
+  // Buffers too small for a placement: those calls are left out, nothing lands outside.
+  BenchBuffers small(256);
+  g_prime.buf = &small;
+  g_prime.clear();
+  prime_branches(Operation::kMemmove, copy, small);
+  CHECK_FALSE(g_prime.outside);
+
+  // compare(): the first call primes each entry (lengths other than the one timed), a later one does not.
+  g_prime.buf = &buf;
+  TimingOptions t;
+  t.rounds = 2;
+  t.warmup_rounds = 1;
+  g_prime.clear();
+  compare(Operation::kFill, {fill}, buf, 100, 0, 0, t);
+  CHECK(g_prime.lengths.count(0) == 1);
+  CHECK(g_prime.lengths.count(100) == 1);
+  g_prime.clear();
+  compare(Operation::kFill, {fill}, buf, 100, 0, 0, t);
+  CHECK(g_prime.lengths == std::set<std::uint64_t>{100});
+}
+
 TEST_CASE("report tables: other routines are columns but not peers; vs aligned; the targets") {
   // Hand-made tables (no timing): columns glibc, dpdk (peers), other.json (not a peer), tuned.
   ReportTable t;

@@ -275,6 +275,9 @@ int main(int argc, char** argv) {
       who.push_back({p.name, p.entry});
       benchmark::AddCustomContext("copysynth_peer_" + std::string(name_of(op)) + "_" + p.name, p.description);
     }
+    // Every contender starts from the branch history a program gives it, as autotune's
+    // compare() does: the tuned routine has taken its rare branches in its verification.
+    for (const Contender& c : who) prime_branches(op, c.entry, *buf);
     register_points(op, who, buf);
     register_readback(op, who, buf);
     register_distributions(op, who);

@@ -1091,7 +1091,7 @@ void* logged_copy(void* d, const void* s, std::size_t n) {
   g_prime.lengths.insert(n);
   const bool s_src = inside(sp, n, g_prime.buf->src()), s_dst = inside(sp, n, g_prime.buf->dst());
   if (!inside(dp, n, g_prime.buf->dst()) || !(s_src || s_dst)) g_prime.outside = true;
-  if (s_dst) (dp > sp ? g_prime.backward : g_prime.forward) = true;  // within one buffer: overlapping
+  if (n > 0 && dp < sp + n && sp < dp + n) (dp > sp ? g_prime.backward : g_prime.forward) = true;  // overlapping
   g_prime.src_crosses |= s_src && crosses_page(sp, n);
   g_prime.dst_crosses |= crosses_page(dp, n);
   return std::memmove(d, s, n);
@@ -1128,25 +1128,42 @@ TEST_CASE("prime_branches: the lengths and placements a program's calls take, in
   g_prime.clear();
   prime_branches(Operation::kClearPage, copy, buf);
   CHECK(g_prime.calls == 0);
-  // Buffers too small for a placement: those calls are left out, nothing lands outside.
-  BenchBuffers small(256);
-  g_prime.buf = &small;
-  g_prime.clear();
-  prime_branches(Operation::kMemmove, copy, small);
-  CHECK_FALSE(g_prime.outside);
+  // Buffers too small for some placements: those calls are left out, the others made.
+  for (std::size_t bytes : {std::size_t{256}, std::size_t{8192}}) {
+    CAPTURE(bytes);
+    BenchBuffers small(bytes);
+    g_prime.buf = &small;
+    g_prime.clear();
+    prime_branches(Operation::kMemmove, copy, small);
+    CHECK_FALSE(g_prime.outside);
+    CHECK((g_prime.calls > 0) == (bytes > 4096));
+  }
 
-  // compare(): the first call primes each entry (lengths other than the one timed), a later one does not.
-  g_prime.buf = &buf;
+  // compare(): the first call on this CPU primes each entry in buffers of its own, whatever the
+  // caller's are (a 256-byte one here): every length, across page ends; a later call does not.
+  // Pinned: the priming is per CPU.
+  ThreadPin pin;
+  BenchBuffers tiny(256);
   TimingOptions t;
   t.rounds = 2;
   t.warmup_rounds = 1;
   g_prime.clear();
-  compare(Operation::kFill, {fill}, buf, 100, 0, 0, t);
+  g_prime.buf = &tiny;
+  compare(Operation::kFill, {fill}, tiny, 100, 0, 0, t);
   CHECK(g_prime.lengths.count(0) == 1);
+  CHECK(g_prime.lengths.count(4096) == 1);
   CHECK(g_prime.lengths.count(100) == 1);
-  g_prime.clear();
-  compare(Operation::kFill, {fill}, buf, 100, 0, 0, t);
-  CHECK(g_prime.lengths == std::set<std::uint64_t>{100});
+  CHECK(g_prime.dst_crosses);
+  if (pin.ok()) {
+    g_prime.clear();
+    compare(Operation::kFill, {fill}, tiny, 100, 0, 0, t);
+    CHECK(g_prime.lengths == std::set<std::uint64_t>{100});
+    // The same address as another operation is primed again, with that operation's calls.
+    g_prime.clear();
+    compare(Operation::kMemmove, {copy}, tiny, 100, 0, 0, t);
+    CHECK(g_prime.lengths.count(4096) == 1);
+    CHECK(g_prime.backward);
+  }
 }
 
 TEST_CASE("report tables: other routines are columns but not peers; vs aligned; the targets") {

@@ -48,12 +48,6 @@ std::string fill_in(std::string text, const std::map<std::string, std::string>& 
   return text;
 }
 
-/// Text safe inside a C comment (`*/` would end it).
-std::string comment_safe(std::string s) {
-  for (std::size_t at = s.find("*/"); at != std::string::npos; at = s.find("*/", at)) s.replace(at, 2, "* /");
-  return s;
-}
-
 /// Whether `c` may appear in a GNU as symbol name (ASCII letters, digits, '_', '.', '$').
 bool symbol_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '$';
@@ -584,6 +578,11 @@ Result<AsmText> asm_body(const AnnotatedCode& code, const AsmFlavor& flavor, con
   AsmOptions opt;
   opt.label_prefix = label_prefix;
   return Writer(nullptr, code, flavor, opt).run();
+}
+
+std::string comment_safe(std::string s) {
+  for (std::size_t at = s.find("*/"); at != std::string::npos; at = s.find("*/", at)) s.replace(at, 2, "* /");
+  return s;
 }
 
 }  // namespace copysynth

@@ -157,12 +157,16 @@ Status check_output_path(const std::string& option, const std::string& path_in) 
   // temporary file the write will make is made here and removed, so that such a path is refused
   // before the work, not after it.
   std::string probe = (dir / (name + ".XXXXXX")).string();
-  const int fd = ::mkstemp(probe.data());
+  const int fd = ::mkostemp(probe.data(), O_CLOEXEC);
   if (fd < 0)
     return make_error(ErrorCode::kInvalidArgument, option + " " + named + ": cannot create a file in " +
                                                        dir.string() + " (" + std::strerror(errno) + ")");
   ::close(fd);
-  ::unlink(probe.c_str());
+  // Where a new file cannot be removed (an append-only directory) the old one cannot be replaced.
+  if (::unlink(probe.c_str()) != 0)
+    return make_error(ErrorCode::kInvalidArgument, option + " " + named + ": cannot remove files in " +
+                                                       dir.string() + " (" + std::strerror(errno) + "), so " +
+                                                       probe + " is left there");
   return {};
 }
 

@@ -90,8 +90,8 @@ copysynth::Status make_temp_dir(TempDir& dir, const std::string& stem);
 /// The current time, UTC, ISO 8601 ("2026-03-04T05:06:07Z"), for the wisdom header.
 std::string utc_now();
 
-/// A command line as a POSIX shell takes it back: an argument that is empty or holds a byte the
-/// shell would treat (space, quote, `$`, `*`, `;`, ...) in single quotes, a `'` in it as `'\''`,
+/// A command line as a POSIX shell takes it back: an argument that is empty or holds a byte other
+/// than ASCII letters, digits and `_@%+=:,./-` in single quotes, a `'` in it as `'\''`,
 /// and a `*/` in it as `*''/` (the same argument to a shell), so that the line can stand in a
 /// C comment (.S headers) as it is.
 std::string shell_line(int argc, char** argv);

@@ -1,4 +1,5 @@
 // autotune — errors, the clock and the command line as text (see autotune.hpp).
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -72,7 +73,11 @@ std::string shell_line(int argc, char** argv) {
   std::string line;
   for (int i = 0; i < argc; ++i) {
     std::string a = i ? argv[i] : "autotune";
-    if (a.empty() || a.find_first_of(" \t\n'\"$\\`*?[]{}()<>|&;#~!") != std::string::npos) {
+    const bool plain = !a.empty() && std::all_of(a.begin(), a.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+             std::string_view("_@%+=:,./-").find(c) != std::string_view::npos;
+    });
+    if (!plain) {
       std::string q = "'";
       for (std::size_t k = 0; k < a.size(); ++k) {
         if (a[k] == '\'') q += "'\\''";

@@ -152,7 +152,7 @@ std::string guard_asm(const GuardSpec& g, const std::string& signature, const st
   std::ostringstream o;
   o << "/* copysynth-tuned: the CPU guard, the exported routines and the _FORTIFY_SOURCE entries.\n"
     << "   The guard accepts " << signature << ".\n"
-    << header << "*/\n\n";
+    << comment_safe(header) << "*/\n\n";
   o << "\t.text\n"
        "\t.p2align 4\n"
        "/* int copysynth_tuned_active(void): 1 when this CPU is the one the routines were tuned for\n"

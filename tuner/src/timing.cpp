@@ -14,7 +14,8 @@
 #include <mutex>
 #include <new>
 #include <stdexcept>
-#include <unordered_set>
+#include <set>
+#include <tuple>
 
 namespace copysynth {
 
@@ -192,7 +193,7 @@ void prime_branches(Operation op, const void* entry, BenchBuffers& buf) {
       call(kPageBytes, kPageBytes, n);               // both pointers at a page start
       call(kPageBytes + 4, kPageBytes + 1, n);       // misaligned
       call(kPageBytes + 2048, kPageBytes + 33, n);   // src half a page away (4K aliasing off)
-      const std::uint64_t edge = 2 * kPageBytes - std::min<std::uint64_t>(n, 2 * kPageBytes) / 2 - 1;
+      const std::uint64_t edge = 2 * kPageBytes - (std::min<std::uint64_t>(n, 2 * kPageBytes) + 1) / 2;  // n >= 2 crosses
       call(edge, kPageBytes + 8, n);                 // src across a page end
       call(kPageBytes + 8, edge, n);                 // dst across a page end
       call(2 * kPageBytes - 8, 2 * kPageBytes - 8, n);  // both ending just past a page end, or short of it
@@ -210,13 +211,20 @@ std::vector<Measurement> compare(Operation op, const std::vector<const void*>& e
   std::vector<Measurement> out(k);
   if (k == 0) return out;
   {
-    // Once per entry point and process: the routines verified before timing have taken their
-    // rare branches in the conformance check, the peers only here (prime_branches()).
+    // Once per operation, entry point and CPU (branch predictors are a core's; one address may
+    // be two operations, as glibc's memcpy and memmove are): the routines verified before timing
+    // have taken their rare branches in the conformance check, the peers only here
+    // (prime_branches()), in buffers of its own so that every placement fits whatever the
+    // caller's buffers are and theirs are not touched.
     static std::mutex mutex;
-    static std::unordered_set<const void*> primed;
+    static std::set<std::tuple<int, const void*, int>> primed;
     std::lock_guard<std::mutex> lock(mutex);
+    const int cpu = sched_getcpu();
     for (const void* e : entries)
-      if (primed.insert(e).second) prime_branches(op, e, buf);
+      if (primed.emplace(static_cast<int>(op), e, cpu).second) {
+        static BenchBuffers own(4 * kPageBytes);
+        prime_branches(op, e, own);
+      }
   }
   if (op == Operation::kClearPage) {
     size = kPageBytes;

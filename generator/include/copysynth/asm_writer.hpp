@@ -87,6 +87,10 @@ struct AsmText {
 /// bug: report the params).
 Result<AsmText> write_asm(const CopyPlan& plan, const AsmFlavor& flavor, const AsmOptions& opt);
 
+/// `s` made safe inside a C comment: every `*/` (which would end it) written `* /`. write_asm()
+/// passes its header lines and notes through it; other writers of comments in .S files do too.
+std::string comment_safe(std::string s);
+
 /// The one rule for the routine's symbol name (write_asm() applies it, and `autotune --name`
 /// before any work): a name GNU as takes as a symbol in a `.S` file of `flavor` —
 ///   - ASCII letters, digits, '_', '.' and '$', not empty;

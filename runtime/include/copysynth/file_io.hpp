@@ -47,7 +47,8 @@ Result<std::string> write_target(const std::string& path);
 /// from in messages ("--emit", "--svg"). Errors (kInvalidArgument), each naming the option and
 /// the path: "OPTION PATH: is a directory; give a file name", "...: the directory DIR does not
 /// exist; create it or pick another path", "...: cannot write in DIR (<strerror>)", "...: cannot
-/// create a file in DIR (<strerror>)", "...: the file name is N bytes; at most M here ...".
+/// create a file in DIR (<strerror>)", "...: cannot remove files in DIR (<strerror>), so PROBE is
+/// left there", "...: the file name is N bytes; at most M here ...".
 Status check_output_path(const std::string& option, const std::string& path);
 
 /// Checks that a file written by replacing it (a temporary file renamed over `path`, as wisdom

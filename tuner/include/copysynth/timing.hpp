@@ -128,17 +128,18 @@ struct TimingOptions {
 /// the next size class) are then ones it has taken, as in a program and as the conformance check
 /// leaves the routines it verified; a routine that never took them runs short calls up to two
 /// cycles faster per call than it will in a program, drawn per process, on AMD family 26
-/// (docs/perf/short-call-modes/, "Trained branches"). Writes only inside `buf` (the source is
-/// not written for memcpy and fill); a call that would not fit is left out. Nothing for
-/// clear_page. About 600 calls, tens of microseconds.
+/// (docs/perf/short-call-modes/, "Trained branches"). Writes only inside `buf`, never to its
+/// source; a call that would not fit in buf.bytes() is left out (every placement fits from
+/// 12288 bytes on). Nothing for clear_page. About 500-600 calls, tens of microseconds.
 void prime_branches(Operation op, const void* entry, BenchBuffers& buf);
 
 /// Times each entry point in `entries` — functions of `op`'s call form (routine.hpp) — on
 /// `size` bytes at src+src_align / dst+dst_align of `buf`, interleaved round by round (or solo,
 /// opt.solo), each batch starting from opt.state and each call followed by opt.use. Fill
 /// stores the byte 0x5A; clear_page ignores size and the alignments and clears the page-aligned
-/// dst. Each entry point is first primed once per process (prime_branches()), so every routine
-/// compared starts from the same branch history, the one a program gives it. Returns one
+/// dst. Each entry point is first primed once per process, operation and CPU (prime_branches(),
+/// in 16 KiB buffers of compare()'s own), so every routine compared starts from the same branch
+/// history, the one a program gives it. Returns one
 /// Measurement per entry, in order (ticks per call include the use). Throws
 /// std::invalid_argument when `size` + 64 does not fit the buffers.
 std::vector<Measurement> compare(Operation op, const std::vector<const void*>& entries, BenchBuffers& buf,

@@ -4,6 +4,8 @@
 // rare paths never taken) and trained (n = 0, n = 200 and 16 bytes across a page end, each taken
 // TRAINREPS times, default 100), timed in the same rounds as glibc's memset (compare(), median
 // of 3, ns per call). The columns printed: glibc, A, A trained, A2, A2 trained, A3, A3 trained.
+// Built with -DCOPIES (branches-copies.txt): A and A3 only, one fresh copy and three trained ones
+// of each, at 16 bytes.
 // Build at 8d0bd7b or earlier: from 06e31dd on, compare() primes every column itself.
 #include <sys/mman.h>
 #include <cstdio>
@@ -113,21 +115,32 @@ alignas(4096) static unsigned char page2[3 * 4096];
 int main() {
   const void* g = nullptr;
   for (auto& pe : peers(Operation::kFill)) if (pe.name == "glibc") g = pe.entry;
+#ifdef COPIES
+  std::vector<const void*> e{g, copy_of(fA, fA_end), copy_of(fA, fA_end), copy_of(fA, fA_end), copy_of(fA, fA_end),
+                             copy_of(fA3, fA3_end), copy_of(fA3, fA3_end), copy_of(fA3, fA3_end), copy_of(fA3, fA3_end)};
+  const std::vector<size_t> trained{2, 3, 4, 6, 7, 8};
+  const char* header = "ns per call: glibc A A-trained A-trained A-trained A3 A3-trained A3-trained A3-trained";
+  const std::vector<unsigned> lengths{16};
+#else
   std::vector<const void*> e{g, copy_of(fA, fA_end), copy_of(fA, fA_end), copy_of(fA2, fA2_end), copy_of(fA2, fA2_end),
                              copy_of(fA3, fA3_end), copy_of(fA3, fA3_end)};
+  const std::vector<size_t> trained{2, 4, 6};
+  const char* header = "ns per call: glibc A A-trained A2 A2-trained A3 A3-trained";
+  const std::vector<unsigned> lengths{8, 16, 32};
+#endif
   for (size_t n : {1, 8, 16, 32, 48, 64, 100, 128}) for (size_t k = 1; k < e.size(); ++k) {
     unsigned char b[256]; memset(b, 0xee, sizeof b);
     ((void*(*)(void*,int,size_t))e[k])(b + 64, 0x5a, n);
     for (size_t i = 0; i < 256; ++i) if (b[i] != ((i >= 64 && i < 64 + n) ? 0x5a : 0xee)) { printf("BAD %zu n=%zu\n", k, n); return 1; }
   }
   const int reps = getenv("TRAINREPS") ? atoi(getenv("TRAINREPS")) : 100;
-  for (size_t k : {2, 4, 6}) {
+  for (size_t k : trained) {
     auto f = (void*(*)(void*,int,size_t))e[k];
     for (int r = 0; r < reps; ++r) { f(page2, 1, 0); f(page2, 1, 200); f(page2 + 4096 - 20, 1, 16); }
   }
-  printf("ns per call: glibc A A-trained A2 A2-trained A3 A3-trained\n");
+  printf("%s\n", header);
   BenchBuffers buf(1 << 20);
-  for (unsigned n : {8u, 16u, 32u}) {
+  for (unsigned n : lengths) {
     std::vector<std::vector<double>> s(e.size());
     for (int pass = 0; pass < 3; ++pass) { auto m = compare(Operation::kFill, e, buf, n, 0, 0); for (size_t k = 0; k < e.size(); ++k) s[k].push_back(n / m[k].gbps); }
     printf("n=%2u:", n); for (auto& v : s) printf(" %.3f", median(v)); printf("\n");

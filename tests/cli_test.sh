@@ -216,6 +216,14 @@ check "--emit-asm into a directory named 'st*': the header's command line gives 
   bash -c "test $rc -eq 0 && line=\$(sed -n 's/^ \* Command: //p' '$tmp/st*/x.S') &&
            eval \"set -- \$line\" && test \"\$5\" = '$tmp/st*/x.S' && test \$# -eq 5 &&
            grep -qF \"'$tmp/st*''/x.S'\" '$tmp/st*/x.S' && as --64 -o '$tmp/st.o' '$tmp/st*/x.S'"
+# A carriage return in a path (which a terminal would take as Enter when pasted): quoted too.
+crpath="$tmp/c"$'\r'"r/x.S"
+mkdir -p "${crpath%/x.S}"
+"$at" --from "$tmp/best.json" --emit-asm "$crpath" >/dev/null 2>&1; rc=$?
+line=$(sed -n 's/^ \* Command: //p' "$crpath" 2>/dev/null)
+back=$(eval "set -- $line" && printf '%s' "${5-}")
+check "--emit-asm into a directory with a carriage return in its name: quoted, and the shell gives it back (rc=$rc)" \
+  bash -c "test $rc -eq 0 && test \"\$1\" = \"\$2\" && grep -qF \"'\$2'\" \"\$2\"" _ "$back" "$crpath"
 # `--emit-asm -`: the same text to standard output (as gcc -o -), no file named "-" made.
 (cd "$tmp" && "$at" --from "$tmp/best.json" --emit-asm - >"$tmp/stdout.S" 2>"$tmp/e"); rc=$?
 check "--emit-asm - writes the .S to standard output, the same as the file but for the command line (rc=$rc)" \

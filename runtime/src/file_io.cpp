@@ -163,7 +163,7 @@ Status check_output_path(const std::string& option, const std::string& path_in) 
                                                        dir.string() + " (" + std::strerror(errno) + ")");
   ::close(fd);
   // Where a new file cannot be removed (an append-only directory) the old one cannot be replaced.
-  if (::unlink(probe.c_str()) != 0)
+  if (::unlink(probe.c_str()) != 0 && errno != ENOENT)
     return make_error(ErrorCode::kInvalidArgument, option + " " + named + ": cannot remove files in " +
                                                        dir.string() + " (" + std::strerror(errno) + "), so " +
                                                        probe + " is left there");

@@ -151,7 +151,7 @@ std::string guard_asm(const GuardSpec& g, const std::string& signature, const st
                       const std::string& header) {
   std::ostringstream o;
   o << "/* copysynth-tuned: the CPU guard, the exported routines and the _FORTIFY_SOURCE entries.\n"
-    << "   The guard accepts " << signature << ".\n"
+    << "   The guard accepts " << comment_safe(signature) << ".\n"
     << comment_safe(header) << "*/\n\n";
   o << "\t.text\n"
        "\t.p2align 4\n"

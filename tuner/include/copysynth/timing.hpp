@@ -130,7 +130,7 @@ struct TimingOptions {
 /// cycles faster per call than it will in a program, drawn per process, on AMD family 26
 /// (docs/perf/short-call-modes/, "Trained branches"). Writes only inside `buf`, never to its
 /// source; a call that would not fit in buf.bytes() is left out (every placement fits from
-/// 12288 bytes on). Nothing for clear_page. About 500-600 calls, tens of microseconds.
+/// 12288 bytes on). Nothing for clear_page. About 450 calls (memmove 600), tens of microseconds.
 void prime_branches(Operation op, const void* entry, BenchBuffers& buf);
 
 /// Times each entry point in `entries` — functions of `op`'s call form (routine.hpp) — on

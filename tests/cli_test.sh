@@ -224,6 +224,13 @@ line=$(sed -n 's/^ \* Command: //p' "$crpath" 2>/dev/null)
 back=$(eval "set -- $line" && printf '%s' "${5-}")
 check "--emit-asm into a directory with a carriage return in its name: quoted, and the shell gives it back (rc=$rc)" \
   bash -c "test $rc -eq 0 && test \"\$1\" = \"\$2\" && grep -qF \"'\$2'\" \"\$2\"" _ "$back" "$crpath"
+# A backslash and a newline after a '*' in a path: the preprocessor joins the lines before it looks
+# for the comment's end, so the header must keep them from forming one (gcc -c, not only as).
+bspath="$tmp/a*"$'\\\n'"/x.S"
+mkdir -p "${bspath%/x.S}"
+"$at" --from "$tmp/best.json" --emit-asm "$bspath" >/dev/null 2>&1; rc=$?
+check "--emit-asm into a directory named 'a*' + backslash + newline: the file builds with the preprocessor too (rc=$rc)" \
+  bash -c "test $rc -eq 0 && g++ -c -x assembler-with-cpp -o '$tmp/bs.o' \"\$1\"" _ "$bspath"
 # `--emit-asm -`: the same text to standard output (as gcc -o -), no file named "-" made.
 (cd "$tmp" && "$at" --from "$tmp/best.json" --emit-asm - >"$tmp/stdout.S" 2>"$tmp/e"); rc=$?
 check "--emit-asm - writes the .S to standard output, the same as the file but for the command line (rc=$rc)" \

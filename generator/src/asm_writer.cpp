@@ -582,6 +582,14 @@ Result<AsmText> asm_body(const AnnotatedCode& code, const AsmFlavor& flavor, con
 
 std::string comment_safe(std::string s) {
   for (std::size_t at = s.find("*/"); at != std::string::npos; at = s.find("*/", at)) s.replace(at, 2, "* /");
+  // The preprocessor joins a backslash and the newline after it (GCC: spaces between too) before
+  // it looks for the comment's end, so `*\` newline `/` would end it: a space after such a
+  // newline keeps the joined text from doing so.
+  for (std::size_t at = s.find('\n'); at != std::string::npos; at = s.find('\n', at + 1)) {
+    std::size_t b = at;
+    while (b > 0 && (s[b - 1] == ' ' || s[b - 1] == '\t' || s[b - 1] == '\r')) --b;
+    if (b > 0 && s[b - 1] == '\\') s.insert(at + 1, " ");
+  }
   return s;
 }
 

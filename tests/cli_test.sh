@@ -302,6 +302,16 @@ if [ "$(id -u)" = 0 ] && [ -r /proc/self/maps ] && [ -w /proc ]; then  # -w: acc
   check "--emit-asm into /proc as root: exit 2 before the verification (rc=$rc)" \
     bash -c "test $rc -eq 2 && grep -q 'cannot create a file in /proc' '$tmp/e' && ! grep -qi 'verif' '$tmp/e'"
 fi
+# An append-only directory (chattr +a: root, and a file system with inode flags) takes new files
+# but lets none be renamed over or removed: refused before the work, and nothing left in it.
+mkdir "$tmp/ao"
+if [ "$(id -u)" = 0 ] && command -v chattr >/dev/null && chattr +a "$tmp/ao" 2>/dev/null; then
+  "$at" --from "$tmp/best.json" --emit-asm "$tmp/ao/x.S" >/dev/null 2>"$tmp/e"; rc=$?
+  left=$(ls -A "$tmp/ao")
+  chattr -a "$tmp/ao"
+  check "--emit-asm into an append-only directory: exit 2 before the verification, nothing left there (rc=$rc, left: ${left:-nothing})" \
+    bash -c "test $rc -eq 2 && grep -q 'is append-only (chattr +a)' '$tmp/e' && ! grep -qi 'verif' '$tmp/e' && test -z '$left'"
+fi
 check "nothing written on error" test ! -e "$tmp/x.S"
 
 # The commit-message table.

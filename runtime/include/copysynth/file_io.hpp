@@ -41,12 +41,14 @@ Result<std::string> write_target(const std::string& path);
 
 /// Checks, before any work is done, that a file may be written at `path`: it is not a directory,
 /// and its directory (of write_target(path), when `path` is a link) exists and is writable
-/// (access W_OK, then a temporary "NAME.XXXXXX" made there and removed: access() grants root
-/// /sys and /proc), and the file name leaves 8 bytes of the directory's NAME_MAX for the temporary
+/// (access W_OK; not append-only or immutable, chattr +a/+i; then a file made there and dropped:
+/// access() grants root /sys and /proc; an O_TMPFILE file, or where the file system has none a
+/// temporary "NAME.XXXXXX" removed at once), and the file name leaves 8 bytes of the directory's NAME_MAX for the temporary
 /// and backup names ("NAME.XXXXXX", "NAME.bak.N"). `option` names where the path came
 /// from in messages ("--emit", "--svg"). Errors (kInvalidArgument), each naming the option and
 /// the path: "OPTION PATH: is a directory; give a file name", "...: the directory DIR does not
-/// exist; create it or pick another path", "...: cannot write in DIR (<strerror>)", "...: cannot
+/// exist; create it or pick another path", "...: cannot write in DIR (<strerror>)", "...: the
+/// directory DIR is append-only (chattr +a), so a file there cannot be replaced; ...", "...: cannot
 /// create a file in DIR (<strerror>)", "...: cannot remove files in DIR (<strerror>), so PROBE is
 /// left there", "...: the file name is N bytes; at most M here ...".
 Status check_output_path(const std::string& option, const std::string& path);

@@ -243,6 +243,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // exactly when the full parse is, else that document without its "points" members.
     const json js = parse_wisdom_text(text, WisdomPoints::kSkip);
     if (j.is_discarded() != js.is_discarded()) fail("kSkip and kKeep disagree on whether the text is JSON");
+    // The loaders' one pass (scan_entry_points) against the two it stands for, at the loaders'
+    // limit and at a small one that fuzzed inputs reach.
+    for (const std::size_t limit : {kMaxWisdomDepth, std::size_t{3}}) {
+      const EntryPointsScan scan = scan_entry_points(text, limit);
+      const std::size_t depth = json_nesting_depth(text, limit);
+      if (scan.depth_known ? scan.deepest != depth : scan.deepest > depth)
+        fail("scan_entry_points' depth is not json_nesting_depth's", std::to_string(scan.deepest) + " against " +
+                                                                          std::to_string(depth));
+      if (depth <= limit && scan.cut != cut_entry_points(text))
+        fail("scan_entry_points cut another text than cut_entry_points");
+    }
     if (j.is_discarded()) return 0;
     if (js != without_points(j)) fail("the kSkip document is not the kKeep document without its points", js.dump());
     check_skipped(j, js);

@@ -666,6 +666,40 @@ TEST_CASE("json_nesting_depth: containers counted, strings stepped over, the sca
   CHECK(json_nesting_depth(to_json(sample_wisdom()).dump(2), kMaxWisdomDepth) <= 8);
 }
 
+TEST_CASE("scan_entry_points: cut_entry_points and json_nesting_depth in one pass") {
+  const std::string deep_points = R"({"entries": [{"points": )" + std::string(70, '[') + std::string(70, ']') + "}]}";
+  const std::string wisdom = to_json(sample_wisdom()).dump(2);
+  for (const std::string& text :
+       {wisdom, deep_points, std::string(R"({"entries": [{"points": [1, [2, [3]]]}], "x": [[[[]]]]})"),
+        std::string(R"({"entries": [{"points": [[[[[1]]]]]}]})"),                   // deepest inside the array cut
+        std::string(R"({"entries": [{"points": [["é", [[]]]]}]})"),            // not cut (in doubt): scanned as text
+        std::string(R"({"entries": [{"points": [1]}]}]] [[[)"),                      // brackets that do not match
+        std::string(R"({"entries": [{"points": [1, "[[[[" ]}], "s": "]]]}}}"})"),  // brackets in strings
+        std::string(R"([[{"entries": [{"points": [1]}]}, "unclosed)"), std::string("17"), std::string()}) {
+    for (const std::size_t limit : {std::size_t{2}, std::size_t{4}, std::size_t{6}, kMaxWisdomDepth}) {
+      const EntryPointsScan scan = scan_entry_points(text, limit);
+      const std::size_t depth = json_nesting_depth(text, limit);
+      INFO(text, " limit ", limit);
+      if (scan.depth_known) CHECK(scan.deepest == depth);
+      else CHECK(scan.deepest <= depth);
+      if (depth <= limit) CHECK(scan.cut == cut_entry_points(text));
+      else CHECK(scan.cut == std::nullopt);
+    }
+  }
+  // The depth inside a cut array counts: a file whose only deep part is its points is refused.
+  CHECK(scan_entry_points(deep_points, kMaxWisdomDepth).deepest == kMaxWisdomDepth + 1);
+  CHECK(cut_entry_points(deep_points).has_value());  // without a limit, one JSON value: cut
+  CHECK_FALSE(scan_entry_points(R"({"entries": [{"points": [1]}]}]])", 64).depth_known);
+  const EntryPointsScan ok = scan_entry_points(R"({"entries": [{"points": [[[1]]]}]})", 64);
+  CHECK(ok.depth_known);
+  CHECK(ok.deepest == 6);
+  CHECK(ok.cut == std::optional<std::string>(R"({"entries": [{"points": []}]})"));
+  TempDir dir;
+  auto r = load_text(dir, deep_points, WisdomPoints::kSkip);
+  REQUIRE_FALSE(r.ok());
+  CHECK_MESSAGE(contains(r.error().message, "nests its JSON more than 64 levels deep"), r.error().message);
+}
+
 TEST_CASE("wisdom: a file nested deeper than kMaxWisdomDepth is refused before it is parsed") {
   TempDir dir;
   // 4 MB of '[': 1.5 s and 300 MB of parsing at each process start under the shim before.

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -435,13 +436,17 @@ Result<Wisdom> wisdom_from_json(const json& j) {
   return w;
 }
 
-std::optional<std::string> cut_entry_points(std::string_view text) {
+EntryPointsScan scan_entry_points(std::string_view text, std::size_t stop_above) {
   // One pass over the bytes, lexical outside the points arrays (value_end checks those against
   // the grammar): strings (with their escapes) are stepped over whole, so a bracket or quote
   // inside one is not structure. Each container opened pushes a byte: an
   // object, an array, or an array that the key "entries" named (the callback in
   // parse_wisdom_text keeps the same facts per depth); a byte a level keeps deep nesting cheap.
+  // The depth is json_nesting_depth's: open.size() outside the arrays cut, and inside one the
+  // deepest of its `nest`, which value_end keeps below the limit (deeper, it returns kNone and
+  // the array is scanned on as text, where `open` finds the limit).
   constexpr unsigned char kObject = 0, kArray = 1, kEntries = 3;
+  EntryPointsScan scan;
   std::string open;
   std::vector<std::pair<std::size_t, std::size_t>> cuts;  // [first, last) of each array emptied
   std::string_view key;                                   // the key just read, until its value starts
@@ -508,8 +513,10 @@ std::optional<std::string> cut_entry_points(std::string_view text) {
     }
     return int_digits + exponent > 300 ? kNone : i;
   };
-  const auto value_end = [&](std::size_t i) {
+  std::size_t value_deepest = 0;  // value_end's deepest `nest`, of its last value returned whole
+  const auto value_end = [&](std::size_t i, std::size_t max_nest) {
     std::string nest;
+    value_deepest = 0;
     enum class Want { kValue, kValueOrClose, kKeyOrClose, kKey, kAfter } want = Want::kValue;
     for (;;) {
       i = skip_space(i);
@@ -543,6 +550,8 @@ std::optional<std::string> cut_entry_points(std::string_view text) {
         case Want::kValue:
           if (c == '{' || c == '[') {
             nest.push_back(c == '{' ? '}' : ']');
+            if (nest.size() > max_nest) return kNone;
+            value_deepest = std::max(value_deepest, nest.size());
             ++i;
             want = c == '{' ? Want::kKeyOrClose : Want::kValueOrClose;
             break;
@@ -579,15 +588,16 @@ std::optional<std::string> cut_entry_points(std::string_view text) {
     const char c = text[i];
     if (c == '"') {
       const std::size_t end = string_end(i);
-      if (end == kNone) return std::nullopt;
+      if (end == kNone) return scan;  // json_nesting_depth too ends at a string not closed
       const std::size_t after = skip_space(end);
       if (after < n && text[after] == ':') {
         const std::string_view k = text.substr(i + 1, end - i - 2);
         const std::size_t value = skip_space(after + 1);
         if (k == "points" && open.size() >= 2 && static_cast<unsigned char>(open.back()) == kObject &&
             static_cast<unsigned char>(open[open.size() - 2]) == kEntries && value < n && text[value] == '[') {
-          const std::size_t last = value_end(value);
+          const std::size_t last = value_end(value, stop_above - open.size());
           if (last != kNone) {
+            scan.deepest = std::max(scan.deepest, open.size() + value_deepest);
             if (skip_space(value + 1) != last - 1) cuts.emplace_back(value, last);  // not already empty
             i = last - 1;
             key = {};
@@ -603,16 +613,20 @@ std::optional<std::string> cut_entry_points(std::string_view text) {
       i = end - 1;
     } else if (c == '{' || c == '[') {
       open.push_back(static_cast<char>(c == '{' ? kObject : key == "entries" ? kEntries : kArray));
+      if (open.size() > scan.deepest && (scan.deepest = open.size()) > stop_above) return scan;
       key = {};
     } else if (c == '}' || c == ']') {
-      if (open.empty() || (static_cast<unsigned char>(open.back()) == kObject) != (c == '}')) return std::nullopt;
+      if (open.empty() || (static_cast<unsigned char>(open.back()) == kObject) != (c == '}')) {
+        scan.depth_known = false;  // json_nesting_depth reads on; the caller asks it
+        return scan;
+      }
       open.pop_back();
       key = {};
     } else if (c == ',') {
       key = {};
     }
   }
-  if (cuts.empty()) return std::nullopt;
+  if (cuts.empty()) return scan;
   std::string out;
   out.reserve(n);
   std::size_t from = 0;
@@ -622,7 +636,12 @@ std::optional<std::string> cut_entry_points(std::string_view text) {
     from = last;
   }
   out.append(text.substr(from));
-  return out;
+  scan.cut = std::move(out);
+  return scan;
+}
+
+std::optional<std::string> cut_entry_points(std::string_view text) {
+  return scan_entry_points(text, std::numeric_limits<std::size_t>::max()).cut;
 }
 
 std::size_t json_nesting_depth(std::string_view text, std::size_t stop_above) {
@@ -645,8 +664,10 @@ std::size_t json_nesting_depth(std::string_view text, std::size_t stop_above) {
   return deepest;
 }
 
-nlohmann::json parse_wisdom_text(std::string_view text, WisdomPoints points) {
-  if (points == WisdomPoints::kKeep) return json::parse(text, nullptr, /*allow_exceptions=*/false);
+namespace {
+
+/// parse_wisdom_text(text, kSkip), given the text's cut_entry_points(text).
+json parse_points_cut(std::string_view text, const std::optional<std::string>& cut) {
   // kSkip: the entries' points arrays are first checked against JSON's grammar and emptied in
   // the text (cut_entry_points), so the parser never lexes their numbers: lexing the text of a
   // 51 KB three-entry file, nine tenths of it points, took 0.28-0.32 ms of a 0.34-0.38 ms parse
@@ -658,7 +679,6 @@ nlohmann::json parse_wisdom_text(std::string_view text, WisdomPoints points) {
   // callback: nlohmann's callback parser looks through a container's earlier members each time
   // an object in it closes, so a hostile file of many small objects took quadratic time at
   // every process start. The walk is iterative, for documents nested millions deep.
-  const std::optional<std::string> cut = cut_entry_points(text);
   json j = json::parse(cut ? std::string_view(*cut) : text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return j;
   std::vector<std::pair<json*, bool>> todo{{&j, false}};  // a value, and whether it is an entries element
@@ -680,6 +700,14 @@ nlohmann::json parse_wisdom_text(std::string_view text, WisdomPoints points) {
   return j;
 }
 
+}  // namespace
+
+nlohmann::json parse_wisdom_text(std::string_view text, WisdomPoints points) {
+  if (points == WisdomPoints::kKeep) return json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // kSkip: parse_points_cut says how.
+  return parse_points_cut(text, cut_entry_points(text));
+}
+
 namespace {
 
 /// The JSON document in `path`; kWisdomIo (cannot be read, not a regular file, larger than
@@ -699,13 +727,26 @@ Result<json> read_json(const std::string& path, WisdomPoints points) {
     return make_error(ErrorCode::kWisdomMalformed,
                       path + " is empty" + (text->empty() ? " (0 bytes)" : " (only white space)") +
                           ", not a wisdom file; run `autotune --emit " + path + "` to write one");
-  // Refused before the parse, whose cost grows with the depth (kMaxWisdomDepth).
-  if (json_nesting_depth(*text, kMaxWisdomDepth) > kMaxWisdomDepth)
+  // Refused before the parse, whose cost grows with the depth (kMaxWisdomDepth). With kSkip the
+  // scan that cuts the points measures the depth too: one pass over the text less at every start
+  // of a process under the shim (0.61M of its 2.64M instructions on /bin/true with a 51 KB file,
+  // callgrind, docs/perf/startup-check/README.md).
+  std::size_t deepest = 0;
+  std::optional<std::string> cut;
+  if (points == WisdomPoints::kSkip) {
+    EntryPointsScan scan = scan_entry_points(*text, kMaxWisdomDepth);
+    deepest = scan.depth_known ? scan.deepest : json_nesting_depth(*text, kMaxWisdomDepth);
+    cut = std::move(scan.cut);
+  } else {
+    deepest = json_nesting_depth(*text, kMaxWisdomDepth);
+  }
+  if (deepest > kMaxWisdomDepth)
     return make_error(ErrorCode::kWisdomMalformed,
                       path + " nests its JSON more than " + std::to_string(kMaxWisdomDepth) +
                           " levels deep, and a wisdom file nests at most 8: it is not a wisdom file (or was "
                           "edited); re-run autotune --emit " + path);
-  json j = parse_wisdom_text(*text, points);
+  json j = points == WisdomPoints::kSkip ? parse_points_cut(*text, cut)
+                                         : json::parse(*text, nullptr, /*allow_exceptions=*/false);
   // The other file autotune reads (COPYSYNTH_PROFILE writes it): JSON Lines, so "not valid JSON"
   // for two records or more, and "schema: missing" for one.
   if (j.is_discarded() ? starts_with_profile_record(*text) : j.is_object() && j.contains("copysynth_profile"))

@@ -195,6 +195,24 @@ nlohmann::json parse_wisdom_text(std::string_view text, WisdomPoints points);
 /// text is then parsed as it is).
 std::optional<std::string> cut_entry_points(std::string_view text);
 
+/// What scan_entry_points finds in one pass over a wisdom file's text.
+struct EntryPointsScan {
+  /// cut_entry_points(text); std::nullopt also when the scan stopped at the depth limit.
+  std::optional<std::string> cut;
+  /// json_nesting_depth(text, stop_above) where depth_known; otherwise the depth up to where the
+  /// scan stopped (brackets that do not match), a lower bound.
+  std::size_t deepest = 0;
+  bool depth_known = true;
+};
+
+/// cut_entry_points and json_nesting_depth in one pass, as the loaders read with
+/// WisdomPoints::kSkip (0.61M of the 2.64M instructions of /bin/true under the shim with a 51 KB
+/// file were the second pass; docs/perf/startup-check/README.md). The scan stops, with no cut,
+/// at the first byte that makes the depth exceed `stop_above` (deepest = stop_above + 1), and
+/// where brackets do not match (depth_known = false: json_nesting_depth reads on where the scan
+/// cannot). tests/fuzz_wisdom.cpp checks both results against the two functions.
+EntryPointsScan scan_entry_points(std::string_view text, std::size_t stop_above);
+
 /// Reads and parses `path`. kWisdomIo when it cannot be read, and, without reading it, when it is
 /// not a regular file (a directory, a FIFO, a device: the message says which) or is larger than
 /// kMaxWisdomBytes (read_regular_file, file_io.hpp); kInvalidArgument for an empty path;

@@ -37,6 +37,7 @@
 // different moments of a noisy machine. The interleaved, same-rounds comparison is
 // `autotune --report`'s; this program gives the standard, filterable, JSON-exporting view.
 #include <benchmark/benchmark.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
@@ -44,6 +45,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -251,6 +253,32 @@ void register_distributions(Operation op, const std::vector<Contender>& who) {
 
 }  // namespace
 
+namespace {
+
+/// Runs `f` once pinned to each CPU of this thread's affinity mask (sched_getaffinity), then puts
+/// the mask back; once, unpinned, where the mask cannot be read or set.
+void on_every_allowed_cpu(const std::function<void()>& f) {
+  cpu_set_t allowed;
+  if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0) {
+    f();
+    return;
+  }
+  bool ran = false;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &allowed)) continue;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (::sched_setaffinity(0, sizeof one, &one) != 0) continue;
+    f();
+    ran = true;
+  }
+  ::sched_setaffinity(0, sizeof allowed, &allowed);
+  if (!ran) f();
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
@@ -276,8 +304,12 @@ int main(int argc, char** argv) {
       benchmark::AddCustomContext("copysynth_peer_" + std::string(name_of(op)) + "_" + p.name, p.description);
     }
     // Every contender starts from the branch history a program gives it, as autotune's
-    // compare() does: the tuned routine has taken its rare branches in its verification.
-    for (const Contender& c : who) prime_branches(op, c.entry, *buf);
+    // compare() does: the tuned routine has taken its rare branches in its verification. On
+    // every CPU the benchmarks may run on: they run later, wherever the scheduler puts them,
+    // and branch history is kept per core.
+    on_every_allowed_cpu([&] {
+      for (const Contender& c : who) prime_branches(op, c.entry, *buf);
+    });
     register_points(op, who, buf);
     register_readback(op, who, buf);
     register_distributions(op, who);

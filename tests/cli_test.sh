@@ -4,7 +4,7 @@
 set -u
 at=$1
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'chattr -a "$tmp/ao" ${ao:+"$ao/d"} 2>/dev/null; rm -rf "$tmp" ${ao:+"$ao"}' EXIT
 fails=0
 check() {  # check DESCRIPTION COMMAND... : the command must succeed
   local what=$1; shift
@@ -311,6 +311,24 @@ if [ "$(id -u)" = 0 ] && command -v chattr >/dev/null && chattr +a "$tmp/ao" 2>/
   chattr -a "$tmp/ao"
   check "--emit-asm into an append-only directory: exit 2 before the verification, nothing left there (rc=$rc, left: ${left:-nothing})" \
     bash -c "test $rc -eq 2 && grep -q 'is append-only (chattr +a)' '$tmp/e' && ! grep -qi 'verif' '$tmp/e' && test -z '$left'"
+  # The same directory, mode 0333, for a user who cannot open it to read its flags: still refused
+  # before the work (the probe file is made and cannot be removed), not accepted.
+  if command -v setpriv >/dev/null; then
+    nob=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+    ao=$(mktemp -d /tmp/copysynth-ao.XXXXXX)
+    chmod 0755 "$ao"
+    cp "$tmp/best.json" "$ao/w.json"
+    chmod 0644 "$ao/w.json"
+    mkdir -m 0333 "$ao/d"
+    if "${nob[@]}" "$at" --version >/dev/null 2>&1 && chattr +a "$ao/d" 2>/dev/null; then
+      "${nob[@]}" "$at" --from "$ao/w.json" --emit-asm "$ao/d/x.S" >/dev/null 2>"$tmp/e"; rc=$?
+      chattr -a "$ao/d"
+      check "--emit-asm into an append-only directory the user cannot read: exit 2 before the verification (rc=$rc)" \
+        bash -c "test $rc -eq 2 && grep -q 'cannot remove files in' '$tmp/e' && ! grep -qi 'verif' '$tmp/e'"
+    fi
+    chattr -a "$ao/d" 2>/dev/null
+    rm -rf "$ao"
+  fi
 fi
 check "nothing written on error" test ! -e "$tmp/x.S"
 

@@ -669,8 +669,10 @@ TEST_CASE("json_nesting_depth: containers counted, strings stepped over, the sca
 TEST_CASE("scan_entry_points: cut_entry_points and json_nesting_depth in one pass") {
   const std::string deep_points = R"({"entries": [{"points": )" + std::string(70, '[') + std::string(70, ']') + "}]}";
   const std::string wisdom = to_json(sample_wisdom()).dump(2);
+  std::string nested;  // entries in points in entries ..., 4 levels each: past the limit at the 17th
+  for (int k = 0; k < 20; ++k) nested += R"({"entries": [{"points": [1, "x", )";
   for (const std::string& text :
-       {wisdom, deep_points, std::string(R"({"entries": [{"points": [1, [2, [3]]]}], "x": [[[[]]]]})"),
+       {wisdom, deep_points, nested, nested.substr(0, nested.size() / 2), std::string(R"({"entries": [{"points": [1, [2, [3]]]}], "x": [[[[]]]]})"),
         std::string(R"({"entries": [{"points": [[[[[1]]]]]}]})"),                   // deepest inside the array cut
         std::string(R"({"entries": [{"points": [["é", [[]]]]}]})"),            // not cut (in doubt): scanned as text
         std::string(R"({"entries": [{"points": [1]}]}]] [[[)"),                      // brackets that do not match

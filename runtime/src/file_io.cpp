@@ -155,42 +155,52 @@ Status check_output_path(const std::string& option, const std::string& path_in) 
                       option + " " + named + ": the file name is " + std::to_string(name.size()) +
                           " bytes; at most " + std::to_string(name_max - 8) + " here (the directory's limit is " +
                           std::to_string(name_max) + ", and the temporary and backup names add up to 8)");
-  // An append-only or immutable directory (chattr +a, +i) lets no file in it be renamed over or
+  // An append-only directory (chattr +a) takes new files but lets none be renamed over or
   // removed, so the write's rename would fail after the work. Read from the directory's inode
-  // flags (FS_IOC_GETFLAGS, ioctl_iflags(2)); a file system without them answers ENOTTY and the
-  // probe below decides.
+  // flags (FS_IOC_GETFLAGS, ioctl_iflags(2); an immutable one, +i, access() already refused).
+  // Zeroed `long`: some file systems (FUSE before Linux 5.13) copy 8 bytes back.
+  bool flags_read = false;
   if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
-    int flags = 0;
-    const bool got = ::ioctl(dfd, FS_IOC_GETFLAGS, &flags) == 0;
+    long flags = 0;
+    flags_read = ::ioctl(dfd, FS_IOC_GETFLAGS, &flags) == 0;
     ::close(dfd);
-    if (got && (flags & (FS_APPEND_FL | FS_IMMUTABLE_FL)))
+    if (flags_read && (flags & FS_APPEND_FL))
       return make_error(ErrorCode::kInvalidArgument,
-                        option + " " + named + ": the directory " + dir.string() + " is " +
-                            ((flags & FS_IMMUTABLE_FL) ? "immutable (chattr +i)" : "append-only (chattr +a)") +
-                            ", so a file there cannot be replaced; pick another directory");
+                        option + " " + named + ": the directory " + dir.string() +
+                            " is append-only (chattr +a), so a file there cannot be replaced; pick another directory");
   }
   // access() grants root every directory, also where no file can be made (/sys, /proc): a file is
-  // made there and dropped, so that such a path is refused before the work, not after it. First
-  // a file without a name (O_TMPFILE), which leaves nothing behind whatever happens; where the
-  // file system has none (EOPNOTSUPP; EISDIR or EINVAL from kernels or layers that do not know
-  // it), the temporary "NAME.XXXXXX" the write itself will make, removed at once.
-  if (const int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600); fd >= 0) {
-    ::close(fd);
-    return {};
-  } else if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) {
-    return make_error(ErrorCode::kInvalidArgument, option + " " + named + ": cannot create a file in " +
-                                                       dir.string() + " (" + std::strerror(errno) + ")");
+  // made there and dropped, so that such a path is refused before the work, not after it. Where
+  // the flags were read (so the directory is not append-only), a file without a name
+  // (O_TMPFILE), which leaves nothing behind whatever happens, when the file system has them;
+  // otherwise (no flags: a directory this user cannot open, a file system without them; or no
+  // O_TMPFILE: EOPNOTSUPP, or EISDIR/EINVAL from layers that do not know it) the temporary
+  // "NAME.XXXXXX" the write itself will make, removed at once, which finds a directory where
+  // files cannot be removed too.
+  if (flags_read) {
+    if (const int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600); fd >= 0) {
+      ::close(fd);
+      return {};
+    } else if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) {
+      const int err = errno;
+      return make_error(ErrorCode::kInvalidArgument, option + " " + named + ": cannot create a file in " +
+                                                         dir.string() + " (" + std::strerror(err) + ")");
+    }
   }
   std::string probe = (dir / (name + ".XXXXXX")).string();
   const int fd = ::mkostemp(probe.data(), O_CLOEXEC);
-  if (fd < 0)
+  if (fd < 0) {
+    const int err = errno;
     return make_error(ErrorCode::kInvalidArgument, option + " " + named + ": cannot create a file in " +
-                                                       dir.string() + " (" + std::strerror(errno) + ")");
+                                                       dir.string() + " (" + std::strerror(err) + ")");
+  }
   ::close(fd);
-  if (::unlink(probe.c_str()) != 0 && errno != ENOENT)
+  if (::unlink(probe.c_str()) != 0 && errno != ENOENT) {
+    const int err = errno;
     return make_error(ErrorCode::kInvalidArgument, option + " " + named + ": cannot remove files in " +
-                                                       dir.string() + " (" + std::strerror(errno) + "), so " +
+                                                       dir.string() + " (" + std::strerror(err) + "), so " +
                                                        probe + " is left there");
+  }
   return {};
 }
 

@@ -443,8 +443,7 @@ EntryPointsScan scan_entry_points(std::string_view text, std::size_t stop_above)
   // object, an array, or an array that the key "entries" named (the callback in
   // parse_wisdom_text keeps the same facts per depth); a byte a level keeps deep nesting cheap.
   // The depth is json_nesting_depth's: open.size() outside the arrays cut, and inside one the
-  // deepest of its `nest`, which value_end keeps below the limit (deeper, it returns kNone and
-  // the array is scanned on as text, where `open` finds the limit).
+  // deepest of its `nest`, which value_end keeps within the limit (deeper, the scan stops).
   constexpr unsigned char kObject = 0, kArray = 1, kEntries = 3;
   EntryPointsScan scan;
   std::string open;
@@ -514,9 +513,11 @@ EntryPointsScan scan_entry_points(std::string_view text, std::size_t stop_above)
     return int_digits + exponent > 300 ? kNone : i;
   };
   std::size_t value_deepest = 0;  // value_end's deepest `nest`, of its last value returned whole
+  bool value_too_deep = false;    // value_end stopped at max_nest
   const auto value_end = [&](std::size_t i, std::size_t max_nest) {
     std::string nest;
     value_deepest = 0;
+    value_too_deep = false;
     enum class Want { kValue, kValueOrClose, kKeyOrClose, kKey, kAfter } want = Want::kValue;
     for (;;) {
       i = skip_space(i);
@@ -550,7 +551,10 @@ EntryPointsScan scan_entry_points(std::string_view text, std::size_t stop_above)
         case Want::kValue:
           if (c == '{' || c == '[') {
             nest.push_back(c == '{' ? '}' : ']');
-            if (nest.size() > max_nest) return kNone;
+            if (nest.size() > max_nest) {
+              value_too_deep = true;
+              return kNone;
+            }
             value_deepest = std::max(value_deepest, nest.size());
             ++i;
             want = c == '{' ? Want::kKeyOrClose : Want::kValueOrClose;
@@ -602,6 +606,13 @@ EntryPointsScan scan_entry_points(std::string_view text, std::size_t stop_above)
             i = last - 1;
             key = {};
             continue;
+          }
+          // Past the limit: the brackets value_end opened are the text's own (it read them as
+          // JSON), so json_nesting_depth finds the same; stopped here, not scanned again (a file
+          // of nested entries and points, each array long, would be read once per level).
+          if (value_too_deep) {
+            scan.deepest = stop_above + 1;
+            return scan;
           }
           // Not JSON, or in doubt: left as it is for the parser, and scanned on as text (its
           // brackets and strings are the text's own); the other arrays may still be cut.
@@ -730,7 +741,7 @@ Result<json> read_json(const std::string& path, WisdomPoints points) {
   // Refused before the parse, whose cost grows with the depth (kMaxWisdomDepth). With kSkip the
   // scan that cuts the points measures the depth too: one pass over the text less at every start
   // of a process under the shim (0.61M of its 2.64M instructions on /bin/true with a 51 KB file,
-  // callgrind, docs/perf/startup-check/README.md).
+  // callgrind, docs/perf/startup-check/scan-pass.txt).
   std::size_t deepest = 0;
   std::optional<std::string> cut;
   if (points == WisdomPoints::kSkip) {

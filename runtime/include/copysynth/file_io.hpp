@@ -41,9 +41,10 @@ Result<std::string> write_target(const std::string& path);
 
 /// Checks, before any work is done, that a file may be written at `path`: it is not a directory,
 /// and its directory (of write_target(path), when `path` is a link) exists and is writable
-/// (access W_OK; not append-only or immutable, chattr +a/+i; then a file made there and dropped:
-/// access() grants root /sys and /proc; an O_TMPFILE file, or where the file system has none a
-/// temporary "NAME.XXXXXX" removed at once), and the file name leaves 8 bytes of the directory's NAME_MAX for the temporary
+/// (access W_OK; not append-only, chattr +a, by its inode flags; then a file made there and
+/// dropped, since access() grants root /sys and /proc: an O_TMPFILE file where the flags were
+/// read and the file system has O_TMPFILE, else a temporary "NAME.XXXXXX" removed at once), and
+/// the file name leaves 8 bytes of the directory's NAME_MAX for the temporary
 /// and backup names ("NAME.XXXXXX", "NAME.bak.N"). `option` names where the path came
 /// from in messages ("--emit", "--svg"). Errors (kInvalidArgument), each naming the option and
 /// the path: "OPTION PATH: is a directory; give a file name", "...: the directory DIR does not

@@ -207,7 +207,7 @@ struct EntryPointsScan {
 
 /// cut_entry_points and json_nesting_depth in one pass, as the loaders read with
 /// WisdomPoints::kSkip (0.61M of the 2.64M instructions of /bin/true under the shim with a 51 KB
-/// file were the second pass; docs/perf/startup-check/README.md). The scan stops, with no cut,
+/// file were the second pass; docs/perf/startup-check/scan-pass.txt). The scan stops, with no cut,
 /// at the first byte that makes the depth exceed `stop_above` (deepest = stop_above + 1), and
 /// where brackets do not match (depth_known = false: json_nesting_depth reads on where the scan
 /// cannot). tests/fuzz_wisdom.cpp checks both results against the two functions.

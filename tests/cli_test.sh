@@ -4,7 +4,7 @@
 set -u
 at=$1
 tmp=$(mktemp -d)
-trap 'chattr -a "$tmp/ao" ${ao:+"$ao/d"} 2>/dev/null; rm -rf "$tmp" ${ao:+"$ao"}' EXIT
+trap 'chattr -a "$tmp/ao" ${ao:+"$ao/d"} 2>/dev/null; chattr -i "$tmp/imm.S" 2>/dev/null; umount "$tmp/full" 2>/dev/null; rm -rf "$tmp" ${ao:+"$ao"}' EXIT
 fails=0
 check() {  # check DESCRIPTION COMMAND... : the command must succeed
   local what=$1; shift
@@ -323,12 +323,31 @@ if [ "$(id -u)" = 0 ] && command -v chattr >/dev/null && chattr +a "$tmp/ao" 2>/
     if "${nob[@]}" "$at" --version >/dev/null 2>&1 && chattr +a "$ao/d" 2>/dev/null; then
       "${nob[@]}" "$at" --from "$ao/w.json" --emit-asm "$ao/d/x.S" >/dev/null 2>"$tmp/e"; rc=$?
       chattr -a "$ao/d"
-      check "--emit-asm into an append-only directory the user cannot read: exit 2 before the verification (rc=$rc)" \
-        bash -c "test $rc -eq 2 && grep -q 'cannot remove files in' '$tmp/e' && ! grep -qi 'verif' '$tmp/e'"
+      left=$(ls -A "$ao/d")
+      check "--emit-asm into an append-only directory the user cannot read: exit 2 before the verification, nothing left (rc=$rc, left: ${left:-nothing})" \
+        bash -c "test $rc -eq 2 && grep -q 'is append-only (chattr +a)' '$tmp/e' && ! grep -qi 'verif' '$tmp/e' && test -z '$left'"
     fi
     chattr -a "$ao/d" 2>/dev/null
     rm -rf "$ao"
   fi
+  # An existing file that cannot be replaced (chattr +i on the file itself): refused before the work.
+  "$at" -q --from "$tmp/best.json" --emit-asm "$tmp/imm.S" >/dev/null 2>&1
+  if chattr +i "$tmp/imm.S" 2>/dev/null; then
+    "$at" --from "$tmp/best.json" --emit-asm "$tmp/imm.S" >/dev/null 2>"$tmp/e"; rc=$?
+    chattr -i "$tmp/imm.S"
+    check "--emit-asm over an immutable file: exit 2 before the verification (rc=$rc)" \
+      bash -c "test $rc -eq 2 && grep -q 'the file is immutable (chattr +i)' '$tmp/e' && ! grep -qi 'verif' '$tmp/e'"
+  fi
+fi
+# A file system with no block free takes an empty file but not the text: refused before the work
+# (a 64 KiB tmpfs filled up; where this may mount one).
+mkdir "$tmp/full"
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k tmpfs "$tmp/full" 2>/dev/null; then
+  head -c 1M /dev/zero >"$tmp/full/fill" 2>/dev/null
+  "$at" --from "$tmp/best.json" --emit-asm "$tmp/full/x.S" >/dev/null 2>"$tmp/e"; rc=$?
+  umount "$tmp/full"
+  check "--emit-asm onto a full file system: exit 2 before the verification (rc=$rc)" \
+    bash -c "test $rc -eq 2 && grep -q 'is full (no block free)' '$tmp/e' && ! grep -qi 'verif' '$tmp/e'"
 fi
 check "nothing written on error" test ! -e "$tmp/x.S"
 

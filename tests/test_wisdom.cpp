@@ -360,11 +360,31 @@ TEST_CASE("wisdom: WisdomPoints::kSkip reads everything but the measured points"
                   bad);
   }
   CHECK(cut_entry_points("{\"entries\": [{\"points\": [\"\t\"]}]}") == std::nullopt);  // a raw control character
-  CHECK(cut_entry_points("{\"entries\": [{\"points\": [\"\xc3\xa9\"]}]}") == std::nullopt);  // UTF-8: the parser checks it
-  // An array in doubt is left to the parser, and the others are still cut.
-  const std::string mixed = "{\"entries\": [{\"points\": [\"\xc3\xa9\"]}, {\"points\": [1, 2]}]}";
-  CHECK(cut_entry_points(mixed) == std::optional<std::string>("{\"entries\": [{\"points\": [\"\xc3\xa9\"]}, {\"points\": []}]}"));
-  CHECK(parse_wisdom_text(mixed, WisdomPoints::kSkip) == json::parse(R"({"entries": [{}, {}]})"));
+  // Strings as nlohmann's lexer reads them: well-formed UTF-8 (the Unicode Standard's table 3-7)
+  // and \u surrogates in pairs are cut; anything else is left for the parser, which refuses it as
+  // kKeep does. (A non-ASCII character made a 63 MB points array parse whole at every start.)
+  const auto in_points = [](const std::string& str) { return "{\"entries\": [{\"points\": [\"" + str + "\", 1]}]}"; };
+  for (const std::string good : {"\xc3\xa9", "\xe2\x82\xac", "\xe0\xa0\x80", "\xed\x9f\xbf", "\xef\xbf\xbf",
+                                 "\xf0\x90\x80\x80", "\xf4\x8f\xbf\xbf", "\xf3\xbf\xbf\xbf", "a\x7f",
+                                 "\\ud83d\\ude00", "\\uD800\\uDFFF", "\\ud7ff\\ue000"}) {
+    CHECK_MESSAGE(cut_entry_points(in_points(good)) == std::optional<std::string>(R"({"entries": [{"points": []}]})"), good);
+    CHECK_FALSE(parse_wisdom_text(in_points(good), WisdomPoints::kKeep).is_discarded());
+  }
+  for (const std::string bad : {"\x80", "\xc0\xaf", "\xc1\xbf", "\xc3", "\xc3\x28", "\xe0\x9f\x80", "\xed\xa0\x80",
+                                "\xe2\x82", "\xf0\x8f\xbf\xbf", "\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\xff",
+                                "\\ud83d", "\\ude00", "\\ud83d\\u0041", "\\ud83dx", "\\ud83d\\ud83d", "\\ud83d\\", "\\ud83d\\u12"}) {
+    CHECK_MESSAGE(cut_entry_points(in_points(bad)) == std::nullopt, bad);
+    CHECK_MESSAGE(parse_wisdom_text(in_points(bad), WisdomPoints::kKeep).is_discarded(), bad);
+    CHECK_MESSAGE(parse_wisdom_text(in_points(bad), WisdomPoints::kSkip).is_discarded(), bad);
+  }
+  // An array in doubt is left to the parser, and the others after it are still cut; one that
+  // begins inside it is not tried again (each level of nested doubtful arrays was read again).
+  const std::string mixed = "{\"entries\": [{\"points\": [1e999]}, {\"points\": [1, 2]}]}";
+  CHECK(cut_entry_points(mixed) == std::optional<std::string>("{\"entries\": [{\"points\": [1e999]}, {\"points\": []}]}"));
+  const std::string nested_doubt = R"({"entries": [{"points": [{"entries": [{"points": [1, 2]}]}, 1e999]}]})";
+  CHECK(cut_entry_points(nested_doubt) == std::nullopt);
+  const std::string mixed_ok = "{\"entries\": [{\"points\": [\"\xc3\xa9\"]}, {\"points\": [1, 2]}]}";
+  CHECK(parse_wisdom_text(mixed_ok, WisdomPoints::kSkip) == json::parse(R"({"entries": [{}, {}]})"));
   // An empty array is left as it is, with the white space after it.
   CHECK(cut_entry_points("{\"entries\": [\n {\n  \"points\": []\n }\n]}") == std::nullopt);
   // Many small objects: the same document as the full parse less the points (kSkip erases them
@@ -674,7 +694,7 @@ TEST_CASE("scan_entry_points: cut_entry_points and json_nesting_depth in one pas
   for (const std::string& text :
        {wisdom, deep_points, nested, nested.substr(0, nested.size() / 2), std::string(R"({"entries": [{"points": [1, [2, [3]]]}], "x": [[[[]]]]})"),
         std::string(R"({"entries": [{"points": [[[[[1]]]]]}]})"),                   // deepest inside the array cut
-        std::string(R"({"entries": [{"points": [["é", [[]]]]}]})"),            // not cut (in doubt): scanned as text
+        std::string(R"({"entries": [{"points": [[1e999, [[]]]]}]})"),          // not cut (in doubt): scanned as text
         std::string(R"({"entries": [{"points": [1]}]}]] [[[)"),                      // brackets that do not match
         std::string(R"({"entries": [{"points": [1, "[[[[" ]}], "s": "]]]}}}"})"),  // brackets in strings
         std::string(R"([[{"entries": [{"points": [1]}]}, "unclosed)"), std::string("17"), std::string()}) {

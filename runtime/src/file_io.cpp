@@ -2,11 +2,10 @@
 #include "copysynth/file_io.hpp"
 
 #include <fcntl.h>
-#include <linux/fs.h>  // FS_IOC_GETFLAGS, FS_APPEND_FL, FS_IMMUTABLE_FL
 #include <poll.h>
 #include <sys/file.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -130,6 +129,27 @@ Result<std::string> write_target(const std::string& path) {
   return p.string();
 }
 
+namespace {
+
+/// The attributes chattr(1) sets on `path` (statx(2), following links; no need to open it, so a
+/// directory this user cannot read is known too). `known`: the file system reports them.
+struct ChattrFlags {
+  bool known = false;
+  bool append = false;     // +a: new files, but nothing renamed over or removed
+  bool immutable = false;  // +i: nothing changes
+};
+ChattrFlags chattr_flags(const std::string& path) {
+  struct statx sx {};
+  if (::statx(AT_FDCWD, path.c_str(), 0, STATX_BASIC_STATS, &sx) != 0) return {};
+  ChattrFlags f;
+  f.known = (sx.stx_attributes_mask & STATX_ATTR_APPEND) != 0;
+  f.append = (sx.stx_attributes & sx.stx_attributes_mask & STATX_ATTR_APPEND) != 0;
+  f.immutable = (sx.stx_attributes & sx.stx_attributes_mask & STATX_ATTR_IMMUTABLE) != 0;
+  return f;
+}
+
+}  // namespace
+
 Status check_output_path(const std::string& option, const std::string& path_in) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -137,69 +157,79 @@ Status check_output_path(const std::string& option, const std::string& path_in) 
   if (!target) return make_error(ErrorCode::kInvalidArgument, option + " " + target.error().message);
   const std::string path = *target;
   const std::string named = path == path_in ? path : path_in + " (a link to " + path + ")";
-  if (fs::is_directory(path, ec))
-    return make_error(ErrorCode::kInvalidArgument, option + " " + named + ": is a directory; give a file name");
+  const auto refuse = [&](const std::string& why) {
+    return make_error(ErrorCode::kInvalidArgument, option + " " + named + ": " + why);
+  };
+  if (fs::is_directory(path, ec)) return refuse("is a directory; give a file name");
   const fs::path dir = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec))
-    return make_error(ErrorCode::kInvalidArgument, option + " " + named + ": the directory " + dir.string() +
-                                                       " does not exist; create it or pick another path");
-  if (::access(dir.c_str(), W_OK) != 0)
-    return make_error(ErrorCode::kInvalidArgument,
-                      option + " " + named + ": cannot write in " + dir.string() + " (" + std::strerror(errno) + ")");
-  // The file is written as a temporary "NAME.XXXXXX" renamed over NAME, and an old file may move
-  // to "NAME.bak.N": a name within 8 bytes of the directory's limit would fail only after the work.
+    return refuse("the directory " + dir.string() + " does not exist; create it or pick another path");
+  // The file is written as a temporary file renamed over NAME (an old wisdom file may be renamed
+  // to NAME.bak.N first): an append-only or immutable directory (chattr +a, +i) takes no rename,
+  // and neither does such a file; said by name, before the work.
+  const ChattrFlags dir_flags = chattr_flags(dir.string());
+  if (dir_flags.immutable || dir_flags.append)
+    return refuse("the directory " + dir.string() + " is " +
+                  (dir_flags.immutable ? "immutable (chattr +i)" : "append-only (chattr +a)") +
+                  ", so a file there cannot be replaced; pick another directory");
+  if (::access(dir.c_str(), W_OK) != 0) {
+    const int err = errno;
+    return refuse("cannot write in " + dir.string() + " (" + std::strerror(err) + ")");
+  }
+  struct stat old {}, dir_st {};
+  if (::stat(path.c_str(), &old) == 0) {
+    const ChattrFlags f = chattr_flags(path);
+    if (f.immutable || f.append)
+      return refuse(std::string("the file is ") + (f.immutable ? "immutable (chattr +i)" : "append-only (chattr +a)") +
+                    ", so it cannot be replaced; clear that (chattr -" + (f.immutable ? "i" : "a") +
+                    ") or pick another name");
+    // A sticky directory (/tmp) lets only the file's owner, the directory's or root rename over it.
+    const uid_t me = ::geteuid();
+    if (me != 0 && ::stat(dir.c_str(), &dir_st) == 0 && (dir_st.st_mode & S_ISVTX) && old.st_uid != me &&
+        dir_st.st_uid != me)
+      return refuse("another user's file in the sticky directory " + dir.string() +
+                    ", which only its owner may replace; pick another name");
+  }
+  // A name within 8 bytes of the directory's limit would fail only after the work.
   const long name_max = ::pathconf(dir.c_str(), _PC_NAME_MAX);
   const std::string name = fs::path(path).filename().string();
   if (name_max > 0 && name.size() + 8 > static_cast<std::size_t>(name_max))
-    return make_error(ErrorCode::kInvalidArgument,
-                      option + " " + named + ": the file name is " + std::to_string(name.size()) +
-                          " bytes; at most " + std::to_string(name_max - 8) + " here (the directory's limit is " +
-                          std::to_string(name_max) + ", and the temporary and backup names add up to 8)");
-  // An append-only directory (chattr +a) takes new files but lets none be renamed over or
-  // removed, so the write's rename would fail after the work. Read from the directory's inode
-  // flags (FS_IOC_GETFLAGS, ioctl_iflags(2); an immutable one, +i, access() already refused).
-  // Zeroed `long`: some file systems (FUSE before Linux 5.13) copy 8 bytes back.
-  bool flags_read = false;
-  if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
-    long flags = 0;
-    flags_read = ::ioctl(dfd, FS_IOC_GETFLAGS, &flags) == 0;
-    ::close(dfd);
-    if (flags_read && (flags & FS_APPEND_FL))
-      return make_error(ErrorCode::kInvalidArgument,
-                        option + " " + named + ": the directory " + dir.string() +
-                            " is append-only (chattr +a), so a file there cannot be replaced; pick another directory");
-  }
+    return refuse("the file name is " + std::to_string(name.size()) + " bytes; at most " +
+                  std::to_string(name_max - 8) + " here (the directory's limit is " + std::to_string(name_max) +
+                  ", and the temporary and backup names add up to 8)");
+  // A file system with no block free (a full disk; root's reserve counted for root) takes the
+  // empty probe below but not the text. Not where it counts no blocks at all (/proc, /sys).
+  if (struct statvfs vfs {}; ::statvfs(dir.c_str(), &vfs) == 0 && vfs.f_blocks > 0 &&
+                             (::geteuid() == 0 ? vfs.f_bfree : vfs.f_bavail) == 0)
+    return refuse("the file system of " + dir.string() + " is full (no block free); free some space or pick "
+                  "another directory");
   // access() grants root every directory, also where no file can be made (/sys, /proc): a file is
   // made there and dropped, so that such a path is refused before the work, not after it. Where
-  // the flags were read (so the directory is not append-only), a file without a name
+  // the directory's attributes are known (so it is not append-only), a file without a name
   // (O_TMPFILE), which leaves nothing behind whatever happens, when the file system has them;
-  // otherwise (no flags: a directory this user cannot open, a file system without them; or no
-  // O_TMPFILE: EOPNOTSUPP, or EISDIR/EINVAL from layers that do not know it) the temporary
-  // "NAME.XXXXXX" the write itself will make, removed at once, which finds a directory where
-  // files cannot be removed too.
-  if (flags_read) {
+  // otherwise (attributes unknown, or no O_TMPFILE: EOPNOTSUPP, or EISDIR/EINVAL from layers that
+  // do not know it) the temporary "NAME.XXXXXX" the write itself will make, removed at once,
+  // which finds a directory where files cannot be removed too.
+  if (dir_flags.known) {
     if (const int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600); fd >= 0) {
       ::close(fd);
       return {};
     } else if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) {
       const int err = errno;
-      return make_error(ErrorCode::kInvalidArgument, option + " " + named + ": cannot create a file in " +
-                                                         dir.string() + " (" + std::strerror(err) + ")");
+      return refuse("cannot create a file in " + dir.string() + " (" + std::strerror(err) + ")");
     }
   }
   std::string probe = (dir / (name + ".XXXXXX")).string();
   const int fd = ::mkostemp(probe.data(), O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
-    return make_error(ErrorCode::kInvalidArgument, option + " " + named + ": cannot create a file in " +
-                                                       dir.string() + " (" + std::strerror(err) + ")");
+    return refuse("cannot create a file in " + dir.string() + " (" + std::strerror(err) + ")");
   }
   ::close(fd);
   if (::unlink(probe.c_str()) != 0 && errno != ENOENT) {
     const int err = errno;
-    return make_error(ErrorCode::kInvalidArgument, option + " " + named + ": cannot remove files in " +
-                                                       dir.string() + " (" + std::strerror(err) + "), so " +
-                                                       probe + " is left there");
+    return refuse("cannot remove files in " + dir.string() + " (" + std::strerror(err) + "), so " + probe +
+                  " is left there");
   }
   return {};
 }

@@ -466,27 +466,67 @@ EntryPointsScan scan_entry_points(std::string_view text, std::size_t stop_above)
   // The index past the JSON value that starts at i, or kNone. Checked against JSON's grammar
   // (RFC 8259) as nlohmann's parser reads it, without converting a number or building a value:
   // where it returns an index, nlohmann accepts those bytes as one value. Where in doubt it
-  // returns kNone and nothing is cut, so the parser meets the text as it is and decides: a string
-  // with a byte of 0x80 or more or a surrogate \u escape (nlohmann checks UTF-8 and surrogate
-  // pairs), a number that may overflow a double (more than 300 integer digits plus exponent, or
-  // an exponent of more than 4 digits; nlohmann refuses 1e999). Iterative: `nest` holds the
-  // closing bracket of each open container, a byte a level.
+  // returns kNone and nothing is cut, so the parser meets the text as it is and decides: a number
+  // that may overflow a double (more than 300 integer digits plus exponent, or an exponent of
+  // more than 4 digits; nlohmann refuses 1e999). Strings are checked as nlohmann's lexer checks
+  // them: UTF-8 well-formed by the Unicode Standard's table 3-7 (no overlong forms, no encoded
+  // surrogates, nothing past U+10FFFF), and a \u escape of a high surrogate followed by one of a
+  // low surrogate (a lone one refused). Iterative: `nest` holds the closing bracket of each open
+  // container, a byte a level.
   const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
   const auto is_hex = [&](char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); };
+  const auto byte_at = [&](std::size_t i) { return i < n ? static_cast<unsigned char>(text[i]) : 0u; };
+  // The UTF-8 sequence whose lead byte (0x80 or more) is at i: the index of its last byte, or kNone.
+  const auto utf8_last = [&](std::size_t i) {
+    const unsigned lead = byte_at(i);
+    unsigned lo = 0x80, hi = 0xBF, more = 0;  // the second byte's range, and the bytes after the lead
+    if (lead >= 0xC2 && lead <= 0xDF) more = 1;
+    else if (lead == 0xE0) more = 2, lo = 0xA0;
+    else if ((lead >= 0xE1 && lead <= 0xEC) || lead == 0xEE || lead == 0xEF) more = 2;
+    else if (lead == 0xED) more = 2, hi = 0x9F;
+    else if (lead == 0xF0) more = 3, lo = 0x90;
+    else if (lead >= 0xF1 && lead <= 0xF3) more = 3;
+    else if (lead == 0xF4) more = 3, hi = 0x8F;
+    else return kNone;  // 0x80-0xC1, 0xF5-0xFF: never a lead byte
+    for (unsigned k = 1; k <= more; ++k) {
+      const unsigned b = byte_at(i + k);
+      if (b < (k == 1 ? lo : 0x80u) || b > (k == 1 ? hi : 0xBFu)) return kNone;
+    }
+    return i + more;
+  };
+  // The code unit of the \u escape whose 'u' is at i (four hex digits after it), or -1.
+  const auto escape_unit = [&](std::size_t i) -> long {
+    if (n - i < 5) return -1;
+    long v = 0;
+    for (std::size_t k = 1; k <= 4; ++k) {
+      const char h = text[i + k];
+      if (!is_hex(h)) return -1;
+      v = v * 16 + (is_digit(h) ? h - '0' : (h | 0x20) - 'a' + 10);
+    }
+    return v;
+  };
   const auto json_string_end = [&](std::size_t i) {  // i at the opening quote
     for (++i; i < n; ++i) {
       const auto c = static_cast<unsigned char>(text[i]);
       if (c == '"') return i + 1;
-      if (c < 0x20 || c >= 0x80) return kNone;
+      if (c < 0x20) return kNone;
+      if (c >= 0x80) {
+        if ((i = utf8_last(i)) == kNone) return kNone;
+        continue;
+      }
       if (c != '\\') continue;
       if (++i == n) return kNone;
       const char e = text[i];
       if (e == 'u') {
-        if (n - i < 5 || !is_hex(text[i + 1]) || !is_hex(text[i + 2]) || !is_hex(text[i + 3]) || !is_hex(text[i + 4]))
-          return kNone;
-        const char hi = static_cast<char>(text[i + 1] | 0x20);  // D800-DFFF: a surrogate
-        if (hi == 'd' && (text[i + 2] >= '8' || (text[i + 2] | 0x20) >= 'a')) return kNone;
+        const long unit = escape_unit(i);
+        if (unit < 0 || (unit >= 0xDC00 && unit <= 0xDFFF)) return kNone;  // a lone low surrogate
         i += 4;
+        if (unit >= 0xD800 && unit <= 0xDBFF) {  // a high one: a low one must follow
+          if (byte_at(i + 1) != '\\' || byte_at(i + 2) != 'u') return kNone;
+          const long low = escape_unit(i + 2);
+          if (low < 0xDC00 || low > 0xDFFF) return kNone;
+          i += 6;
+        }
       } else if (!(e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't')) {
         return kNone;
       }
@@ -514,6 +554,7 @@ EntryPointsScan scan_entry_points(std::string_view text, std::size_t stop_above)
   };
   std::size_t value_deepest = 0;  // value_end's deepest `nest`, of its last value returned whole
   bool value_too_deep = false;    // value_end stopped at max_nest
+  std::size_t value_token = 0;    // where the token value_end read last begins
   const auto value_end = [&](std::size_t i, std::size_t max_nest) {
     std::string nest;
     value_deepest = 0;
@@ -521,6 +562,7 @@ EntryPointsScan scan_entry_points(std::string_view text, std::size_t stop_above)
     enum class Want { kValue, kValueOrClose, kKeyOrClose, kKey, kAfter } want = Want::kValue;
     for (;;) {
       i = skip_space(i);
+      value_token = i;
       if (i == n) return kNone;
       const char c = text[i];
       switch (want) {
@@ -588,6 +630,7 @@ EntryPointsScan scan_entry_points(std::string_view text, std::size_t stop_above)
       }
     }
   };
+  std::size_t in_doubt_until = 0;  // no array is cut that begins before this
   for (std::size_t i = 0; i < n; ++i) {
     const char c = text[i];
     if (c == '"') {
@@ -598,7 +641,8 @@ EntryPointsScan scan_entry_points(std::string_view text, std::size_t stop_above)
         const std::string_view k = text.substr(i + 1, end - i - 2);
         const std::size_t value = skip_space(after + 1);
         if (k == "points" && open.size() >= 2 && static_cast<unsigned char>(open.back()) == kObject &&
-            static_cast<unsigned char>(open[open.size() - 2]) == kEntries && value < n && text[value] == '[') {
+            static_cast<unsigned char>(open[open.size() - 2]) == kEntries && value < n && text[value] == '[' &&
+            value >= in_doubt_until) {
           const std::size_t last = value_end(value, stop_above - open.size());
           if (last != kNone) {
             scan.deepest = std::max(scan.deepest, open.size() + value_deepest);
@@ -615,7 +659,10 @@ EntryPointsScan scan_entry_points(std::string_view text, std::size_t stop_above)
             return scan;
           }
           // Not JSON, or in doubt: left as it is for the parser, and scanned on as text (its
-          // brackets and strings are the text's own); the other arrays may still be cut.
+          // brackets and strings are the text's own); the other arrays may still be cut, but
+          // not one that begins before the token value_end stopped at (it was read once: an
+          // array inside this one would be read again, once per level, for no cut or a small one).
+          in_doubt_until = value_token;
         }
         key = k;
         i = after;

@@ -168,11 +168,11 @@ int run_main(int argc, char** argv) {
   app.add_option("--budget", o.budget,
                  "Wall-clock budget of the search in seconds (verification + timing); the floor (the "
                  "winner against every peer) and the final measurement come on top. A full memcpy run "
-                 "takes 33-60 s on a 2-core machine, --quick 8-10 s "
+                 "takes 32-60 s on a 2-core machine, --quick 7-10 s "
                  "(docs/performance.md has the measured times). --quick searches for 6 s unless --budget "
                  "is given. A winner clearly slower than the system routine on its own workload "
-                 "(below --min-speedup, in this process and in a second one) is not written by --emit, "
-                 "and said")
+                 "(below --min-speedup, in this process and in a second one) is not written by --emit; "
+                 "stderr says so")
       ->check(seconds)
       ->capture_default_str();
   app.add_option("--op", op_names,
@@ -187,7 +187,7 @@ int run_main(int argc, char** argv) {
                                  "search order)")
       ->check(seed_number())
       ->capture_default_str();
-  app.add_flag("--quick", o.quick, "Fewer candidates and rounds (8-10 s for memcpy on 2 cores)");
+  app.add_flag("--quick", o.quick, "Fewer candidates and rounds (7-10 s for memcpy on 2 cores)");
   app.add_flag("--keep-slower", o.keep_slower,
                "With --emit: write every winner, even one clearly slower than the system routine on its "
                "workload (below 0.97x, --min-speedup's default; said on stderr). For tests and fleets that need an entry per "

@@ -185,12 +185,13 @@ nlohmann::json parse_wisdom_text(std::string_view text, WisdomPoints points);
 /// replaced by `[]` where it is an array: what parse_wisdom_text(kSkip) parses, so that the
 /// numbers of the measured points are never converted. The text around the arrays is scanned
 /// lexically (strings stepped over with their escapes, brackets matched); each array is emptied
-/// only when it is one JSON value by the grammar nlohmann reads (RFC 8259: strings, escapes,
-/// numbers, literals, nesting), and nothing is cut where in doubt (a byte of 0x80 or more or a
-/// surrogate escape in a string, a number that might overflow a double). Every other byte is
+/// only when it is one JSON value by the grammar nlohmann reads (RFC 8259: strings with UTF-8 and
+/// \u surrogates checked as nlohmann's lexer checks them, escapes, numbers, literals, nesting),
+/// and nothing is cut where in doubt (a number that might overflow a double). Every other byte is
 /// kept, so the result is JSON exactly when `text` is. A key spelled with escapes is not
 /// recognised, and its array is left to the parser as it is; so is an array that is not JSON or
-/// in doubt, and the others are still emptied. std::nullopt when there is nothing to empty (no
+/// in doubt, and so is one that begins inside such an array (not read again); the others after
+/// it are still emptied. std::nullopt when there is nothing to empty (no
 /// such array, or only empty ones), or when a string is not closed or brackets do not match (the
 /// text is then parsed as it is).
 std::optional<std::string> cut_entry_points(std::string_view text);

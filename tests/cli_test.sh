@@ -328,6 +328,15 @@ if [ "$(id -u)" = 0 ] && command -v chattr >/dev/null && chattr +a "$tmp/ao" 2>/
         bash -c "test $rc -eq 2 && grep -q 'is append-only (chattr +a)' '$tmp/e' && ! grep -qi 'verif' '$tmp/e' && test -z '$left'"
     fi
     chattr -a "$ao/d" 2>/dev/null
+    # Another user's file in a sticky directory (as /tmp): only its owner (or one with
+    # CAP_FOWNER) may rename over it, so it is refused before the work, not after it.
+    mkdir -m 1777 "$ao/st"
+    "$at" -q --from "$ao/w.json" --emit-asm "$ao/st/x.S" >/dev/null 2>&1
+    if [ -s "$ao/st/x.S" ]; then
+      "${nob[@]}" "$at" --from "$ao/w.json" --emit-asm "$ao/st/x.S" >/dev/null 2>"$tmp/e"; rc=$?
+      check "--emit-asm over root's file in a sticky directory, as nobody: exit 2 before the verification (rc=$rc)" \
+        bash -c "test $rc -eq 2 && grep -q 'another user.s file in the sticky directory' '$tmp/e' && ! grep -qi 'verif' '$tmp/e'"
+    fi
     rm -rf "$ao"
   fi
   # An existing file that cannot be replaced (chattr +i on the file itself): refused before the work.
@@ -347,7 +356,7 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k tmpfs "$tmp/full" 2>/dev/nul
   "$at" --from "$tmp/best.json" --emit-asm "$tmp/full/x.S" >/dev/null 2>"$tmp/e"; rc=$?
   umount "$tmp/full"
   check "--emit-asm onto a full file system: exit 2 before the verification (rc=$rc)" \
-    bash -c "test $rc -eq 2 && grep -q 'is full (no block free)' '$tmp/e' && ! grep -qi 'verif' '$tmp/e'"
+    bash -c "test $rc -eq 2 && grep -q 'reports no block free' '$tmp/e' && ! grep -qi 'verif' '$tmp/e'"
 fi
 check "nothing written on error" test ! -e "$tmp/x.S"
 

@@ -2,10 +2,14 @@
 #include "copysynth/file_io.hpp"
 
 #include <fcntl.h>
+#include <linux/capability.h>  // capget: __user_cap_*, CAP_FOWNER, CAP_SYS_RESOURCE
+#include <linux/fs.h>          // FS_IOC_GETFLAGS, FS_APPEND_FL, FS_IMMUTABLE_FL
 #include <poll.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -131,21 +135,44 @@ Result<std::string> write_target(const std::string& path) {
 
 namespace {
 
-/// The attributes chattr(1) sets on `path` (statx(2), following links; no need to open it, so a
-/// directory this user cannot read is known too). `known`: the file system reports them.
+/// The attributes chattr(1) sets on `path` (following links): statx(2), which needs no open (so
+/// a directory this user cannot read is known too); where statx does not report them (an older
+/// kernel, a seccomp filter, a file system without the attribute mask), FS_IOC_GETFLAGS on the
+/// opened file (ioctl_iflags(2); a zeroed `long`: FUSE before Linux 5.13 copies 8 bytes back).
+/// `known`: one of the two answered.
 struct ChattrFlags {
   bool known = false;
   bool append = false;     // +a: new files, but nothing renamed over or removed
   bool immutable = false;  // +i: nothing changes
 };
 ChattrFlags chattr_flags(const std::string& path) {
-  struct statx sx {};
-  if (::statx(AT_FDCWD, path.c_str(), 0, STATX_BASIC_STATS, &sx) != 0) return {};
   ChattrFlags f;
-  f.known = (sx.stx_attributes_mask & STATX_ATTR_APPEND) != 0;
-  f.append = (sx.stx_attributes & sx.stx_attributes_mask & STATX_ATTR_APPEND) != 0;
-  f.immutable = (sx.stx_attributes & sx.stx_attributes_mask & STATX_ATTR_IMMUTABLE) != 0;
+  struct statx sx {};
+  if (::statx(AT_FDCWD, path.c_str(), 0, STATX_BASIC_STATS, &sx) == 0 && (sx.stx_attributes_mask & STATX_ATTR_APPEND)) {
+    f.known = true;
+    f.append = (sx.stx_attributes & STATX_ATTR_APPEND) != 0;
+    f.immutable = (sx.stx_attributes_mask & sx.stx_attributes & STATX_ATTR_IMMUTABLE) != 0;
+    return f;
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return f;
+  long flags = 0;
+  if (::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0) {
+    f.known = true;
+    f.append = (flags & FS_APPEND_FL) != 0;
+    f.immutable = (flags & FS_IMMUTABLE_FL) != 0;
+  }
+  ::close(fd);
   return f;
+}
+
+/// Whether the calling thread's effective capability set holds `cap` (capget(2)); root without
+/// it (a container that drops capabilities) is treated as anyone else.
+bool has_capability(int cap) {
+  __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+  if (::syscall(SYS_capget, &hdr, data) != 0) return ::geteuid() == 0;
+  return (data[cap / 32].effective >> (cap % 32)) & 1u;
 }
 
 }  // namespace
@@ -183,10 +210,11 @@ Status check_output_path(const std::string& option, const std::string& path_in) 
       return refuse(std::string("the file is ") + (f.immutable ? "immutable (chattr +i)" : "append-only (chattr +a)") +
                     ", so it cannot be replaced; clear that (chattr -" + (f.immutable ? "i" : "a") +
                     ") or pick another name");
-    // A sticky directory (/tmp) lets only the file's owner, the directory's or root rename over it.
+    // A sticky directory (/tmp) lets only the file's owner, the directory's, or a process with
+    // CAP_FOWNER rename over it.
     const uid_t me = ::geteuid();
-    if (me != 0 && ::stat(dir.c_str(), &dir_st) == 0 && (dir_st.st_mode & S_ISVTX) && old.st_uid != me &&
-        dir_st.st_uid != me)
+    if (::stat(dir.c_str(), &dir_st) == 0 && (dir_st.st_mode & S_ISVTX) && old.st_uid != me && dir_st.st_uid != me &&
+        !has_capability(CAP_FOWNER))
       return refuse("another user's file in the sticky directory " + dir.string() +
                     ", which only its owner may replace; pick another name");
   }
@@ -197,12 +225,13 @@ Status check_output_path(const std::string& option, const std::string& path_in) 
     return refuse("the file name is " + std::to_string(name.size()) + " bytes; at most " +
                   std::to_string(name_max - 8) + " here (the directory's limit is " + std::to_string(name_max) +
                   ", and the temporary and backup names add up to 8)");
-  // A file system with no block free (a full disk; root's reserve counted for root) takes the
-  // empty probe below but not the text. Not where it counts no blocks at all (/proc, /sys).
+  // A file system with no block free (a full disk; the reserved blocks counted only for a
+  // process with CAP_SYS_RESOURCE, as ext4 does) takes the empty probe below but not the text.
+  // Not where it counts no blocks at all (/proc, /sys, tmpfs without a size).
   if (struct statvfs vfs {}; ::statvfs(dir.c_str(), &vfs) == 0 && vfs.f_blocks > 0 &&
-                             (::geteuid() == 0 ? vfs.f_bfree : vfs.f_bavail) == 0)
-    return refuse("the file system of " + dir.string() + " is full (no block free); free some space or pick "
-                  "another directory");
+                             (vfs.f_bfree == 0 || (vfs.f_bavail == 0 && !has_capability(CAP_SYS_RESOURCE))))
+    return refuse("the file system of " + dir.string() + " reports no block free (statvfs); free some space or "
+                  "pick another directory");
   // access() grants root every directory, also where no file can be made (/sys, /proc): a file is
   // made there and dropped, so that such a path is refused before the work, not after it. Where
   // the directory's attributes are known (so it is not append-only), a file without a name

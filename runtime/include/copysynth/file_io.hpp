@@ -42,10 +42,10 @@ Result<std::string> write_target(const std::string& path);
 /// Checks, before any work is done, that a file may be written at `path` (the temporary file
 /// renamed over it that write_file_replacing makes): it is not a directory; its directory (of
 /// write_target(path), when `path` is a link) exists, is neither append-only nor immutable
-/// (chattr +a/+i, read with statx(2)) and is writable (access W_OK); an existing file there is
-/// neither append-only nor immutable, and, in a sticky directory, is the caller's (or the
-/// directory's, or the caller is root); the file name leaves 8 bytes of the directory's NAME_MAX
-/// for the temporary and backup names ("NAME.XXXXXX", "NAME.bak.N"); the file system has a block
+/// (chattr +a/+i, read with statx(2), else FS_IOC_GETFLAGS) and is writable (access W_OK); an
+/// existing file there is neither append-only nor immutable, and, in a sticky directory, is the
+/// caller's (or the directory is, or the caller has CAP_FOWNER); the file name leaves 8 bytes
+/// of the directory's NAME_MAX for the temporary and backup names ("NAME.XXXXXX", "NAME.bak.N"); the file system has a block
 /// free; and a file can be made there (access() grants root /sys and /proc): an O_TMPFILE file
 /// where the directory's attributes are known and the file system has O_TMPFILE, else a
 /// temporary "NAME.XXXXXX" removed at once. `option` names where the path came from in messages
@@ -53,9 +53,10 @@ Result<std::string> write_target(const std::string& path);
 /// directory; give a file name", "the directory DIR does not exist; ...", "the directory DIR is
 /// append-only (chattr +a)" or "immutable (chattr +i), so a file there cannot be replaced; ...",
 /// "cannot write in DIR (<strerror>)", "the file is append-only (chattr +a)" or "immutable ...,
-/// so it cannot be replaced; clear that (chattr -a) or pick another name", "another user's file
-/// in the sticky directory DIR, ...", "the file name is N bytes; at most M here ...", "the file
-/// system of DIR is full (no block free); ...", "cannot create a file in DIR (<strerror>)",
+/// so it cannot be replaced; clear that (chattr -a or -i) or pick another name", "another user's
+/// file in the sticky directory DIR, ..." (without CAP_FOWNER), "the file name is N bytes; at
+/// most M here ...", "the file system of DIR reports no block free (statvfs); ..." (the reserved
+/// blocks count only with CAP_SYS_RESOURCE), "cannot create a file in DIR (<strerror>)",
 /// "cannot remove files in DIR (<strerror>), so PROBE is left there".
 Status check_output_path(const std::string& option, const std::string& path);
 

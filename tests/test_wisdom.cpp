@@ -362,7 +362,7 @@ TEST_CASE("wisdom: WisdomPoints::kSkip reads everything but the measured points"
   CHECK(cut_entry_points("{\"entries\": [{\"points\": [\"\t\"]}]}") == std::nullopt);  // a raw control character
   // Strings as nlohmann's lexer reads them: well-formed UTF-8 (the Unicode Standard's table 3-7)
   // and \u surrogates in pairs are cut; anything else is left for the parser, which refuses it as
-  // kKeep does. (A non-ASCII character made a 63 MB points array parse whole at every start.)
+  // kKeep does. (A non-ASCII character made a 60 MB points array parse whole at every start.)
   const auto in_points = [](const std::string& str) { return "{\"entries\": [{\"points\": [\"" + str + "\", 1]}]}"; };
   for (const std::string good : {"\xc3\xa9", "\xe2\x82\xac", "\xe0\xa0\x80", "\xed\x9f\xbf", "\xef\xbf\xbf",
                                  "\xf0\x90\x80\x80", "\xf4\x8f\xbf\xbf", "\xf3\xbf\xbf\xbf", "a\x7f",

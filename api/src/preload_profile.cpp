@@ -534,7 +534,16 @@ void write_record(const char* reason) {
   if (fd >= 0) {
     ::flock(fd, LOCK_EX);
     const auto n = static_cast<std::size_t>(out.p - text);
+    // A record cut short (a full disk) is cut off again: left, the next process's record would
+    // be appended to it on the same line and the reader refuse the whole file. The lock is every
+    // writer's, so no other record lies after it; on a FIFO or a device fstat gives no size to
+    // go back to, and nothing is cut.
+    struct stat before {};
+    const bool sized = ::fstat(fd, &before) == 0 && S_ISREG(before.st_mode);
     stored = write_all(fd, text, n) == n;  // SIGPIPE blocked: a FIFO whose reader left
+    if (!stored && sized) {
+      [[maybe_unused]] const int cut = ::ftruncate(fd, before.st_size);  // failing, nothing more to do
+    }
     ::flock(fd, LOCK_UN);
   }
   if (!stored) {

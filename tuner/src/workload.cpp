@@ -303,6 +303,16 @@ Result<ProfileSpec> parse_profile_spec(const std::string& spec) {
   if (out.path.empty())
     return make_error(ErrorCode::kInvalidArgument,
                       "--workload profile:FILE needs a file (recorded with COPYSYNTH_PROFILE=FILE and the shim)");
+  // A misspelt or repeated selector ("profile:run.prof,prog=xz", "...,program=a,program=b") names
+  // no file; said as such where the text before its first comma is one, not as a missing file.
+  if (const std::size_t comma = out.path.find(','); comma != std::string::npos && !std::filesystem::exists(out.path, ec)) {
+    const std::string file = out.path.substr(0, comma);
+    if (!file.empty() && std::filesystem::exists(file, ec))
+      return make_error(ErrorCode::kInvalidArgument,
+                        "--workload profile:" + spec + ": " + file + " is a file, and what follows it (" +
+                            quoted_bytes(spec.substr(comma)) + ") is not the one selector a profile takes, once: " +
+                            "profile:" + file + ",program=NAME");
+  }
   return out;
 }
 
@@ -368,6 +378,14 @@ Result<Workload> profile_workload(const Profile& profile, Operation op, const st
     return make_error(ErrorCode::kInvalidArgument,
                       profile.path + ": " + std::to_string(total.calls) + " " + std::string(name_of(op)) +
                           " calls counted but none in a recorded window; record the program again");
+  // The distribution sizes the replay's buffers (ReplayBuffers): it must reach the longest call
+  // replayed. The shim counts every call it samples into a window in the histogram too, but a
+  // call counted just before a signal's dump and sampled just after, or an edited record, can
+  // hold a window's length in no bucket (a length past the last bucket overran the buffers).
+  std::uint64_t longest = 0;
+  for (const auto& win : windows)
+    for (const Call& c : win) longest = std::max<std::uint64_t>(longest, c.size);
+  if (longest + 1 > d.p.size()) d.p.resize(longest + 1, 0.0);
   w.name = name;
   std::uint64_t in_windows = 0;
   for (const auto& win : windows) in_windows += win.size();

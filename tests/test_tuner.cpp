@@ -707,6 +707,22 @@ TEST_CASE("profile workload: the program's lengths weigh the distribution, its w
   REQUIRE(f->recorded.size() == 1);
 }
 
+TEST_CASE("profile workload: the distribution reaches the longest call of a window, which sizes the replay's buffers") {
+  // A window's call in no bucket of the histogram (a signal's dump between counting and sampling,
+  // or an edited record): the replay once ran past its buffers (a crash).
+  Profile p = tiny_profile();
+  p.records[0].windows[1].calls.push_back({Operation::kMemcpy, 9000, 0, 0, Distance::kFar});
+  auto w = profile_workload(p, Operation::kMemcpy, "x");
+  REQUIRE(w.ok());
+  CHECK(w->distribution->max_size() >= 9000);
+  CHECK(w->distribution->p[9000] == 0.0);  // weighs nothing: the histogram has no such call
+  double sum = 0;
+  for (double v : w->distribution->p) sum += v;
+  CHECK(sum == doctest::Approx(1.0));
+  const auto calls = replay_calls(*w, 256, 1);
+  CHECK(std::any_of(calls.begin(), calls.end(), [](const Call& c) { return c.size == 9000; }));
+}
+
 TEST_CASE("profile workload: an overlapping memmove is replayed inside one buffer, either way") {
   Profile p = tiny_profile();
   OpProfile& m = p.records[0].ops[profile_index(Operation::kMemmove)];
@@ -967,6 +983,14 @@ TEST_CASE("profile workload: parse_profile_spec splits FILE,program=NAME unless 
   CHECK_MESSAGE(contains(empty.error().message, "the program to select is empty"), empty.error().message);
   CHECK_FALSE(parse_profile_spec(",program=prog").ok());
   CHECK_FALSE(parse_profile_spec("").ok());
+  // A misspelt or repeated selector after an existing file is named as such, not as a missing file.
+  write_file(dir.path + "/x.prof", "");
+  for (const std::string tail : {",prog=xz", ",program=xz,program=sort", ",program"}) {
+    auto typo = parse_profile_spec(dir.path + "/x.prof" + tail);
+    REQUIRE_FALSE(typo.ok());
+    CHECK(typo.error().code == ErrorCode::kInvalidArgument);
+    CHECK_MESSAGE(contains(typo.error().message, "is not the one selector a profile takes, once"), typo.error().message);
+  }
 }
 
 TEST_CASE("profile workload: make_workload reads profile:FILE,program=NAME, and a file name with a comma whole") {
@@ -1986,4 +2010,20 @@ TEST_CASE("ReplayBuffers: cold calls spread over 256 MiB whatever the longest le
   // and the read-back's 64 bytes past it.
   std::memset(rb.dst(top) + 4095, 1, (std::size_t{8} << 20) + 64);
   std::memcpy(rb.dst(top) + 4095, rb.src(top) + 4095, std::size_t{8} << 20);
+}
+
+TEST_CASE("geomean_speedup: by time where both times are known, so a workload of 0-byte calls has a ratio") {
+  // A program whose copies are all 0 bytes: no GB/s (0/0 gave "-nanx" beside a table that said 1.19x).
+  MeasuredPoint zero;
+  zero.label = "profile:z0.prof,program=zero";
+  zero.baseline_ns = 3.96;
+  zero.tuned_ns = 3.33;
+  CHECK(geomean_speedup({zero}) == doctest::Approx(3.96 / 3.33));
+  // Points without times (wisdom of older versions) still go by GB/s, the same ratio for one length.
+  MeasuredPoint old;
+  old.size = 4096;
+  old.baseline_gbps = 50;
+  old.tuned_gbps = 100;
+  CHECK(geomean_speedup({old}) == doctest::Approx(2.0));
+  CHECK(geomean_speedup({zero, old}) == doctest::Approx(std::sqrt(3.96 / 3.33 * 2.0)));
 }

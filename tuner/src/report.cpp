@@ -539,7 +539,10 @@ double read_bandwidth_gbps(std::size_t bytes) {
 
 double geomean_speedup(const std::vector<MeasuredPoint>& points) {
   std::vector<double> r;
-  for (const auto& p : points) r.push_back(p.tuned_gbps / p.baseline_gbps);
+  // By time where both times are known (distribution points: a workload of 0-byte calls has no
+  // GB/s, and its ratio of GB/s was 0/0), else by GB/s, which is the same ratio for one length.
+  for (const auto& p : points)
+    r.push_back(p.baseline_ns > 0 && p.tuned_ns > 0 ? p.baseline_ns / p.tuned_ns : p.tuned_gbps / p.baseline_gbps);
   return geomean(r);
 }
 

@@ -175,7 +175,9 @@ std::string format_table(const std::vector<MeasuredPoint>& points, Operation op 
 /// alignments.
 std::string format_patch_table(const std::vector<MeasuredPoint>& points, const std::string& caption = {});
 
-/// Geometric mean of tuned/baseline over the points (1.0 when empty).
+/// Geometric mean over the points of the baseline's ns per call over the tuned routine's where
+/// both are recorded, else of tuned over baseline GB/s (the same ratio for one length; a
+/// distribution of 0-byte calls has no GB/s); 1.0 when empty.
 double geomean_speedup(const std::vector<MeasuredPoint>& points);
 
 // ----- the whole report (autotune --from FILE --report) ----------------------------------------

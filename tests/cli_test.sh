@@ -239,6 +239,10 @@ check "--emit-asm - writes the .S to standard output, the same as the file but f
 "$at" -q --from "$tmp/best.json" --emit-asm - >/dev/full 2>"$tmp/e"; rc=$?
 check "--emit-asm - into a full device: exit 2 and says so (rc=$rc)" \
   bash -c "test $rc -eq 2 && grep -q 'error writing the .S file to standard output: No space left' '$tmp/e'"
+mkdir -p "$tmp/asm_dir"
+"$at" -q --from "$tmp/best.json" --emit-asm "$tmp/asm_dir" >/dev/null 2>"$tmp/e"; rc=$?
+check "--emit-asm DIR: refused as --emit refuses one, 'is a directory; give a file name' (rc=$rc)" \
+  bash -c "test $rc -ne 0 && grep -q 'asm_dir: is a directory; give a file name' '$tmp/e'"
 # Intel CET: the entry is endbr64, the object says IBT and SHSTK, and a CET link keeps them (GNU
 # ld ANDs the property notes: an object without it fails under -z cet-report=error). The link is
 # ld alone: Debian 12's crti.o/crtn.o lack the notes, so a gcc-driven CET link fails without them.

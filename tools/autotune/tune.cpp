@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <string>
 
@@ -144,11 +145,17 @@ int run_tune(const Options& o) {
         }
       }
       if (!(g >= o.min_speedup)) {
+        // What programs keep: the file --emit names may already hold an entry for this operation
+        // on this CPU, which is left as it is.
+        std::string kept = "the " + baseline_name(op);
+        if (!o.emit_path.empty())
+          if (auto old = load_wisdom_for(o.emit_path, o.cpu, WisdomPoints::kSkip); old && old->find(op))
+            kept = "the " + std::string(name_of(op)) + " entry that " + o.emit_path + " already holds (left as it is)";
         std::cerr << "autotune: the " << name_of(op) << " winner is " << format_c("%.3fx", g) << " the speed of the "
                   << baseline_name(op) << " on this workload" << second << ", below " << format_c("%.3fx", o.min_speedup)
                   << (o.emit_path.empty() && o.app_command.empty() ? ": with --emit it would not be written"
                                                                    : ": not written")
-                  << ", programs keep the " << baseline_name(op) << (o.quick ? "; try without --quick" : "")
+                  << ", programs keep " << kept << (o.quick ? "; try without --quick" : "")
                   << " or with a larger --budget\n";
         continue;
       }
@@ -161,7 +168,11 @@ int run_tune(const Options& o) {
     w.entries.push_back(std::move(entry));
   }
   if (w.entries.empty()) {
-    if (!o.emit_path.empty()) std::cerr << "autotune: no routine to write to " << o.emit_path << "; nothing written\n";
+    if (!o.emit_path.empty()) {
+      std::error_code ec;
+      std::cerr << "autotune: no routine to write to " << o.emit_path << "; nothing written"
+                << (std::filesystem::exists(o.emit_path, ec) ? " (the file is left as it was)" : "") << "\n";
+    }
     return 0;
   }
   if (!o.app_command.empty()) {  // --app: the program judges the winners before they are saved

@@ -409,8 +409,11 @@ std::string readme(const Wisdom& w, const LibraryOptions& opt, const std::string
     << "On a CPU other than the one above (vendor, family, model, or a missing feature, AVX and\n"
     << "AVX-512 counted only when the OS enables their state), each function calls copysynth's\n"
     << "built-in SSE2 routine instead: correct everywhere, never the tuned code.\n"
-    << "copysynth_tuned_active() returns 1 when the tuned routines serve the calls, 0 otherwise\n"
-    << "(declared in copysynth-tuned.h, for C and C++: #include \"copysynth-tuned.h\").\n"
+    << "copysynth_tuned_active() returns 1 on the CPU tuned for (the tuned routines serve the calls\n"
+    << "that reach this library), 0 otherwise (declared in copysynth-tuned.h, for C and C++:\n"
+    << "#include \"copysynth-tuned.h\"). Which calls reach it is the dynamic linker's choice: those\n"
+    << "of a program linked with it, or of any program while it is preloaded; not those of a shared\n"
+    << "library linked with it or of a dlopen()ed copy (libc's memcpy is found first there).\n"
     << "Nothing runs at process start: the first call checks the CPU once (CPUID, XGETBV), every\n"
     << "call after it is a compare and a direct jump (no JIT, no JSON, no verification).\n\n"
     << "Deploy (any of):\n"
@@ -561,8 +564,11 @@ std::string header_text() {
          "#ifdef __cplusplus\n"
          "extern \"C\" {\n"
          "#endif\n\n"
-         "/* 1 when the tuned routines serve memcpy, memmove and memset on this CPU, 0 when the\n"
-         "   built-in SSE2 routines do (another CPU than the one tuned for: see README). */\n"
+         "/* 1 on the CPU tuned for, where this library's memcpy, memmove and memset run the tuned\n"
+         "   routines; 0 where they run the built-in SSE2 routines (another CPU: see README). It says\n"
+         "   nothing of whether a call reaches this library: a program linked with it or a preload\n"
+         "   (LD_PRELOAD, /etc/ld.so.preload) binds its calls here, a shared library linked with it\n"
+         "   or a dlopen()ed copy does not (libc's memcpy is found first there). */\n"
          "int copysynth_tuned_active(void);\n\n"
          "#ifdef __cplusplus\n"
          "}\n"
@@ -801,6 +807,7 @@ Status check_asm_destination(const std::string& path, const std::string& wisdom_
     if (!wisdom_path.empty() && fs::equivalent(path, wisdom_path, ec))
       return make_error(ErrorCode::kInvalidArgument, "--emit-asm " + path + " is the wisdom file --from reads; "
                                                      "give the .S file another name");
+    if (fs::is_directory(path, ec)) return check_output_path("--emit-asm", path);  // "is a directory; give a file name"
     std::string first;
     if (fs::is_regular_file(path, ec)) {  // a FIFO's open() would block: only regular files are read
       std::ifstream in(path);

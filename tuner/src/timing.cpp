@@ -269,7 +269,7 @@ std::vector<Measurement> compare(Operation op, const std::vector<const void*>& e
     std::uint64_t t0 = 0, t1 = 0;
     // The loops work on copies whose addresses never escape, so that every build times the same
     // loop, the arguments in registers. Read through the lambda's captures, GCC 12 loaded the
-    // three arguments and the bound from memory at every call (six loads), GCC 14 the length
+    // three arguments and the bound from memory at every call (eight loads), GCC 14 the length
     // alone; the form of the loop moves short copies' ratios (docs/perf/alias-short/).
     std::uint8_t* const d = dst;
     std::uint8_t* const s = src;

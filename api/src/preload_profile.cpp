@@ -535,13 +535,17 @@ void write_record(const char* reason) {
     ::flock(fd, LOCK_EX);
     const auto n = static_cast<std::size_t>(out.p - text);
     // A record cut short (a full disk) is cut off again: left, the next process's record would
-    // be appended to it on the same line and the reader refuse the whole file. The lock is every
-    // writer's, so no other record lies after it; on a FIFO or a device fstat gives no size to
-    // go back to, and nothing is cut.
-    struct stat before {};
+    // be appended to it on the same line and the reader refuse the whole file. Only where the
+    // file grew by exactly what this write wrote: the lock keeps other shim processes out, but
+    // not a forked child that shares this descriptor (and so this lock) nor an appender that
+    // takes no lock (a shell's >>), whose bytes after it are left alone. A FIFO or a device has
+    // no size to go back to, and nothing is cut.
+    struct stat before, after;
     const bool sized = ::fstat(fd, &before) == 0 && S_ISREG(before.st_mode);
-    stored = write_all(fd, text, n) == n;  // SIGPIPE blocked: a FIFO whose reader left
-    if (!stored && sized) {
+    const std::size_t wrote = write_all(fd, text, n);  // SIGPIPE blocked: a FIFO whose reader left
+    stored = wrote == n;
+    if (!stored && sized && ::fstat(fd, &after) == 0 &&
+        after.st_size == before.st_size + static_cast<off_t>(wrote)) {
       [[maybe_unused]] const int cut = ::ftruncate(fd, before.st_size);  // failing, nothing more to do
     }
     ::flock(fd, LOCK_UN);

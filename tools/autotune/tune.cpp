@@ -146,11 +146,15 @@ int run_tune(const Options& o) {
       }
       if (!(g >= o.min_speedup)) {
         // What programs keep: the file --emit names may already hold an entry for this operation
-        // on this CPU, which is left as it is.
+        // in the host of exactly this CPU's signature, which the save keeps as it is (a host of
+        // this model tuned with a capped ISA does not count: a winner of another operation
+        // written in this run adds a host of this signature, which programs then pick).
         std::string kept = "the " + baseline_name(op);
         if (!o.emit_path.empty())
-          if (auto old = load_wisdom_for(o.emit_path, o.cpu, WisdomPoints::kSkip); old && old->find(op))
-            kept = "the " + std::string(name_of(op)) + " entry that " + o.emit_path + " already holds (left as it is)";
+          if (auto old = load_fleet(o.emit_path, WisdomPoints::kSkip); old)
+            for (const Wisdom& h : old->hosts)
+              if (h.cpu_signature == o.cpu.signature() && h.find(op))
+                kept = "the " + std::string(name_of(op)) + " entry that " + o.emit_path + " already holds (left as it is)";
         std::cerr << "autotune: the " << name_of(op) << " winner is " << format_c("%.3fx", g) << " the speed of the "
                   << baseline_name(op) << " on this workload" << second << ", below " << format_c("%.3fx", o.min_speedup)
                   << (o.emit_path.empty() && o.app_command.empty() ? ": with --emit it would not be written"

@@ -304,10 +304,13 @@ Result<ProfileSpec> parse_profile_spec(const std::string& spec) {
     return make_error(ErrorCode::kInvalidArgument,
                       "--workload profile:FILE needs a file (recorded with COPYSYNTH_PROFILE=FILE and the shim)");
   // A misspelt or repeated selector ("profile:run.prof,prog=xz", "...,program=a,program=b") names
-  // no file; said as such where the text before its first comma is one, not as a missing file.
+  // no file; said as such where the text before its first comma is a regular file and the text
+  // after it looks like a selector (",prog..." or a KEY=VALUE without a '/'), not as a missing file.
   if (const std::size_t comma = out.path.find(','); comma != std::string::npos && !std::filesystem::exists(out.path, ec)) {
     const std::string file = out.path.substr(0, comma);
-    if (!file.empty() && std::filesystem::exists(file, ec))
+    const std::string tail = spec.substr(comma);
+    const bool selector_like = tail.rfind(",prog", 0) == 0 || (tail.find('=') != std::string::npos && tail.find('/') == std::string::npos);
+    if (!file.empty() && selector_like && std::filesystem::is_regular_file(file, ec))
       return make_error(ErrorCode::kInvalidArgument,
                         "--workload profile:" + spec + ": " + file + " is a file, and what follows it (" +
                             quoted_bytes(spec.substr(comma)) + ") is not the one selector a profile takes, once: " +
@@ -380,8 +383,9 @@ Result<Workload> profile_workload(const Profile& profile, Operation op, const st
                           " calls counted but none in a recorded window; record the program again");
   // The distribution sizes the replay's buffers (ReplayBuffers): it must reach the longest call
   // replayed. The shim counts every call it samples into a window in the histogram too, but a
-  // call counted just before a signal's dump and sampled just after, or an edited record, can
-  // hold a window's length in no bucket (a length past the last bucket overran the buffers).
+  // call made by another thread while a record is written (the counts are summed before the
+  // windows are read), or an edited record, can hold a window's length in no bucket (a length
+  // past the last bucket overran the buffers). Those lengths weigh nothing.
   std::uint64_t longest = 0;
   for (const auto& win : windows)
     for (const Call& c : win) longest = std::max<std::uint64_t>(longest, c.size);

@@ -179,13 +179,16 @@ struct ProfileSpec {
 /// names an existing file is that file, whole (a file name with a comma, even one with
 /// ",program=", keeps working); otherwise it is split at the last ",program=". The selection is
 /// part of the workload's name so that the wisdom's "workload" field keeps it and `--from`
-/// rebuilds the same workload. Errors (kInvalidArgument): no FILE, an empty NAME.
+/// rebuilds the same workload. Errors (kInvalidArgument): no FILE, an empty NAME, and text that
+/// names no file but starts with a regular file followed by something like a misspelt or repeated
+/// selector (",prog=xz", ",program=a,program=b").
 Result<ProfileSpec> parse_profile_spec(const std::string& spec);
 
 /// The workload of one operation of a recorded profile (copysynth/profile.hpp), named `name`:
 ///   - distribution: the operation's length histogram summed over the records (a bucket's calls
 ///     spread evenly over its lengths), up to kMaxReplaySize (calls above it are left out and
-///     counted in `note`);
+///     counted in `note`), and reaching with zero weight the longest call of a window (its
+///     max_size() sizes the replay's buffers);
 ///   - recorded: the recorded windows' calls of this operation (replay_calls() strings them
 ///     together), each at the program's source and destination address mod 4096 (so page
 ///     crossings and 4K aliasing are the program's). A call whose destination lay just ahead of

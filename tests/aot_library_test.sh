@@ -3,7 +3,9 @@
 #
 #   1. what it is: libcopysynth-tuned.so exports exactly memcpy, memmove, memset, their __*_chk
 #      forms and copysynth_tuned_active, unversioned, as plain functions; the IBT/SHSTK property note,
-#      a non-executable stack, BIND_NOW, no text relocation; every object of the .a has the note;
+#      a non-executable stack, BIND_NOW, no text relocation; unwind information for every
+#      function; every object of the .a has the note, and a program with its own memcpy links
+#      memmove from the .a;
 #      the code of the library is the verified routines' (the same bytes as --emit-asm's file);
 #   2. preload_probe (built here without sanitizers) under LD_PRELOAD, linked with
 #      -lcopysynth-tuned, and linked statically with libcopysynth-tuned.a: the routines bind to
@@ -15,7 +17,7 @@
 #   4. libraries whose guard names another CPU (--lib-guard: another vendor, another model of
 #      this family, a feature this host lacks) fall back to the built-in routines on this host:
 #      copysynth_tuned_active() is 0, the probe and xz stay correct;
-#   5. errors: --emit-lib without --from, a bad --lib-guard.
+#   5. errors: --emit-lib without --from, a bad --lib-guard; a DIR starting with '-'.
 #
 # Usage: aot_library_test.sh AUTOTUNE PROBE_SOURCE HOST_WISDOM CC
 # Needs binutils, zstd, xz and sqlite3 (tools/install-deps.sh --test) and a static libc (libc6-dev).
@@ -107,6 +109,20 @@ mkdir "$tmp/ar" && (cd "$tmp/ar" && ar x "$lib/libcopysynth-tuned.a")
 for o in "$tmp"/ar/*.o; do
   check "$(basename "$o") in the .a has the IBT and SHSTK note" bash -c "readelf -n '$o' | grep -q 'x86 feature: IBT, SHSTK'"
 done
+# Unwind information for every function (an FDE of .eh_frame covering it whole), the exports,
+# the guard and the routines: debuggers, profilers and backtrace() walk through them.
+readelf -wF "$so" | awk '/ FDE / { split($NF, r, "[=.]"); print r[2], r[4] }' >"$tmp/fdes"
+nm -S --defined-only "$so" | awk 'tolower($3) == "t" { print $1, $2, $4 }' >"$tmp/funcs"
+uncovered=
+while read -r addr size name; do
+  a=$((0x$addr)) e=$((0x$addr + 0x$size)) ok=
+  while read -r lo hi; do
+    if [ $((0x$lo)) -le $a ] && [ $e -le $((0x$hi)) ]; then ok=1; break; fi
+  done <"$tmp/fdes"
+  [ -n "$ok" ] || uncovered="$uncovered$name "
+done <"$tmp/funcs"
+check "every function has unwind information: $(wc -l <"$tmp/funcs") functions, $(wc -l <"$tmp/fdes") FDEs (uncovered: ${uncovered:-none})" \
+  bash -c "test -z '$uncovered' && test \$(wc -l <'$tmp/funcs') -ge 14"
 # Every entry starts with endbr64: the exports and the routines they jump to.
 objdump -d --no-show-raw-insn "$so" >"$tmp/so.dis"
 for f in memcpy memmove memset __memcpy_chk __memmove_chk __memset_chk copysynth_tuned_active \
@@ -170,6 +186,36 @@ rc=$?
 check "the static probe: every check passes with the tuned routines (rc=$rc)" test $rc -eq 0
 cat "$tmp/static.out"
 
+# A program that defines memcpy itself takes memmove and copysynth_tuned_active from the archive:
+# each export is in an object of its own, so no duplicate definition of memcpy.
+cat >"$tmp/own.c" <<'EOF2'
+#include <stddef.h>
+#include <string.h>
+int copysynth_tuned_active(void);
+void *memcpy(void *restrict d, const void *restrict s, size_t n) {
+  unsigned char *a = d;
+  const unsigned char *b = s;
+  while (n--) *a++ = *b++;
+  return d;
+}
+int main(void) {
+  static char buf[300000];
+  for (size_t i = 0; i < sizeof buf; ++i) buf[i] = (char)(i * 7);
+  void *(*volatile mv)(void *, const void *, size_t) = memmove;
+  mv(buf + 3, buf, sizeof buf - 3);
+  for (size_t i = 3; i < sizeof buf; ++i)
+    if (buf[i] != (char)((i - 3) * 7)) return 2;
+  return copysynth_tuned_active() == 1 ? 0 : 3;
+}
+EOF2
+"$cc" -O1 -o "$tmp/own" "$tmp/own.c" "$lib/libcopysynth-tuned.a" 2>"$tmp/own.err"
+rc=$?
+"$tmp/own" 2>/dev/null
+run=$?
+check "a program with its own memcpy links memmove from libcopysynth-tuned.a, moves right, tuned (link rc=$rc, run $run)" \
+  bash -c "test $rc -eq 0 && test $run -eq 0 && nm '$tmp/own' | grep -q ' __copysynth_tuned_memmove$' && ! nm '$tmp/own' | grep -q ' __copysynth_tuned_memcpy$'"
+sed 's/^/       /' "$tmp/own.err" | head -5
+
 # ---- 3. real programs -------------------------------------------------------------------------------
 seq 1 200000 | awk '{ printf "%d %d copysynth %s\n", $1, ($1 * $1) % 9973, substr("abcdefghijklmnopqrstuvwxyz", 1 + $1 % 26) }' >"$tmp/input"
 head -c 3000000 "$at" >>"$tmp/input"
@@ -230,8 +276,12 @@ rc=$?
 check "--emit-lib without --from: exit 1 and what to do (rc=$rc)" bash -c "test $rc -eq 1 && grep -q 'give its wisdom file with --from' '$tmp/e1'"
 "$at" -q --from "$wisdom" --emit-lib "$tmp/x" --lib-guard nonsense >/dev/null 2>"$tmp/e2"
 rc=$?
-check "--lib-guard nonsense: exit 2, says what a signature is (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'is not a CPU signature' '$tmp/e2'"
+check "--lib-guard nonsense: exit 1 (a bad command line), says what a signature is (rc=$rc)" bash -c "test $rc -eq 1 && grep -q 'is not a CPU signature' '$tmp/e2'"
 check "... and writes nothing" bash -c "test ! -e '$tmp/x/libcopysynth-tuned.so.1' && test ! -L '$tmp/x/libcopysynth-tuned.so' && test ! -e '$tmp/x/libcopysynth-tuned.so'"
+# A relative DIR whose name starts with '-': written (as, ld and ar never see it as an option).
+(cd "$tmp" && "$at" -q --from "$wisdom" --op memcpy --emit-lib -dashlib >/dev/null 2>"$tmp/e6"); rc=$?
+check "--emit-lib -dashlib (relative, starts with '-'): exit 0, the library written (rc=$rc)" \
+  bash -c "test $rc -eq 0 && test -s '$tmp/-dashlib/libcopysynth-tuned.so.1' && test -s '$tmp/-dashlib/libcopysynth-tuned.a'"
 # A DIR that cannot be made is said before the minutes of verification, with its cause.
 : >"$tmp/afile"
 "$at" -q --from "$wisdom" --emit-lib "$tmp/afile" >/dev/null 2>"$tmp/e4"; rc=$?

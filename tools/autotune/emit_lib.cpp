@@ -13,6 +13,9 @@ using namespace copysynth;
 namespace autotune {
 
 int run_emit_lib(const Options& o) {
+  // A signature that is not one is a bad command line (exit 1), said before the wisdom is read.
+  if (!o.lib_guard.empty())
+    if (auto st = check_guard_signature(o.lib_guard); !st) return usage_error("--lib-guard: " + st.error().message);
   auto w = load_wisdom_for(o.from_path, o.cpu);
   if (!w) return fail(w.error());
   if (o.ops_given) {

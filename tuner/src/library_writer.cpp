@@ -146,11 +146,15 @@ void require_bits(std::ostringstream& o, std::uint32_t mask, const char* reg, co
     << "\tjne .Lforeign\n";
 }
 
-/// The guard, the exported routines and the _FORTIFY_SOURCE forms, as one GNU as file.
-std::string guard_asm(const GuardSpec& g, const std::string& signature, const std::vector<Operation>& ops,
-                      const std::string& header) {
+/// The guard, as one GNU as file (guard.S): copysynth_tuned_active, the first call's CPU check
+/// the exported routines call (__copysynth_decide, hidden) and the word that keeps its answer
+/// (__copysynth_cpu_state, hidden). The exported routines are in files of their own
+/// (entry_asm): a program that defines memcpy itself can still take memmove from the archive.
+/// Every function has unwind information (.cfi_*: an .eh_frame entry), so that a debugger, a
+/// profiler's unwinder or backtrace() can walk through it, as through glibc's string functions.
+std::string guard_asm(const GuardSpec& g, const std::string& signature, const std::string& header) {
   std::ostringstream o;
-  o << "/* copysynth-tuned: the CPU guard, the exported routines and the _FORTIFY_SOURCE entries.\n"
+  o << "/* copysynth-tuned: the CPU guard of the exported routines.\n"
     << "   The guard accepts " << comment_safe(signature) << ".\n"
     << comment_safe(header) << "*/\n\n";
   o << "\t.text\n"
@@ -163,6 +167,7 @@ std::string guard_asm(const GuardSpec& g, const std::string& signature, const st
        "\t.globl copysynth_tuned_active\n"
        "\t.type copysynth_tuned_active, @function\n"
        "copysynth_tuned_active:\n"
+       "\t.cfi_startproc\n"
        "\tendbr64\n"
        ".Lactive:\n"
        "\tmovl __copysynth_cpu_state(%rip), %eax\n"
@@ -172,6 +177,8 @@ std::string guard_asm(const GuardSpec& g, const std::string& signature, const st
        "\tret\n"
        ".Lcheck:\n"
        "\tpushq %rbx\n"
+       "\t.cfi_adjust_cfa_offset 8\n"
+       "\t.cfi_rel_offset %rbx, 0\n"
        "\txorl %r8d, %r8d\t/* the answer: 0 until every check passed */\n"
        "\txorl %eax, %eax\n"
        "\txorl %ecx, %ecx\n"
@@ -204,51 +211,30 @@ std::string guard_asm(const GuardSpec& g, const std::string& signature, const st
   o << "\tmovl $1, %r8d\n"
        ".Lforeign:\n"
        "\tpopq %rbx\n"
+       "\t.cfi_adjust_cfa_offset -8\n"
+       "\t.cfi_restore %rbx\n"
        "\tleal 1(%r8), %eax\n"
        "\tmovl %eax, __copysynth_cpu_state(%rip)\n"
        "\tmovl %r8d, %eax\n"
        "\tret\n"
+       "\t.cfi_endproc\n"
        "\t.size copysynth_tuned_active, .-copysynth_tuned_active\n\n";
   // Keeps the arguments (rdi, rsi, rdx, rcx: dst, src or byte, n, dstlen) across the first
   // CPU check; r8, r9 and rax are scratch at a function's entry (SysV ABI).
-  o << "\t.p2align 4\n"
-       ".Ldecide:\t/* the first call in the process: check the CPU, keep the arguments */\n"
-       "\tpushq %rdi\n\tpushq %rsi\n\tpushq %rdx\n\tpushq %rcx\n"
-       "\tcall .Lactive\n"
-       "\tpopq %rcx\n\tpopq %rdx\n\tpopq %rsi\n\tpopq %rdi\n"
-       "\tret\n\n";
-  for (Operation op : ops) {
-    const std::string c = libc_name(op);
-    const std::string tuned = "__copysynth_tuned_" + c, base = "__copysynth_baseline_" + c;
-    o << "\t.hidden " << tuned << ", " << base << "\n";
-    // The exported routine: a compare and a direct jump to the routine the CPU check chose.
-    o << "\t.p2align 4\n"
-      << "\t.globl " << c << "\n"
-      << "\t.type " << c << ", @function\n"
-      << c << ":\n"
-      << "\tendbr64\n"
-      << ".L" << c << ":\n"
-      << "\tmovl __copysynth_cpu_state(%rip), %eax\n"
-      << "\tcmpl $2, %eax\n"
-      << "\tje " << tuned << "\t/* the CPU tuned for */\n"
-      << "\tcmpl $1, %eax\n"
-      << "\tje " << base << "\t/* another CPU: the built-in routine */\n"
-      << "\tcall .Ldecide\n"
-      << "\tjmp .L" << c << "\n"
-      << "\t.size " << c << ", .-" << c << "\n";
-    // __*_chk(dst, src|c, n, dstlen): dstlen < n is an overflow (glibc's debug/memcpy_chk.c).
-    const std::string chk = "__" + c + "_chk";
-    o << "\t.p2align 4\n"
-      << "\t.globl " << chk << "\n"
-      << "\t.type " << chk << ", @function\n"
-      << chk << ":\n"
-      << "\tendbr64\n"
-      << "\tcmpq %rdx, %rcx\t/* dstlen < n: *** buffer overflow detected *** */\n"
-      << "\tjb 1f\n"
-      << "\tjmp .L" << c << "\n"
-      << "1:\tjmp __chk_fail@PLT\n"
-      << "\t.size " << chk << ", .-" << chk << "\n\n";
-  }
+  o << "/* The first call in the process: check the CPU, keep the arguments (called by the exported\n"
+       "   routines, which then read __copysynth_cpu_state again). */\n"
+       "\t.p2align 4\n"
+       "\t.globl __copysynth_decide\n"
+       "\t.hidden __copysynth_decide\n"
+       "\t.type __copysynth_decide, @function\n"
+       "__copysynth_decide:\n"
+       "\t.cfi_startproc\n";
+  for (const char* r : {"rdi", "rsi", "rdx", "rcx"}) o << "\tpushq %" << r << "\n\t.cfi_adjust_cfa_offset 8\n";
+  o << "\tcall .Lactive\n";
+  for (const char* r : {"rcx", "rdx", "rsi", "rdi"}) o << "\tpopq %" << r << "\n\t.cfi_adjust_cfa_offset -8\n";
+  o << "\tret\n"
+       "\t.cfi_endproc\n"
+       "\t.size __copysynth_decide, .-__copysynth_decide\n\n";
   o << "\t.bss\n"
        "\t.p2align 2\n"
        "\t.type __copysynth_cpu_state, @object\n"
@@ -257,6 +243,51 @@ std::string guard_asm(const GuardSpec& g, const std::string& signature, const st
        "__copysynth_cpu_state:\n"
        "\t.zero 4\n"
        "\t.size __copysynth_cpu_state, 4\n"
+    << cet_property_note();
+  return o.str();
+}
+
+/// The exported routine of `op` (memcpy, memmove or memset) and its _FORTIFY_SOURCE form
+/// (__memcpy_chk, ...), as one GNU as file (memcpy.S, ...): a load of the guard's answer, a
+/// compare and a direct jump to the routine it chose.
+std::string entry_asm(Operation op, const std::string& header) {
+  const std::string c = libc_name(op);
+  const std::string tuned = "__copysynth_tuned_" + c, base = "__copysynth_baseline_" + c;
+  std::ostringstream o;
+  o << "/* copysynth-tuned: the exported " << c << " and __" << c << "_chk (the guard is in guard.S).\n"
+    << comment_safe(header) << "*/\n\n"
+    << "\t.text\n"
+    << "\t.hidden " << tuned << ", " << base << ", __copysynth_decide, __copysynth_cpu_state\n";
+  o << "\t.p2align 4\n"
+    << "\t.globl " << c << "\n"
+    << "\t.type " << c << ", @function\n"
+    << c << ":\n"
+    << "\t.cfi_startproc\n"
+    << "\tendbr64\n"
+    << ".L" << c << ":\n"
+    << "\tmovl __copysynth_cpu_state(%rip), %eax\n"
+    << "\tcmpl $2, %eax\n"
+    << "\tje " << tuned << "\t/* the CPU tuned for */\n"
+    << "\tcmpl $1, %eax\n"
+    << "\tje " << base << "\t/* another CPU: the built-in routine */\n"
+    << "\tcall __copysynth_decide\t/* the first call: check the CPU */\n"
+    << "\tjmp .L" << c << "\n"
+    << "\t.cfi_endproc\n"
+    << "\t.size " << c << ", .-" << c << "\n\n";
+  // __*_chk(dst, src|c, n, dstlen): dstlen < n is an overflow (glibc's debug/memcpy_chk.c).
+  const std::string chk = "__" + c + "_chk";
+  o << "\t.p2align 4\n"
+    << "\t.globl " << chk << "\n"
+    << "\t.type " << chk << ", @function\n"
+    << chk << ":\n"
+    << "\t.cfi_startproc\n"
+    << "\tendbr64\n"
+    << "\tcmpq %rdx, %rcx\t/* dstlen < n: *** buffer overflow detected *** */\n"
+    << "\tjb 1f\n"
+    << "\tjmp .L" << c << "\n"
+    << "1:\tjmp __chk_fail@PLT\n"
+    << "\t.cfi_endproc\n"
+    << "\t.size " << chk << ", .-" << chk << "\n"
     << cet_property_note();
   return o.str();
 }
@@ -446,7 +477,7 @@ namespace {
 /// The output directory of write_tuned_library may be new, empty, or one an earlier run wrote:
 /// the two libraries, README (a regular file whose first line is "libcopysynth-tuned:") and src/
 /// holding only the sources it writes (copysynth_{tuned,baseline}_{memcpy,memmove,memset}.S,
-/// guard.S, libcopysynth-tuned.map); the wisdom file read (`wisdom_path`) may be there too.
+/// guard.S, {memcpy,memmove,memset}.S, libcopysynth-tuned.map); the wisdom file read (`wisdom_path`) may be there too.
 /// Anything else is the user's: since src/ and README are replaced, such a directory
 /// (`--emit-lib .` in a project's root) is refused before any work, naming the first entry that
 /// is not ours. Nothing is opened but regular files (a FIFO named README would block the open).
@@ -482,6 +513,8 @@ Status check_library_dir(const std::string& dir, const std::string& wisdom_path)
   };
   const auto source_of_ours = [](const std::string& f) {
     if (f == "guard.S" || f == "libcopysynth-tuned.map") return true;
+    for (const char* op : {"memcpy", "memmove", "memset"})
+      if (f == std::string(op) + ".S") return true;
     for (const char* kind : {"tuned", "baseline"})
       for (const char* op : {"memcpy", "memmove", "memset"})
         if (f == std::string("copysynth_") + kind + "_" + op + ".S") return true;
@@ -577,6 +610,12 @@ std::string header_text() {
 }
 
 }  // namespace
+
+Status check_guard_signature(const std::string& signature) {
+  auto spec = guard_spec(signature);
+  if (!spec) return spec.error();
+  return {};
+}
 
 Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions& opt, const CpuInfo& host) {
   auto say = [&](const std::string& s) {
@@ -697,7 +736,13 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
   ScratchDir cleanup;
   COPYSYNTH_TRY(make_scratch_dir(cleanup, out.string(), ".copysynth-lib.", ErrorCode::kInvalidArgument,
                                  "check that " + opt.dir + " is writable"));
-  const fs::path scratch = cleanup.path;
+  // Absolute, so that no path handed to as, ld or ar starts with '-' (--emit-lib -lib would be
+  // read as an option).
+  std::error_code abs_ec;
+  const fs::path scratch = fs::absolute(cleanup.path, abs_ec);
+  if (abs_ec)
+    return make_error(ErrorCode::kInvalidArgument, "--emit-lib " + opt.dir + ": cannot name the directory (" +
+                                                       abs_ec.message() + ")");
   if (!fs::create_directories(scratch / "src", ec))
     return make_error(ErrorCode::kInvalidArgument, "cannot write in " + opt.dir + " (" + ec.message() + ")");
   auto flavor = asm_flavor("plain");
@@ -719,8 +764,13 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
     COPYSYNTH_TRY(write_whole(scratch / "src" / name, text->text + "\t.hidden " + r.symbol + "\n", opt.dir));
     sources.push_back(name);
   }
-  COPYSYNTH_TRY(write_whole(scratch / "src" / "guard.S", guard_asm(*spec, guard, ops, header_lines), opt.dir));
+  COPYSYNTH_TRY(write_whole(scratch / "src" / "guard.S", guard_asm(*spec, guard, header_lines), opt.dir));
   sources.push_back("guard.S");
+  for (Operation op : ops) {
+    const std::string name = std::string(libc_name(op)) + ".S";
+    COPYSYNTH_TRY(write_whole(scratch / "src" / name, entry_asm(op, header_lines), opt.dir));
+    sources.push_back(name);
+  }
   std::vector<std::string> exported;
   for (Operation op : ops) {
     exported.push_back(libc_name(op));

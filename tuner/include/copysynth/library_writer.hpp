@@ -32,7 +32,11 @@
 //   - __*_chk(dst, src|c, n, dstlen) call __chk_fail (glibc: "*** buffer overflow detected ***")
 //     when dstlen < n, as glibc's do;
 //   - Intel CET: endbr64 at every entry, the IBT/SHSTK property note (linked with
-//     -z cet-report=error), .note.GNU-stack, -z now and RELRO, no text relocations.
+//     -z cet-report=error), .note.GNU-stack, -z now and RELRO, no text relocations;
+//   - unwind information (.eh_frame) for every function, the entries and the guard included;
+//   - in the archive, one object per export and its _chk form (memcpy.o, memmove.o, memset.o),
+//     the guard in guard.o and each routine in its own: a program that defines memcpy itself
+//     links memmove from the archive without a duplicate definition.
 #pragma once
 
 #include <functional>
@@ -79,6 +83,12 @@ struct LibraryResult {
   std::vector<std::string> routines;  ///< "memcpy=<routine name>" per tuned operation
   std::string guard_signature;        ///< the CPU signature the guard accepts
 };
+
+/// Whether `signature` is a CPU signature a guard can check (LibraryOptions::guard_signature:
+/// "VENDOR-FAMILY-MODEL:features", as `autotune --show` prints this_cpu.signature, with features
+/// copysynth knows and a family and model CPUID can encode). Error kInvalidArgument says what is
+/// wrong; write_tuned_library() gives the same error, after loading the wisdom.
+Status check_guard_signature(const std::string& signature);
 
 /// Writes libcopysynth-tuned.so.1 (and the link libcopysynth-tuned.so to it),
 /// libcopysynth-tuned.a, copysynth-tuned.h, README and the sources (src/: the .S files

@@ -672,6 +672,15 @@ TEST_CASE("profile workload: the program's lengths weigh the distribution, its w
   CHECK(std::find(sizes.begin(), sizes.end(), std::vector<std::uint32_t>{24, 5000}) != sizes.end());
   CHECK(std::find(sizes.begin(), sizes.end(), std::vector<std::uint32_t>{24, 24}) != sizes.end());
   CHECK(w->note.find("4 memcpy calls, 4 of them in 2 windows") != std::string::npos);
+  // Four calls are few: the note says a tuning for them says little about the program.
+  CHECK(w->note.find("only 4 calls: a tuning for so few says little") != std::string::npos);
+  {
+    Profile many = p;
+    many.records[0].ops[profile_index(Operation::kMemcpy)].calls = kFewProfileCalls;
+    auto m = profile_workload(many, Operation::kMemcpy, "profile:tiny.prof");
+    REQUIRE(m.ok());
+    CHECK(m->note.find("only ") == std::string::npos);
+  }
   // The replay strings whole windows together: every call at its recorded page offsets, every
   // 5000 preceded by a 24 (its window's first call), about 3 of 4 calls of 24 bytes.
   const auto calls = replay_calls(*w, 1000, 7);

@@ -73,9 +73,15 @@ int fail_or_usage(const copysynth::Error& e);
 /// (2), as a wisdom file --from cannot read does; a name that names nothing, a program the profile
 /// has no record of (or an empty NAME), an operation the profile lacks or --cold with points is a
 /// bad command line (1).
+/// A profile's workloads are named with the file's absolute path (absolute_workload_name), the
+/// name the wisdom keeps.
 /// Returns 0, or the exit status of the error it printed.
 int make_workloads(const std::string& name, const std::vector<copysynth::Operation>& ops, bool cold,
                    std::vector<copysynth::Workload>& out);
+
+/// "profile:FILE[,program=NAME]" with FILE made absolute against the current directory (not
+/// resolving links); any other name, or one parse_profile_spec refuses, as it is.
+std::string absolute_workload_name(const std::string& name);
 
 /// A directory of its own under $TMPDIR (or /tmp), removed with everything in it when this
 /// object goes, or by a later autotune when this one could not (copysynth::ScratchDir).

@@ -81,6 +81,9 @@ int run_from(const Options& o) {
         wcold = true;
       }
       if (wname.empty()) wname = "seeds";
+      // --patch-table times the seeds' matrix whatever the entry was tuned on: its workload is not
+      // made (a profile-tuned entry needs no profile for it).
+      if (o.patch_table) wname = "seeds", wcold = false;
       if (wcold && (wname == "seeds" || wname == "misaligned"))
         return usage_error("--cold applies to size-distribution workloads; the " + std::string(name_of(entries[i]->operation)) +
                            " entry's workload is the " + wname + " points, timed hot (add --workload MemcpyGoogleA, "
@@ -88,7 +91,10 @@ int run_from(const Options& o) {
       names[i] = {wname, wcold};
       const std::string op(name_of(entries[i]->operation));
       const std::string tuned_for = entries[i]->workload.empty() ? "seeds" : entries[i]->workload;
-      if (o.report && wname.rfind("profile:", 0) == 0 && tuned_for != wname + (wcold ? " (cold)" : ""))
+      // Compared with the profile's path made absolute on both sides (wisdom before this
+      // copysynth kept the path as given).
+      if (o.report && wname.rfind("profile:", 0) == 0 &&
+          absolute_workload_name(tuned_for) != absolute_workload_name(wname) + (wcold ? " (cold)" : ""))
         profile_note[i] = "  note    this " + op + " was tuned for " + tuned_for +
                           ", not for these calls; to tune for them: autotune --op " + op + " --workload " + wname +
                           (wcold ? " --cold" : "") + " --emit FILE, then let the program judge it (docs/profile-guided.md)\n";

@@ -398,6 +398,12 @@ Result<Workload> profile_workload(const Profile& profile, Operation op, const st
            std::to_string(in_windows) + " of them in " + std::to_string(windows.size()) +
            (windows.size() == 1 ? " window" : " windows") +
            (left_out ? "; " + std::to_string(left_out) + " calls above 16 MiB left out of the replay" : "");
+  // A search tunes for these calls alone: a handful of them is a poor guide to the program (the
+  // profile-guided loop's script, docs/profile-guided.md, tunes an operation from 1000 calls on).
+  if (total.calls < kFewProfileCalls)
+    w.note += "; only " + std::to_string(total.calls) + (total.calls == 1 ? " call" : " calls") +
+              ": a tuning for so few says little about the program (record a longer run, or leave this "
+              "operation to glibc)";
   // A command that ran other programs (a shell script, a pyenv shim) leaves their records too:
   // they are tuned for together, as asked, but said, with how to keep one.
   if (const auto programs = profile_programs(profile); programs.size() > 1)

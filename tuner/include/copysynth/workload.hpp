@@ -200,10 +200,16 @@ Result<ProfileSpec> parse_profile_spec(const std::string& spec);
 ///     Every other call copies between separate buffers.
 /// The note (Workload::note, said by the search) counts records, calls and windows; for records
 /// of more than one program it names them (profile_programs: path, records, calls), says they are
-/// tuned for together and how to select one (profile:FILE,program=NAME).
+/// tuned for together and how to select one (profile:FILE,program=NAME); for fewer than
+/// kFewProfileCalls calls of the operation it says that so few say little about the program.
 /// Errors (kInvalidArgument): clear_page (never recorded); no call of the operation in the
 /// profile, naming the operations it has; calls but no window of them (a record cut short).
 Result<Workload> profile_workload(const Profile& profile, Operation op, const std::string& name);
+
+/// Fewer calls than this of an operation in a profile (calls, all records): profile_workload's
+/// note warns that the tuning rests on little (the profile-guided loop's script in
+/// docs/profile-guided.md tunes an operation from 1000 calls on).
+inline constexpr std::uint64_t kFewProfileCalls = 1000;
 
 /// The workloads of `ops` of one profile, in the order of `ops`, each named `name` (" (cold)"
 /// added and Workload::cold set with `cold`): profile_workload of each, but every operation the

@@ -4,7 +4,7 @@
 # memmove and fill on the seeds' workload twice (the second run checks that tuning is
 # reproducible), then compares the tuned routines with every peer (glibc, rep movsb, plain AVX2
 # loops, AOCL-LibMem, DPDK rte_memcpy) on the seeds' matrix, the misaligned-destination matrix,
-# the copy being used (64 KiB-64 MiB: alone, read back, source overwritten; warm and cold) and
+# the copy being used (32 KiB-64 MiB: alone, read back, source overwritten; warm and cold) and
 # the eight production size distributions (throughput and read back), in one process,
 # interleaved — in several processes, because one process's address-space layout can move a
 # point by 10-30% (for glibc too).

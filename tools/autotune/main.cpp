@@ -228,7 +228,7 @@ int run_main(int argc, char** argv) {
   app.add_flag("--report", o.report,
                "With --from: compare the routine with every peer (glibc, rep movsb, plain AVX2 loops, DPDK "
                "rte_memcpy and AMD AOCL-LibMem where built) on the seeds' matrix, the misaligned-destination matrix "
-               "(4 KiB-512 KiB, dst offsets 1, 4, 15, 33 past src, 4K-aliasing, and 4, 33 with src 2048 past), the copy being used (64 KiB-64 MiB: alone, read "
+               "(4 KiB-512 KiB, dst offsets 1, 4, 15, 33 past src, 4K-aliasing, and 4, 33 with src 2048 past), the copy being used (32 KiB-64 MiB: alone, read "
                "back, source overwritten; warm and cold cache) and the eight production distributions "
                "(throughput and read back; then cold, throughput, as a check), all in this process, interleaved; "
                "print the tables, the read bandwidth and which performance targets are met. With a distribution "

@@ -114,11 +114,11 @@ ReportTable report_distributions(const Routine& tuned, const std::vector<std::st
 /// last bytes: timing.hpp, replay(); from cold lines every routine would wait as long on memory). A point workload in `ws` is skipped.
 ReportTable report_replays(const Routine& tuned, const std::vector<Workload>& ws, const ReportOptions& opt);
 
-/// The lengths of the use table (bytes): 64 KiB, 256 KiB, 1 MiB, 4 MiB, 16 MiB, 64 MiB.
+/// The lengths of the use table (bytes): 32 KiB, 64 KiB, 256 KiB, 1 MiB, 4 MiB, 16 MiB, 64 MiB.
 const std::vector<std::uint64_t>& use_sizes();
 
-/// The copy being used: `tuned` and every peer at each of use_sizes() plus one page
-/// (timed_length(), tuner.hpp: inside the band each size begins, as the search times its
+/// The copy being used: `tuned` and every peer at each of use_sizes(), from 64 KiB on plus one
+/// page (timed_length(), tuner.hpp: inside the band each size begins, as the search times its
 /// thresholds; src and dst 64-aligned),
 /// for each use (timing.hpp, Use: the copy alone, then read, then its source overwritten; fill:
 /// alone and read) and each cache state (warm, cold), every routine interleaved with a reset of

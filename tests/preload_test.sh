@@ -541,6 +541,17 @@ else
     bash -c "'$pcheck' '$tmp/full_after.prof' | grep -q '^records=1$'"
   umount "$tmp/full"
 fi
+# A file size limit (`ulimit -f`, RLIMIT_FSIZE) that the record would pass: SIGXFSZ killed the
+# program (its default action; xz catches it, profile_probe does not) with the first 4 KiB of the
+# record left in the file; now the write fails with EFBIG, the part written is cut off again, and
+# the program ends with its own status. profile_probe's record is about 40 KB.
+: >"$tmp/fsize.prof"
+(ulimit -f 4 && env LD_PRELOAD="$preload" COPYSYNTH_WISDOM="$wisdom" COPYSYNTH_PROFILE="$tmp/fsize.prof" \
+  ${asan_env[@]+"${asan_env[@]}"} "$pprobe" --no-fork --status 3 >/dev/null 2>"$tmp/fsize.err")
+rc=$?
+check "a record past the file size limit (ulimit -f 4): the program keeps its exit status, no SIGXFSZ (rc=$rc, want 3)" test $rc -eq 3
+check "... none of the record left in the file ($(stat -c %s "$tmp/fsize.prof") bytes), and a line says it is lost" \
+  bash -c "test \$(stat -c %s '$tmp/fsize.prof') -eq 0 && grep -q 'the profile record could not be written' '$tmp/fsize.err'"
 }
 
 # Recording under the ASan-built shim with GCC 14's runtime (the Debian 13 root) died at start-up

@@ -219,23 +219,33 @@ const char* env(const char* name) { return secure_getenv(name); }
 
 std::size_t write_all(int fd, const char* p, std::size_t n) noexcept {
   const int saved = errno;
-  sigset_t pipe_set, old;
-  sigemptyset(&pipe_set);
-  sigaddset(&pipe_set, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+  // SIGPIPE (a pipe whose reader left: EPIPE) and SIGXFSZ (the file size limit, RLIMIT_FSIZE or
+  // `ulimit -f`: EFBIG) would end the program; blocked, the write fails with the errno instead.
+  sigset_t set, old;
+  sigemptyset(&set);
+  sigaddset(&set, SIGPIPE);
+  sigaddset(&set, SIGXFSZ);
+  pthread_sigmask(SIG_BLOCK, &set, &old);
   sigset_t pending;
   sigpending(&pending);
-  const bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  const bool pipe_was_pending = sigismember(&pending, SIGPIPE) == 1;
+  const bool fsize_was_pending = sigismember(&pending, SIGXFSZ) == 1;
   std::size_t off = 0;
   while (off < n) {
     const ssize_t k = ::write(fd, p + off, n - off);
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) {
-      // EPIPE raised a SIGPIPE for this thread, now pending: taken here, unless one was pending
-      // before (the program's own, delivered when the mask is restored).
-      if (k < 0 && errno == EPIPE && !was_pending) {
+      // The failed write raised its signal for this thread, now pending: taken here, unless one
+      // was pending before (the program's own, delivered when the mask is restored).
+      const int sig = k < 0 && errno == EPIPE && !pipe_was_pending    ? SIGPIPE
+                      : k < 0 && errno == EFBIG && !fsize_was_pending ? SIGXFSZ
+                                                                      : 0;
+      if (sig) {
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
         const timespec zero{};
-        sigtimedwait(&pipe_set, nullptr, &zero);
+        sigtimedwait(&one, nullptr, &zero);
       }
       break;
     }

@@ -15,9 +15,10 @@ namespace copysynth::preload {
 const char* env(const char* name);
 
 /// Writes `n` bytes at `p` to `fd`, retrying partial writes and EINTR; returns how many were
-/// written. SIGPIPE is blocked meanwhile and a SIGPIPE the write raised is consumed (not one the
-/// program had pending): a report to a pipe or FIFO whose reader has gone must not kill the
-/// program (at exit, before the C library flushes its stdout). Async-signal-safe.
+/// written. SIGPIPE and SIGXFSZ are blocked meanwhile and the one the write raised is consumed
+/// (not one the program had pending): a report to a pipe or FIFO whose reader has gone, or a
+/// profile record past the file size limit (`ulimit -f`), must not kill the program (at exit,
+/// before the C library flushes its stdout). Async-signal-safe.
 std::size_t write_all(int fd, const char* p, std::size_t n) noexcept;
 
 /// write_all of `line` and a newline (errors are ignored).

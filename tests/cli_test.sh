@@ -552,6 +552,17 @@ check "--from with --budget refused (rc=$rc)" test $rc -eq 1
 check "--merge without --emit refused (rc=$rc)" test $rc -eq 1
 "$at" --merge "$tmp/best.json" --emit "$tmp/x.json" --op fill >/dev/null 2>&1; rc=$?
 check "--merge with --op refused (rc=$rc)" test $rc -eq 1
+# --merge takes the files right after it: given none before the next option, or files after
+# another option's value, the message says so (CLI11 said "--merge requires --emit" for the first).
+"$at" --merge --emit "$tmp/x.json" "$tmp/best.json" >/dev/null 2>"$tmp/morder1"; rc=$?
+check "--merge --emit OUT FILE: exit 1, says --merge takes its files right after it (rc=$rc)" \
+  bash -c "test $rc -eq 1 && grep -q 'merge was given no file.*right after it' '$tmp/morder1' && test ! -e '$tmp/x.json'"
+"$at" --emit "$tmp/x.json" "$tmp/best.json" --merge "$tmp/best.json" >/dev/null 2>"$tmp/morder2"; rc=$?
+check "--emit OUT FILE --merge FILE: exit 1, the same advice (rc=$rc)" \
+  bash -c "test $rc -eq 1 && grep -q 'not expected.*right after it' '$tmp/morder2' && test ! -e '$tmp/x.json'"
+"$at" --show "$tmp/best.json" --show "$tmp/best.json" >/dev/null 2>"$tmp/show2"; rc=$?
+check "--show A --show B: exit 1, says --show takes one file (rc=$rc)" \
+  bash -c "test $rc -eq 1 && grep -q 'show takes one file' '$tmp/show2'"
 "$at" --show "$tmp/best.json" --emit "$tmp/x.json" >/dev/null 2>&1; rc=$?
 check "--show with --emit refused (rc=$rc)" test $rc -eq 1
 

@@ -415,9 +415,27 @@ int run_main(int argc, char** argv) {
     for (const char* name : kNamed)
       if (a == std::string(name) + "=") return usage_error(a + " was given an empty value (an unset shell variable?)");
   }
+  // --merge takes the files that follow it, up to the next option: `--merge --emit OUT A B` gave
+  // it none, which CLI11 reported as "--merge requires --emit", and `--emit OUT A --merge B` left
+  // A unexpected.
+  const std::string merge_order = "--merge takes the wisdom files right after it, before any other option: "
+                                  "autotune --merge A.json B.json --emit OUT.json";
+  bool merging = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--") break;
+    if (a == "--merge" && (i + 1 == argc || std::string(argv[i + 1]).rfind("-", 0) == 0))
+      return usage_error("--merge was given no file (a file whose name starts with '-': give it as ./NAME); " +
+                         merge_order);
+    merging |= a == "--merge" || a.rfind("--merge=", 0) == 0;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    const std::string what = e.what();
+    if (merging && what.rfind("The following argument", 0) == 0) return usage_error(what + "; " + merge_order);
+    if (e.get_name() == "ArgumentMismatch" && what.rfind("--show:", 0) == 0)
+      return usage_error("--show takes one file; run autotune --show once for each");
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 1;
   }

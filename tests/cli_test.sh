@@ -45,6 +45,14 @@ cp "$(dirname "$0")/../data/size-distributions/MemcpyGoogleQ.csv" "$tmp/mydist.c
 "$at" --quick --budget 1 --workload "$tmp/mydist.csv" --min-speedup 100 --emit "$tmp/never.json" >/dev/null 2>"$tmp/ms_csv"; rc=$?
 check "--min-speedup 100 on a .csv workload: the second process measures it (rc=$rc)" bash -c "test $rc -eq 0 && \
   grep -qE 'memcpy winner is [0-9.]+x .* \([0-9.]+x in a second process\), below 100.000x: not written' '$tmp/ms_csv'"
+# A .csv workload named relative to the current directory: the wisdom keeps the file's absolute
+# path, and --from in another directory measures on it again (by its stem it looked for a shipped
+# distribution of that name, and failed in every directory).
+(cd "$tmp" && "$at" -q --quick --budget 1 --op fill --workload ./mydist.csv --keep-slower --emit csvw.json >/dev/null 2>&1)
+check "--workload ./FILE.csv: the wisdom keeps its absolute path" grep -q "\"workload\": \"$tmp/mydist.csv\"" "$tmp/csvw.json"
+(cd / && "$at" -q --from "$tmp/csvw.json" >"$tmp/csvw.out" 2>"$tmp/csvw.err"); rc=$?
+check "... --from it in another directory measures the same distribution (rc=$rc)" \
+  bash -c "test $rc -eq 0 && grep -qE '^mydist +[0-9]+ ' '$tmp/csvw.out'"
 # ... in TMPDIR: where none can be made there, the winner is refused and the message says why.
 TMPDIR="$tmp/missing" "$at" --quick --budget 1 --op clear_page --min-speedup 100 --emit "$tmp/never.json" >/dev/null 2>"$tmp/ms_err3"; rc=$?
 check "--min-speedup 100, TMPDIR missing: refused, saying why (rc=$rc)" bash -c "test $rc -eq 0 && grep -q \

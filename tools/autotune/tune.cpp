@@ -117,7 +117,16 @@ int run_tune(const Options& o) {
     if (o.ops.size() > 1) std::cout << (op == o.ops.front() ? "" : "\n") << "== " << name_of(op) << " ==\n";
     std::cout << format_table(r.points, op) << std::flush;
     double g = geomean_speedup(r.points);
-    WisdomEntry entry = wisdom_entry(r, workload.name);
+    // A distribution read from a file is shown by the file's stem, but the wisdom keeps its
+    // absolute path, so that `--from` finds it again (by the stem alone it looked for a shipped
+    // distribution of that name, in any directory); a profile's name is already absolute.
+    std::string entry_workload = workload.name;
+    if (workload.recorded.empty() && workload.is_distribution() && names_distribution_file(o.workload_name)) {
+      std::error_code ec;
+      const std::filesystem::path abs = std::filesystem::absolute(o.workload_name, ec);
+      if (!ec) entry_workload = abs.lexically_normal().string() + (workload.cold ? " (cold)" : "");
+    }
+    WisdomEntry entry = wisdom_entry(r, entry_workload);
     if (!(g >= o.min_speedup) && o.isa == "host" && !o.keep_slower) {  // (a NaN ratio too)
       // Never write a routine clearly slower than the one programs already have on the workload
       // it was tuned for (a search cut short by its budget can end so: a --quick search of a

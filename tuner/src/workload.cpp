@@ -313,7 +313,7 @@ Result<ProfileSpec> parse_profile_spec(const std::string& spec) {
     if (!file.empty() && selector_like && std::filesystem::is_regular_file(file, ec))
       return make_error(ErrorCode::kInvalidArgument,
                         "--workload profile:" + spec + ": " + file + " is a file, and what follows it (" +
-                            quoted_bytes(spec.substr(comma)) + ") is not the one selector a profile takes, once: " +
+                            quoted_bytes(tail) + ") is not the one selector a profile takes, once: " +
                             "profile:" + file + ",program=NAME");
   }
   return out;
@@ -386,13 +386,13 @@ Result<Workload> profile_workload(const Profile& profile, Operation op, const st
   // call made by another thread while a record is written (the counts are summed before the
   // windows are read), or an edited record, can hold a window's length in no bucket (a length
   // past the last bucket overran the buffers). Those lengths weigh nothing.
-  std::uint64_t longest = 0;
-  for (const auto& win : windows)
+  std::uint64_t longest = 0, in_windows = 0;
+  for (const auto& win : windows) {
+    in_windows += win.size();
     for (const Call& c : win) longest = std::max<std::uint64_t>(longest, c.size);
+  }
   if (longest + 1 > d.p.size()) d.p.resize(longest + 1, 0.0);
   w.name = name;
-  std::uint64_t in_windows = 0;
-  for (const auto& win : windows) in_windows += win.size();
   w.note = std::to_string(profile.records.size()) + " record" + (profile.records.size() == 1 ? "" : "s") + ", " +
            std::to_string(total.calls) + " " + std::string(k == 2 ? "memset" : name_of(op)) + " calls, " +
            std::to_string(in_windows) + " of them in " + std::to_string(windows.size()) +

@@ -49,7 +49,7 @@ check "--min-speedup 100 on a .csv workload: the second process measures it (rc=
 # path, and --from in another directory measures on it again (by its stem it looked for a shipped
 # distribution of that name, and failed in every directory).
 (cd "$tmp" && "$at" -q --quick --budget 1 --op fill --workload ./mydist.csv --keep-slower --emit csvw.json >/dev/null 2>&1)
-check "--workload ./FILE.csv: the wisdom keeps its absolute path" grep -q "\"workload\": \"$tmp/mydist.csv\"" "$tmp/csvw.json"
+check "--workload ./FILE.csv: the wisdom keeps its absolute path" grep -q "\"workload\": \"$(cd "$tmp" && pwd -P)/mydist.csv\"" "$tmp/csvw.json"
 (cd / && "$at" -q --from "$tmp/csvw.json" >"$tmp/csvw.out" 2>"$tmp/csvw.err"); rc=$?
 check "... --from it in another directory measures the same distribution (rc=$rc)" \
   bash -c "test $rc -eq 0 && grep -qE '^mydist +[0-9]+ ' '$tmp/csvw.out'"
@@ -568,6 +568,13 @@ check "--merge --emit OUT FILE: exit 1, says --merge takes its files right after
 "$at" --emit "$tmp/x.json" "$tmp/best.json" --merge "$tmp/best.json" >/dev/null 2>"$tmp/morder2"; rc=$?
 check "--emit OUT FILE --merge FILE: exit 1, the same advice (rc=$rc)" \
   bash -c "test $rc -eq 1 && grep -q 'not expected.*right after it' '$tmp/morder2' && test ! -e '$tmp/x.json'"
+# An option where a value should be: CLI11 took it as the value (--emit-lib --quiet made a
+# directory named --quiet).
+(cd "$tmp" && "$at" --from "$tmp/best.json" --emit-lib --quiet >/dev/null 2>"$tmp/optval"); rc=$?
+check "--emit-lib --quiet: exit 1, says the next argument is an option, no directory --quiet (rc=$rc)" \
+  bash -c "test $rc -eq 1 && grep -q 'emit-lib was given no value: the next argument, --quiet, is an option' '$tmp/optval' && ! test -e '$tmp/--quiet'"
+"$at" --show >/dev/null 2>"$tmp/show0"; rc=$?
+check "--show without a file: exit 1, says the file is missing (rc=$rc)" bash -c "test $rc -eq 1 && grep -q 'required FILE missing' '$tmp/show0'"
 "$at" --show "$tmp/best.json" --show "$tmp/best.json" >/dev/null 2>"$tmp/show2"; rc=$?
 check "--show A --show B: exit 1, says --show takes one file (rc=$rc)" \
   bash -c "test $rc -eq 1 && grep -q 'show takes one file' '$tmp/show2'"

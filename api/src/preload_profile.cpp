@@ -542,7 +542,7 @@ void write_record(const char* reason) {
     // no size to go back to, and nothing is cut.
     struct stat before, after;
     const bool sized = ::fstat(fd, &before) == 0 && S_ISREG(before.st_mode);
-    const std::size_t wrote = write_all(fd, text, n);  // SIGPIPE blocked: a FIFO whose reader left
+    const std::size_t wrote = write_all(fd, text, n);  // SIGPIPE, SIGXFSZ blocked: a FIFO whose reader left, ulimit -f
     stored = wrote == n;
     if (!stored && sized && ::fstat(fd, &after) == 0 &&
         after.st_size == before.st_size + static_cast<off_t>(wrote)) {
@@ -554,7 +554,7 @@ void write_record(const char* reason) {
     // One line on stderr (async-signal-safe: a constant string): a full disk, /dev/full, a file
     // the program closed and that cannot be opened again.
     static const char kLost[] = "copysynth-preload: the profile record could not be written (COPYSYNTH_PROFILE); it is lost\n";
-    [[maybe_unused]] const ssize_t k = ::write(2, kLost, sizeof kLost - 1);
+    write_all(2, kLost, sizeof kLost - 1);  // stderr past `ulimit -f`, or a pipe nobody reads
   }
   ::munmap(mem, total);
 }

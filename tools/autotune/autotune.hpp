@@ -79,10 +79,6 @@ int fail_or_usage(const copysynth::Error& e);
 int make_workloads(const std::string& name, const std::vector<copysynth::Operation>& ops, bool cold,
                    std::vector<copysynth::Workload>& out);
 
-/// "profile:FILE[,program=NAME]" with FILE made absolute against the current directory (not
-/// resolving links); any other name, or one parse_profile_spec refuses, as it is.
-std::string absolute_workload_name(const std::string& name);
-
 /// A directory of its own under $TMPDIR (or /tmp), removed with everything in it when this
 /// object goes, or by a later autotune when this one could not (copysynth::ScratchDir).
 using TempDir = copysynth::ScratchDir;

@@ -35,16 +35,6 @@ int fail_or_usage(const copysynth::Error& e) {
   return e.code == copysynth::ErrorCode::kInvalidArgument ? usage_error(e.message) : fail(e);
 }
 
-std::string absolute_workload_name(const std::string& name) {
-  if (name.rfind("profile:", 0) != 0 || name.size() <= 8) return name;
-  auto spec = copysynth::parse_profile_spec(name.substr(8));
-  if (!spec) return name;
-  std::error_code ec;
-  const std::filesystem::path abs = std::filesystem::absolute(spec->path, ec);
-  if (ec) return name;
-  return "profile:" + abs.lexically_normal().string() + (spec->program ? ",program=" + *spec->program : "");
-}
-
 int make_workloads(const std::string& given, const std::vector<copysynth::Operation>& ops, bool cold,
                    std::vector<copysynth::Workload>& out) {
   out.clear();
@@ -53,7 +43,7 @@ int make_workloads(const std::string& given, const std::vector<copysynth::Operat
     if (!spec) return fail_or_usage(spec.error());
     // The workload's name goes into the wisdom ("workload"): with the file's absolute path, so
     // that `--from` in another directory finds the profile again.
-    const std::string name = absolute_workload_name(given);
+    const std::string name = copysynth::absolute_workload_name(given);
     auto p = copysynth::load_profile(spec->path);
     if (!p) return fail(p.error());  // the input file is bad, not the command line
     if (spec->program) {  // a program the file has no record of: the command line names it

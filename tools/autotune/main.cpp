@@ -387,7 +387,7 @@ int run_main(int argc, char** argv) {
   app.get_option("--lib-guard")->needs("--emit-lib");
   app.get_option("--emit-lib")->excludes("--report")->excludes("--patch-table")->excludes("--emit")
       ->excludes("--emit-asm")->excludes("--isa")->excludes("--workload")->excludes("--cold");
-  app.get_option("--patch-table")->excludes("--report");
+  app.get_option("--patch-table")->excludes("--report")->excludes("--workload")->excludes("--cold");  // the seeds matrix
   for (const char* a : {"--runs", "--app-with", "--shim", "--app-output"}) app.get_option(a)->needs("--app");
   app.get_option("--app")->excludes("--report")->excludes("--patch-table")->excludes("--emit-asm")
       ->excludes("--emit-lib");
@@ -412,8 +412,14 @@ int run_main(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--") break;
     if (a == "--merge=" || a == "--app=" || a == "--name=") return usage_error(a + " was given an empty value (an unset shell variable?)");
-    for (const char* name : kNamed)
+    for (const char* name : kNamed) {
       if (a == std::string(name) + "=") return usage_error(a + " was given an empty value (an unset shell variable?)");
+      // CLI11 takes the next argument as the value even where it is an option (`--emit-lib
+      // --quiet` made a directory named --quiet).
+      if (a == name && i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) == 0)
+        return usage_error(a + " was given no value: the next argument, " + argv[i + 1] +
+                           ", is an option (a file whose name starts with '-': give it as ./NAME)");
+    }
   }
   // --merge takes the files that follow it, up to the next option: `--merge --emit OUT A B` gave
   // it none, which CLI11 reported as "--merge requires --emit", and `--emit OUT A --merge B` left
@@ -434,7 +440,7 @@ int run_main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const std::string what = e.what();
     if (merging && what.rfind("The following argument", 0) == 0) return usage_error(what + "; " + merge_order);
-    if (e.get_name() == "ArgumentMismatch" && what.rfind("--show:", 0) == 0)
+    if (e.get_name() == "ArgumentMismatch" && what.rfind("--show:", 0) == 0 && what.find("At Most") != std::string::npos)
       return usage_error("--show takes one file; run autotune --show once for each");
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 1;

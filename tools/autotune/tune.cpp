@@ -117,16 +117,9 @@ int run_tune(const Options& o) {
     if (o.ops.size() > 1) std::cout << (op == o.ops.front() ? "" : "\n") << "== " << name_of(op) << " ==\n";
     std::cout << format_table(r.points, op) << std::flush;
     double g = geomean_speedup(r.points);
-    // A distribution read from a file is shown by the file's stem, but the wisdom keeps its
-    // absolute path, so that `--from` finds it again (by the stem alone it looked for a shipped
-    // distribution of that name, in any directory); a profile's name is already absolute.
-    std::string entry_workload = workload.name;
-    if (workload.recorded.empty() && workload.is_distribution() && names_distribution_file(o.workload_name)) {
-      std::error_code ec;
-      const std::filesystem::path abs = std::filesystem::absolute(o.workload_name, ec);
-      if (!ec) entry_workload = abs.lexically_normal().string() + (workload.cold ? " (cold)" : "");
-    }
-    WisdomEntry entry = wisdom_entry(r, entry_workload);
+    // A .csv is shown by its stem, but the wisdom keeps the file's absolute path, so that
+    // `--from` in any directory finds it again; a profile's likewise.
+    WisdomEntry entry = wisdom_entry(r, wisdom_workload_name(o.workload_name, workload));
     if (!(g >= o.min_speedup) && o.isa == "host" && !o.keep_slower) {  // (a NaN ratio too)
       // Never write a routine clearly slower than the one programs already have on the workload
       // it was tuned for (a search cut short by its budget can end so: a --quick search of a
@@ -168,8 +161,8 @@ int run_tune(const Options& o) {
                   << baseline_name(op) << " on this workload" << second << ", below " << format_c("%.3fx", o.min_speedup)
                   << (o.emit_path.empty() && o.app_command.empty() ? ": with --emit it would not be written"
                                                                    : ": not written")
-                  << ", programs keep " << kept << (o.quick ? "; try without --quick" : "")
-                  << " or with a larger --budget\n";
+                  << ", programs keep " << kept << "; try again " << (o.quick ? "without --quick or " : "")
+                  << "with a larger --budget\n";
         continue;
       }
     }
@@ -177,7 +170,7 @@ int run_tune(const Options& o) {
       std::cerr << "autotune: warning: the " << name_of(op) << " winner is " << format_c("%.3fx", g)
                 << " the speed of the " << baseline_name(op) << " on this workload"
                 << (g < o.min_speedup && o.keep_slower ? "; written anyway (--keep-slower)" : "")
-                << (o.quick ? "; try without --quick" : "") << " or with a larger --budget, or keep the system routine\n";
+                << "; try again " << (o.quick ? "without --quick or " : "") << "with a larger --budget, or keep the system routine\n";
     w.entries.push_back(std::move(entry));
   }
   if (w.entries.empty()) {

@@ -148,8 +148,9 @@ void require_bits(std::ostringstream& o, std::uint32_t mask, const char* reg, co
 
 /// The guard, as one GNU as file (guard.S): copysynth_tuned_active, the first call's CPU check
 /// the exported routines call (__copysynth_decide, hidden) and the word that keeps its answer
-/// (__copysynth_cpu_state, hidden). The exported routines are in files of their own
-/// (entry_asm): a program that defines memcpy itself can still take memmove from the archive.
+/// (__copysynth_cpu_state, hidden). Each exported function is in a file of its own (entry_asm):
+/// a program that defines memcpy itself can still take memmove, or __memcpy_chk, from the
+/// archive.
 /// Every function has unwind information (.cfi_*: an .eh_frame entry), so that a debugger, a
 /// profiler's unwinder or backtrace() can walk through it, as through glibc's string functions.
 std::string guard_asm(const GuardSpec& g, const std::string& signature, const std::string& header) {
@@ -247,47 +248,40 @@ std::string guard_asm(const GuardSpec& g, const std::string& signature, const st
   return o.str();
 }
 
-/// The exported routine of `op` (memcpy, memmove or memset) and its _FORTIFY_SOURCE form
-/// (__memcpy_chk, ...), as one GNU as file (memcpy.S, ...): a load of the guard's answer, a
-/// compare and a direct jump to the routine it chose.
-std::string entry_asm(Operation op, const std::string& header) {
+/// One exported function of `op` as one GNU as file: the routine itself (memcpy.S, memmove.S,
+/// memset.S), or with `chk` its _FORTIFY_SOURCE form (memcpy_chk.S: __memcpy_chk, ...). Each is
+/// a load of the guard's answer, a compare and a direct jump to the routine it chose; the _chk
+/// form checks dstlen first and has the same dispatch of its own, so that each object defines
+/// one symbol and a program that defines memcpy itself can still call __memcpy_chk from the
+/// archive (_FORTIFY_SOURCE).
+std::string entry_asm(Operation op, bool chk, const std::string& header) {
   const std::string c = libc_name(op);
   const std::string tuned = "__copysynth_tuned_" + c, base = "__copysynth_baseline_" + c;
+  const std::string sym = chk ? "__" + c + "_chk" : c;
   std::ostringstream o;
-  o << "/* copysynth-tuned: the exported " << c << " and __" << c << "_chk (the guard is in guard.S).\n"
+  o << "/* copysynth-tuned: the exported " << sym << " (the guard is in guard.S).\n"
     << comment_safe(header) << "*/\n\n"
     << "\t.text\n"
-    << "\t.hidden " << tuned << ", " << base << ", __copysynth_decide, __copysynth_cpu_state\n";
-  o << "\t.p2align 4\n"
-    << "\t.globl " << c << "\n"
-    << "\t.type " << c << ", @function\n"
-    << c << ":\n"
+    << "\t.hidden " << tuned << ", " << base << ", __copysynth_decide, __copysynth_cpu_state\n"
+    << "\t.p2align 4\n"
+    << "\t.globl " << sym << "\n"
+    << "\t.type " << sym << ", @function\n"
+    << sym << ":\n"
     << "\t.cfi_startproc\n"
-    << "\tendbr64\n"
-    << ".L" << c << ":\n"
+    << "\tendbr64\n";
+  // __*_chk(dst, src|c, n, dstlen): dstlen < n is an overflow (glibc's debug/memcpy_chk.c).
+  if (chk) o << "\tcmpq %rdx, %rcx\t/* dstlen < n: *** buffer overflow detected *** */\n\tjb .Lfail\n";
+  o << ".Ldispatch:\n"
     << "\tmovl __copysynth_cpu_state(%rip), %eax\n"
     << "\tcmpl $2, %eax\n"
     << "\tje " << tuned << "\t/* the CPU tuned for */\n"
     << "\tcmpl $1, %eax\n"
     << "\tje " << base << "\t/* another CPU: the built-in routine */\n"
     << "\tcall __copysynth_decide\t/* the first call: check the CPU */\n"
-    << "\tjmp .L" << c << "\n"
-    << "\t.cfi_endproc\n"
-    << "\t.size " << c << ", .-" << c << "\n\n";
-  // __*_chk(dst, src|c, n, dstlen): dstlen < n is an overflow (glibc's debug/memcpy_chk.c).
-  const std::string chk = "__" + c + "_chk";
-  o << "\t.p2align 4\n"
-    << "\t.globl " << chk << "\n"
-    << "\t.type " << chk << ", @function\n"
-    << chk << ":\n"
-    << "\t.cfi_startproc\n"
-    << "\tendbr64\n"
-    << "\tcmpq %rdx, %rcx\t/* dstlen < n: *** buffer overflow detected *** */\n"
-    << "\tjb 1f\n"
-    << "\tjmp .L" << c << "\n"
-    << "1:\tjmp __chk_fail@PLT\n"
-    << "\t.cfi_endproc\n"
-    << "\t.size " << chk << ", .-" << chk << "\n"
+    << "\tjmp .Ldispatch\n";
+  if (chk) o << ".Lfail:\n\tjmp __chk_fail@PLT\n";
+  o << "\t.cfi_endproc\n"
+    << "\t.size " << sym << ", .-" << sym << "\n"
     << cet_property_note();
   return o.str();
 }
@@ -477,7 +471,7 @@ namespace {
 /// The output directory of write_tuned_library may be new, empty, or one an earlier run wrote:
 /// the two libraries, README (a regular file whose first line is "libcopysynth-tuned:") and src/
 /// holding only the sources it writes (copysynth_{tuned,baseline}_{memcpy,memmove,memset}.S,
-/// guard.S, {memcpy,memmove,memset}.S, libcopysynth-tuned.map); the wisdom file read (`wisdom_path`) may be there too.
+/// guard.S, {memcpy,memmove,memset}{,_chk}.S, libcopysynth-tuned.map); the wisdom file read (`wisdom_path`) may be there too.
 /// Anything else is the user's: since src/ and README are replaced, such a directory
 /// (`--emit-lib .` in a project's root) is refused before any work, naming the first entry that
 /// is not ours. Nothing is opened but regular files (a FIFO named README would block the open).
@@ -514,7 +508,7 @@ Status check_library_dir(const std::string& dir, const std::string& wisdom_path)
   const auto source_of_ours = [](const std::string& f) {
     if (f == "guard.S" || f == "libcopysynth-tuned.map") return true;
     for (const char* op : {"memcpy", "memmove", "memset"})
-      if (f == std::string(op) + ".S") return true;
+      if (f == std::string(op) + ".S" || f == std::string(op) + "_chk.S") return true;
     for (const char* kind : {"tuned", "baseline"})
       for (const char* op : {"memcpy", "memmove", "memset"})
         if (f == std::string("copysynth_") + kind + "_" + op + ".S") return true;
@@ -766,11 +760,12 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
   }
   COPYSYNTH_TRY(write_whole(scratch / "src" / "guard.S", guard_asm(*spec, guard, header_lines), opt.dir));
   sources.push_back("guard.S");
-  for (Operation op : ops) {
-    const std::string name = std::string(libc_name(op)) + ".S";
-    COPYSYNTH_TRY(write_whole(scratch / "src" / name, entry_asm(op, header_lines), opt.dir));
-    sources.push_back(name);
-  }
+  for (Operation op : ops)
+    for (bool chk : {false, true}) {
+      const std::string name = std::string(libc_name(op)) + (chk ? "_chk.S" : ".S");
+      COPYSYNTH_TRY(write_whole(scratch / "src" / name, entry_asm(op, chk, header_lines), opt.dir));
+      sources.push_back(name);
+    }
   std::vector<std::string> exported;
   for (Operation op : ops) {
     exported.push_back(libc_name(op));

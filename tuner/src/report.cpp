@@ -283,7 +283,7 @@ ReportTable report_uses(const Routine& tuned, const ReportOptions& opt) {
   for (std::uint64_t n : use_sizes())
     for (Use u : uses)
       for (CacheState st : {CacheState::kWarm, CacheState::kCold}) {
-        // One page past the size, as the search times its thresholds (timed_length(): a rep
+        // From 64 KiB on one page past the size, as the search times its thresholds (timed_length(): a rep
         // form with a vector head would otherwise run rep 64 bytes short of a count threshold
         // that its peers, timed at the same length, meet).
         PassCase c{timed_length(n), 0, 0, {}};
@@ -817,7 +817,8 @@ Result<ReportResult> run_report(const Routine& tuned, const Workload& w, const R
     const ReportTable& u = res.uses.emplace(report_uses(tuned, opt));
     out("\nthe copy being used, 32 KiB-64 MiB, GB/s (higher is better; the use's time included: "
         "copy+read loads every line of dst afterwards, copy+write stores to every line of src; "
-        "warm: src just written and dst just read, cold: both flushed):\n" +
+        "warm: src just written and dst just read, cold: both flushed before each batch of at least 4 calls "
+        "and 200 us, so a copy that fits the caches is cold in a batch's first call only):\n" +
         u.format());
   }
   if (!sections.distributions.empty()) {

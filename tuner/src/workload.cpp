@@ -284,6 +284,33 @@ Result<Profile> select_program(const Profile& p, std::string_view name) {
   return out;
 }
 
+std::string absolute_path(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path abs = std::filesystem::absolute(path, ec);
+  if (ec) return path;
+  std::filesystem::path out;
+  for (const auto& part : abs)
+    if (part != ".") out /= part;
+  return out.string();
+}
+
+std::string absolute_workload_name(const std::string& name) {
+  static const std::string cold = " (cold)";
+  if (name.size() > cold.size() && name.compare(name.size() - cold.size(), cold.size(), cold) == 0)
+    return absolute_workload_name(name.substr(0, name.size() - cold.size())) + cold;
+  if (name.rfind("profile:", 0) == 0) {
+    auto spec = parse_profile_spec(name.substr(8));
+    if (!spec) return name;
+    return "profile:" + absolute_path(spec->path) + (spec->program ? std::string(kProgramSelector) + *spec->program : "");
+  }
+  return names_distribution_file(name) ? absolute_path(name) : name;
+}
+
+std::string wisdom_workload_name(const std::string& given, const Workload& w) {
+  if (given.rfind("profile:", 0) != 0 && !names_distribution_file(given)) return w.name;
+  return absolute_workload_name(given) + (w.cold ? " (cold)" : "");
+}
+
 Result<ProfileSpec> parse_profile_spec(const std::string& spec) {
   ProfileSpec out;
   std::error_code ec;
@@ -380,7 +407,10 @@ Result<Workload> profile_workload(const Profile& profile, Operation op, const st
   if (windows.empty())
     return make_error(ErrorCode::kInvalidArgument,
                       profile.path + ": " + std::to_string(total.calls) + " " + std::string(name_of(op)) +
-                          " calls counted but none in a recorded window; record the program again");
+                          " call" + (total.calls == 1 ? "" : "s") + " counted but none in a recorded window: the shim "
+                          "keeps a thread's first 256 calls (of any operation) and then samples one window of 256 "
+                          "every 4096 calls or more, so an operation that starts late and calls little has none; "
+                          "record a longer run of the program, or tune the operations it has windows of");
   // The distribution sizes the replay's buffers (ReplayBuffers): it must reach the longest call
   // replayed. The shim counts every call it samples into a window in the histogram too, but a
   // call made by another thread while a record is written (the counts are summed before the
@@ -394,7 +424,8 @@ Result<Workload> profile_workload(const Profile& profile, Operation op, const st
   if (longest + 1 > d.p.size()) d.p.resize(longest + 1, 0.0);
   w.name = name;
   w.note = std::to_string(profile.records.size()) + " record" + (profile.records.size() == 1 ? "" : "s") + ", " +
-           std::to_string(total.calls) + " " + std::string(k == 2 ? "memset" : name_of(op)) + " calls, " +
+           std::to_string(total.calls) + " " + std::string(k == 2 ? "memset" : name_of(op)) +
+           (total.calls == 1 ? " call, " : " calls, ") +
            std::to_string(in_windows) + " of them in " + std::to_string(windows.size()) +
            (windows.size() == 1 ? " window" : " windows") +
            (left_out ? "; " + std::to_string(left_out) + " calls above 16 MiB left out of the replay" : "");

@@ -34,9 +34,9 @@
 //   - Intel CET: endbr64 at every entry, the IBT/SHSTK property note (linked with
 //     -z cet-report=error), .note.GNU-stack, -z now and RELRO, no text relocations;
 //   - unwind information (.eh_frame) for every function, the entries and the guard included;
-//   - in the archive, one object per export and its _chk form (memcpy.o, memmove.o, memset.o),
-//     the guard in guard.o and each routine in its own: a program that defines memcpy itself
-//     links memmove from the archive without a duplicate definition.
+//   - in the archive, one object per export (memcpy.o, memcpy_chk.o, memmove.o, ...), the guard
+//     in guard.o and each routine in its own: a program that defines memcpy itself links memmove
+//     or __memcpy_chk from the archive without a duplicate definition.
 #pragma once
 
 #include <functional>

@@ -122,7 +122,9 @@ const std::vector<std::uint64_t>& use_sizes();
 /// thresholds; src and dst 64-aligned),
 /// for each use (timing.hpp, Use: the copy alone, then read, then its source overwritten; fill:
 /// alone and read) and each cache state (warm, cold), every routine interleaved with a reset of
-/// the cache state before each batch of at least 4 calls; GB/s of copied bytes (the use's time
+/// the cache state before each batch of at least 4 calls and 200 us (so "cold" is cold for a
+/// batch's first call: a copy that fits the caches runs warm from its second on, and the 32 KiB
+/// rows' cold figures are close to the warm ones); GB/s of copied bytes (the use's time
 /// included), medians over opt.passes. Rows are labelled "1M+4K copy+read warm".
 ReportTable report_uses(const Routine& tuned, const ReportOptions& opt);
 

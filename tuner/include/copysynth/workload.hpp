@@ -230,6 +230,23 @@ Result<std::vector<Workload>> profile_workloads(const Profile& profile, const st
 /// Operations without calls are listed with calls=0 and no table.
 std::string format_profile_summary(const Profile& p);
 
+/// `path` made absolute against the current directory, its "." segments dropped and its ".."
+/// kept (the parent of a symbolic link is not the lexical one); unchanged where the current
+/// directory cannot be read.
+std::string absolute_path(const std::string& path);
+
+/// A workload name with the file it names made absolute (absolute_path): "profile:FILE[,program=
+/// NAME]" (parse_profile_spec) and a .csv path (names_distribution_file); a trailing " (cold)"
+/// kept; any other name, or a profile text parse_profile_spec refuses, as it is.
+std::string absolute_workload_name(const std::string& name);
+
+/// The name under which wisdom keeps workload `w`, made by make_workload() (or autotune's
+/// profile_workloads) from `given`: what makes it again from any directory (`autotune --from`).
+/// A .csv path or profile:FILE by the file's absolute path, " (cold)" appended for a cold one
+/// (Workload::name shows a .csv by its stem, which names no shipped distribution); any other
+/// workload by w.name.
+std::string wisdom_workload_name(const std::string& given, const Workload& w);
+
 /// A workload by name: "seeds", "misaligned", a shipped distribution name, a .csv path, or
 /// "profile:FILE" or "profile:FILE,program=NAME" (parse_profile_spec, load_profile, select_program
 /// with a NAME, then profile_workloads); `cold` selects the cold-cache variant of

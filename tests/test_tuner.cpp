@@ -1002,6 +1002,27 @@ TEST_CASE("profile workload: parse_profile_spec splits FILE,program=NAME unless 
   }
 }
 
+TEST_CASE("workload names in wisdom: a .csv's and a profile's file made absolute, '.' dropped, '..' kept") {
+  const std::string cwd = std::filesystem::current_path().string();
+  CHECK(absolute_path("x/./y.prof") == cwd + "/x/y.prof");
+  CHECK(absolute_path("/a/./b") == "/a/b");
+  CHECK(absolute_path("lnk/../x.prof") == cwd + "/lnk/../x.prof");  // a link's parent is not the lexical one
+  CHECK(absolute_workload_name("profile:./run.prof,program=python3") == "profile:" + cwd + "/run.prof,program=python3");
+  CHECK(absolute_workload_name("profile:run.prof") == "profile:" + cwd + "/run.prof");
+  CHECK(absolute_workload_name("./d/x.csv (cold)") == cwd + "/d/x.csv (cold)");
+  CHECK(absolute_workload_name("MemcpyGoogleA (cold)") == "MemcpyGoogleA (cold)");
+  CHECK(absolute_workload_name("seeds") == "seeds");
+  // The name a tuned entry keeps: the file's absolute path (the workload shows a .csv by its stem).
+  auto a = make_workload("MemcpyGoogleA", Operation::kMemcpy, true);
+  REQUIRE(a.ok());
+  CHECK(wisdom_workload_name("MemcpyGoogleA", *a) == "MemcpyGoogleA (cold)");
+  Workload csv;
+  csv.name = "x";
+  csv.cold = true;
+  CHECK(wisdom_workload_name("sub/x.csv", csv) == cwd + "/sub/x.csv (cold)");
+  CHECK(wisdom_workload_name("profile:p.prof", csv) == "profile:" + cwd + "/p.prof (cold)");
+}
+
 TEST_CASE("profile workload: make_workload reads profile:FILE,program=NAME, and a file name with a comma whole") {
   TempDir dir;
   const Profile two = two_program_profile();

@@ -21,6 +21,7 @@
 #include <string>
 
 #include "copysynth/decide.hpp"
+#include "copysynth/file_io.hpp"
 #include "copysynth/ladders.hpp"
 #include "copysynth/perf_counters.hpp"
 #include "copysynth/plot.hpp"
@@ -1006,6 +1007,8 @@ TEST_CASE("workload names in wisdom: a .csv's and a profile's file made absolute
   const std::string cwd = std::filesystem::current_path().string();
   CHECK(absolute_path("x/./y.prof") == cwd + "/x/y.prof");
   CHECK(absolute_path("/a/./b") == "/a/b");
+  CHECK(absolute_path("/a//b/") == "/a/b");  // repeated slashes dropped, as the shim names its profile
+  CHECK(absolute_path("/") == "/");
   CHECK(absolute_path("lnk/../x.prof") == cwd + "/lnk/../x.prof");  // a link's parent is not the lexical one
   CHECK(absolute_workload_name("profile:./run.prof,program=python3") == "profile:" + cwd + "/run.prof,program=python3");
   CHECK(absolute_workload_name("profile:run.prof") == "profile:" + cwd + "/run.prof");

@@ -24,7 +24,8 @@ std::size_t write_all(int fd, const char* p, std::size_t n) noexcept;
 /// write_all of `line` and a newline (errors are ignored).
 void write_line(int fd, std::string line);
 
-/// `path` resolved against the current directory, "." segments and repeated slashes dropped.
+/// `path` resolved against the current directory, "." segments and repeated slashes dropped
+/// (copysynth::absolute_path, file_io.hpp).
 std::string absolute(const char* path);
 
 /// Whether two paths name one file: the same device and inode where both exist (links, "./" and

@@ -57,6 +57,7 @@
 
 #include "copysynth/copysynth.hpp"
 #include "copysynth/cpu.hpp"
+#include "copysynth/file_io.hpp"
 #include "copysynth/profile.hpp"
 #include "preload_internal.hpp"
 
@@ -650,24 +651,7 @@ std::string json_string(const std::string& s) {
 }  // namespace
 
 /// `path` resolved against the current directory.
-std::string absolute(const char* path) {
-  std::string abs = path;
-  if (abs[0] != '/') {
-    char cwd[PATH_MAX];
-    if (::getcwd(cwd, sizeof cwd)) abs = std::string(cwd) + "/" + abs;
-  }
-  // "." segments and repeated slashes dropped ("./p.prof" and "p.prof" are one name); ".." kept,
-  // as the kernel resolves it after a link.
-  std::string out;
-  for (std::size_t i = 0; i < abs.size();) {
-    const std::size_t j = std::min(abs.find('/', i), abs.size());
-    const std::string part = abs.substr(i, j - i);
-    if (!part.empty() && part != ".") out += "/" + part;
-    i = j + 1;
-  }
-  if (out.empty()) return abs;                    // "/"
-  return abs[0] == '/' ? out : out.substr(1);     // relative only when getcwd failed
-}
+std::string absolute(const char* path) { return copysynth::absolute_path(path); }
 
 /// Whether two paths name one file: the same device and inode where both exist (links, "./" and
 /// relative names alike), else the same name once resolved (a file neither names yet).

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -49,6 +50,24 @@ std::string mib(std::uint64_t bytes) {
 }
 
 }  // namespace
+
+std::string absolute_path(const std::string& path) {
+  if (path.empty()) return path;
+  std::string abs = path;
+  if (abs[0] != '/') {
+    char cwd[PATH_MAX];
+    if (::getcwd(cwd, sizeof cwd)) abs = std::string(cwd) + "/" + abs;
+  }
+  std::string out;
+  for (std::size_t i = 0; i < abs.size();) {
+    const std::size_t j = std::min(abs.find('/', i), abs.size());
+    const std::string part = abs.substr(i, j - i);
+    if (!part.empty() && part != ".") out += "/" + part;
+    i = j + 1;
+  }
+  if (out.empty()) return abs[0] == '/' ? "/" : ".";  // "/", or "." when getcwd failed
+  return abs[0] == '/' ? out : out.substr(1);         // relative only when getcwd failed
+}
 
 Result<std::string> read_regular_file(const std::string& path, const std::string& what, std::uint64_t max_bytes,
                                       ErrorCode code, const std::string& missing_hint) {

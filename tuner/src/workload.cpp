@@ -284,16 +284,6 @@ Result<Profile> select_program(const Profile& p, std::string_view name) {
   return out;
 }
 
-std::string absolute_path(const std::string& path) {
-  std::error_code ec;
-  const std::filesystem::path abs = std::filesystem::absolute(path, ec);
-  if (ec) return path;
-  std::filesystem::path out;
-  for (const auto& part : abs)
-    if (part != ".") out /= part;
-  return out.string();
-}
-
 std::string absolute_workload_name(const std::string& name) {
   static const std::string cold = " (cold)";
   if (name.size() > cold.size() && name.compare(name.size() - cold.size(), cold.size(), cold) == 0)

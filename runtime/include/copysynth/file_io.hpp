@@ -16,6 +16,14 @@
 
 namespace copysynth {
 
+/// `path` made absolute against the current directory (getcwd), its "." segments and repeated
+/// slashes dropped and its ".." kept (the kernel resolves ".." after a symbolic link, so the
+/// lexical parent may be another directory): "./p.prof" and "p.prof" give one name. Nothing is
+/// opened. Where the current directory cannot be read the path stays relative, cleaned the
+/// same way. Used for names that must mean the same file from any directory: a profile the shim
+/// writes, a profile or size distribution a wisdom file names.
+std::string absolute_path(const std::string& path);
+
 /// The whole of `path`, which must be a regular file (or a link to one) of at most `max_bytes`
 /// bytes. `what` names the kind of file in messages ("wisdom file", "size distribution"). Errors,
 /// all with `code` and the path:

@@ -230,14 +230,9 @@ Result<std::vector<Workload>> profile_workloads(const Profile& profile, const st
 /// Operations without calls are listed with calls=0 and no table.
 std::string format_profile_summary(const Profile& p);
 
-/// `path` made absolute against the current directory, its "." segments dropped and its ".."
-/// kept (the parent of a symbolic link is not the lexical one); unchanged where the current
-/// directory cannot be read.
-std::string absolute_path(const std::string& path);
-
-/// A workload name with the file it names made absolute (absolute_path): "profile:FILE[,program=
-/// NAME]" (parse_profile_spec) and a .csv path (names_distribution_file); a trailing " (cold)"
-/// kept; any other name, or a profile text parse_profile_spec refuses, as it is.
+/// A workload name with the file it names made absolute (absolute_path, file_io.hpp):
+/// "profile:FILE[,program=NAME]" (parse_profile_spec) and a .csv path (names_distribution_file);
+/// a trailing " (cold)" kept; any other name, or a profile text parse_profile_spec refuses, as it is.
 std::string absolute_workload_name(const std::string& name);
 
 /// The name under which wisdom keeps workload `w`, made by make_workload() (or autotune's

@@ -287,6 +287,16 @@ check "... and writes nothing" bash -c "test ! -e '$tmp/x/libcopysynth-tuned.so.
 (cd "$tmp" && "$at" -q --from "$wisdom" --op memcpy --emit-lib -dashlib >/dev/null 2>"$tmp/e6"); rc=$?
 check "--emit-lib -dashlib (relative, starts with '-'): exit 0, the library written (rc=$rc)" \
   bash -c "test $rc -eq 0 && test -s '$tmp/-dashlib/libcopysynth-tuned.so.1' && test -s '$tmp/-dashlib/libcopysynth-tuned.a'"
+# Re-emitted with --op memcpy over a library of three: the two functions it no longer replaces are
+# said, --quiet or not (they were dropped without a word).
+cp -a "$lib" "$tmp/lib4"
+"$at" -q --from "$tmp/lib4/wisdom.json" --op memcpy --emit-lib "$tmp/lib4" >/dev/null 2>"$tmp/e7"; rc=$?
+check "--emit-lib --op memcpy over a library of three: exit 0, says memmove and memset are no longer replaced (rc=$rc)" \
+  bash -c "test $rc -eq 0 && grep -q 'also replaced memmove and memset; this one does not' '$tmp/e7' &&
+           test \"\$(nm -D --defined-only '$tmp/lib4/libcopysynth-tuned.so.1' | awk '{ print \$3 }' | sort | tr '\n' ' ')\" = '__memcpy_chk copysynth_tuned_active memcpy '"
+"$at" -q --from "$tmp/lib4/wisdom.json" --op memcpy --emit-lib "$tmp/lib4" >/dev/null 2>"$tmp/e8"; rc=$?
+check "... and again: the library of memcpy alone replaced by one, nothing said (rc=$rc)" \
+  bash -c "test $rc -eq 0 && ! grep -q 'also replaced' '$tmp/e8'"
 # A DIR that cannot be made is said before the minutes of verification, with its cause.
 : >"$tmp/afile"
 "$at" -q --from "$wisdom" --emit-lib "$tmp/afile" >/dev/null 2>"$tmp/e4"; rc=$?

@@ -45,6 +45,8 @@ cp "$(dirname "$0")/../data/size-distributions/MemcpyGoogleQ.csv" "$tmp/mydist.c
 "$at" --quick --budget 1 --workload "$tmp/mydist.csv" --min-speedup 100 --emit "$tmp/never.json" >/dev/null 2>"$tmp/ms_csv"; rc=$?
 check "--min-speedup 100 on a .csv workload: the second process measures it (rc=$rc)" bash -c "test $rc -eq 0 && \
   grep -qE 'memcpy winner is [0-9.]+x .* \([0-9.]+x in a second process\), below 100.000x: not written' '$tmp/ms_csv'"
+check "a .csv workload is shown by its file name, .csv kept (not read as a shipped distribution)" \
+  grep -q 'workload mydist.csv:' "$tmp/ms_csv"
 # A .csv workload named relative to the current directory: the wisdom keeps the file's absolute
 # path, and --from in another directory measures on it again (by its stem it looked for a shipped
 # distribution of that name, and failed in every directory).
@@ -52,7 +54,7 @@ check "--min-speedup 100 on a .csv workload: the second process measures it (rc=
 check "--workload ./FILE.csv: the wisdom keeps its absolute path" grep -q "\"workload\": \"$(cd "$tmp" && pwd -P)/mydist.csv\"" "$tmp/csvw.json"
 (cd / && "$at" -q --from "$tmp/csvw.json" >"$tmp/csvw.out" 2>"$tmp/csvw.err"); rc=$?
 check "... --from it in another directory measures the same distribution (rc=$rc)" \
-  bash -c "test $rc -eq 0 && grep -qE '^mydist +[0-9]+ ' '$tmp/csvw.out'"
+  bash -c "test $rc -eq 0 && grep -qE '^mydist\.csv +[0-9]+ ' '$tmp/csvw.out'"
 # ... in TMPDIR: where none can be made there, the winner is refused and the message says why.
 TMPDIR="$tmp/missing" "$at" --quick --budget 1 --op clear_page --min-speedup 100 --emit "$tmp/never.json" >/dev/null 2>"$tmp/ms_err3"; rc=$?
 check "--min-speedup 100, TMPDIR missing: refused, saying why (rc=$rc)" bash -c "test $rc -eq 0 && grep -q \
@@ -669,6 +671,22 @@ for p in prog.prof "$tmp/prog.prof"; do
   check "--workload $p: exit 1, use --workload profile:$p (rc=$rc)" \
     bash -c "test $rc -eq 1 && grep -qF 'is a profile (COPYSYNTH_PROFILE); use --workload profile:$p' '$tmp/perr10'"
 done
+
+# A trailing comma is a selector left out (exit 1), not a file that cannot be read (exit 2).
+"$at" --quick --budget 1 --workload "profile:$tmp/prog.prof," >/dev/null 2>"$tmp/perr11"; rc=$?
+check "--workload profile:FILE, (trailing comma): exit 1, names the selector (rc=$rc)" \
+  bash -c "test $rc -eq 1 && grep -q 'is not the one selector a profile takes' '$tmp/perr11'"
+# A file whose name ends in the cold mark would come back from the wisdom as another file, cold.
+cp "$tmp/prog.prof" "$tmp/p (cold)"
+"$at" --quick --budget 1 --workload "profile:$tmp/p (cold)" >/dev/null 2>"$tmp/perr12"; rc=$?
+check "--workload 'profile:FILE (cold)': exit 1 before any search, says why (rc=$rc)" \
+  bash -c "test $rc -eq 1 && grep -q 'the mark wisdom gives a cold replay' '$tmp/perr12' && ! grep -q 'candidates' '$tmp/perr12'"
+# A profile of 3 memcpy calls: the warning that so few say little is said once, and with -q too.
+check "a profile of 3 calls: the search warns once" \
+  bash -c "test \$(grep -c 'warning: only 3 calls: a tuning for so few says little' '$tmp/perr') -eq 1"
+"$at" -q --quick --budget 1 --op memcpy --workload "profile:$tmp/prog.prof" >/dev/null 2>"$tmp/perr13"; rc=$?
+check "... and with -q (rc=$rc)" \
+  bash -c "test $rc -eq 0 && grep -q '^autotune: warning: memcpy on profile:.*prog.prof: only 3 calls' '$tmp/perr13'"
 
 # Paths that name no file, or a file that is not the kind asked for (a new user's review found
 # each of these hanging, starting a search, or losing a file).

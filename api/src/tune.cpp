@@ -12,7 +12,7 @@ Result<WisdomEntry> tune_and_install(const TuneOptions& opt, const std::string& 
   if (!wl) return wl.error();
   auto result = tune(*wl, opt);
   if (!result) return result.error();
-  // The wisdom keeps a .csv's or profile's absolute path (the name shows a .csv by its stem).
+  // The wisdom keeps a .csv's or profile's absolute path (the name shows a .csv by its file name).
   WisdomEntry e = wisdom_entry(*result, wisdom_workload_name(workload, *wl));
   COPYSYNTH_TRY(install(std::move(result->routine), opt.verify));
   return e;

@@ -3,6 +3,7 @@
 // linking and the read-back check are its rules).
 #include <algorithm>
 #include <filesystem>
+#include <iostream>
 
 #include "autotune.hpp"
 #include "copysynth/library_writer.hpp"
@@ -40,6 +41,15 @@ int run_emit_lib(const Options& o) {
   if (!r) return fail(r.error());
   std::string what;
   for (const auto& x : r->routines) what += " " + x;
+  if (!r->no_longer_replaced.empty()) {
+    std::string fns;
+    for (std::size_t i = 0; i < r->no_longer_replaced.size(); ++i)
+      fns += (i == 0 ? "" : i + 1 == r->no_longer_replaced.size() ? " and " : ", ") + r->no_longer_replaced[i];
+    // Said with --quiet too: programs that used this directory lose a tuned function.
+    std::cerr << "autotune: note: the library " << o.lib_dir << " held before also replaced " << fns
+              << "; this one does not, so programs using it call the system's " << fns << " again"
+              << (o.ops_given ? " (leave --op out, or name them in it, to keep them)" : "") << "\n";
+  }
   o.progress("wrote " + r->files[0] + " (and the link " + std::filesystem::path(r->files[1]).filename().string() + " to it) and " + r->files[2] + " (" +
              r->files[3] + " says how to deploy them):" + what +
              "; the guard accepts " + r->guard_signature);

@@ -408,19 +408,6 @@ int run_main(int argc, char** argv) {
   // parsing: CLI11 would take the next argument as its value.
   static constexpr const char* kNamed[] = {"--emit", "--from",     "--show", "--emit-asm", "--emit-lib",
                                            "--svg",  "--versus",   "--workload", "--shim", "--lib-guard"};
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--") break;
-    if (a == "--merge=" || a == "--app=" || a == "--name=") return usage_error(a + " was given an empty value (an unset shell variable?)");
-    for (const char* name : kNamed) {
-      if (a == std::string(name) + "=") return usage_error(a + " was given an empty value (an unset shell variable?)");
-      // CLI11 takes the next argument as the value even where it is an option (`--emit-lib
-      // --quiet` made a directory named --quiet).
-      if (a == name && i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) == 0)
-        return usage_error(a + " was given no value: the next argument, " + argv[i + 1] +
-                           ", is an option (a file whose name starts with '-': give it as ./NAME)");
-    }
-  }
   // --merge takes the files that follow it, up to the next option: `--merge --emit OUT A B` gave
   // it none, which CLI11 reported as "--merge requires --emit", and `--emit OUT A --merge B` left
   // A unexpected.
@@ -430,10 +417,20 @@ int run_main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--") break;
-    if (a == "--merge" && (i + 1 == argc || std::string(argv[i + 1]).rfind("-", 0) == 0))
+    const bool next_is_option = i + 1 < argc && std::string(argv[i + 1]).rfind("-", 0) == 0;
+    if (a == "--merge=" || a == "--app=" || a == "--name=") return usage_error(a + " was given an empty value (an unset shell variable?)");
+    if (a == "--merge" && (i + 1 == argc || next_is_option))
       return usage_error("--merge was given no file (a file whose name starts with '-': give it as ./NAME); " +
                          merge_order);
     merging |= a == "--merge" || a.rfind("--merge=", 0) == 0;
+    for (const char* name : kNamed) {
+      if (a == std::string(name) + "=") return usage_error(a + " was given an empty value (an unset shell variable?)");
+      // CLI11 takes the next argument as the value even where it is an option (`--emit-lib
+      // --quiet` made a directory named --quiet).
+      if (a == name && next_is_option && std::string(argv[i + 1]).rfind("--", 0) == 0)
+        return usage_error(a + " was given no value: the next argument, " + argv[i + 1] +
+                           ", is an option (a file whose name starts with '-': give it as ./NAME)");
+    }
   }
   try {
     app.parse(argc, argv);

@@ -97,6 +97,9 @@ int run_tune(const Options& o) {
   for (std::size_t i = 0; i < o.ops.size(); ++i) {
     const Operation op = o.ops[i];
     const Workload& workload = workloads[i];
+    // The search says the workload's warning in its progress; --quiet must not hide it.
+    if (o.quiet && !workload.warning.empty())
+      std::cerr << "autotune: warning: " << name_of(op) << " on " << workload.name << ": " << workload.warning << "\n";
     TuneOptions opt;
     opt.operation = op;
     opt.budget_seconds = o.quick && !o.budget_given ? std::min(o.budget, 6.0) : o.budget;
@@ -117,7 +120,7 @@ int run_tune(const Options& o) {
     if (o.ops.size() > 1) std::cout << (op == o.ops.front() ? "" : "\n") << "== " << name_of(op) << " ==\n";
     std::cout << format_table(r.points, op) << std::flush;
     double g = geomean_speedup(r.points);
-    // A .csv is shown by its stem, but the wisdom keeps the file's absolute path, so that
+    // A .csv is shown by its file name, but the wisdom keeps the file's absolute path, so that
     // `--from` in any directory finds it again; a profile's likewise.
     WisdomEntry entry = wisdom_entry(r, wisdom_workload_name(o.workload_name, workload));
     if (!(g >= o.min_speedup) && o.isa == "host" && !o.keep_slower) {  // (a NaN ratio too)

@@ -648,7 +648,17 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
   result.guard_signature = guard;
   for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill}) {
     const WisdomEntry* e = w.find(op);
-    if (!e) continue;
+    if (!e) {
+      // An earlier library in the directory that replaced this function: its programs call the
+      // system's again after this one, which the caller says (a re-emit with --op memcpy over
+      // a library of three was silent).
+      std::error_code ec;
+      const std::string f = libc_name(op);
+      if (fs::exists(fs::path(opt.dir) / "src" / (f + ".S"), ec) ||
+          fs::exists(fs::path(opt.dir) / "src" / ("copysynth_tuned_" + f + ".S"), ec))  // before one object per function
+        result.no_longer_replaced.push_back(f);
+      continue;
+    }
     ops.push_back(op);
     auto tuned = build_entry(w, *e, host);
     if (!tuned) return tuned.error();

@@ -156,6 +156,24 @@ std::optional<SizeDistribution> production_mix() {
   return mix;
 }
 
+namespace {
+
+/// Wisdom names a cold workload "NAME (cold)" (wisdom_workload_name), and `--from` reads that
+/// mark back as --cold: a file (or program) whose own name ends so would come back as another
+/// file, cold. Such a name is refused where it is given, before any work.
+bool ends_with_cold_mark(std::string_view name) {
+  constexpr std::string_view mark = " (cold)";
+  return name.size() >= mark.size() && name.substr(name.size() - mark.size()) == mark;
+}
+
+std::string cold_mark_reason() {
+  return "the name ends in \" (cold)\", the mark wisdom gives a cold replay of a workload, so --from "
+         "would read it back as another file, cold; for a cold replay give --cold, and rename a file (or "
+         "select a program) whose own name ends so";
+}
+
+}  // namespace
+
 bool names_distribution_file(const std::string& name_or_path) {
   return name_or_path.find('/') != std::string::npos ||
          (name_or_path.size() > 4 && name_or_path.substr(name_or_path.size() - 4) == ".csv");
@@ -165,8 +183,12 @@ Result<SizeDistribution> load_distribution(const std::string& name_or_path) {
   std::string path;
   std::string name = name_or_path;
   if (names_distribution_file(name_or_path)) {
+    if (ends_with_cold_mark(name_or_path))
+      return make_error(ErrorCode::kInvalidArgument, "--workload " + name_or_path + ": " + cold_mark_reason());
     path = name_or_path;
-    name = std::filesystem::path(name_or_path).stem().string();
+    // Shown by its file name, ".csv" kept: a local MemcpyGoogleA.csv is not the shipped
+    // MemcpyGoogleA, and the report's rows must not read alike.
+    name = std::filesystem::path(name_or_path).filename().string();
   } else {
     for (const auto& dir : data_dirs()) {
       const std::string candidate = dir + "/" + name_or_path + ".csv";
@@ -320,13 +342,17 @@ Result<ProfileSpec> parse_profile_spec(const std::string& spec) {
   if (out.path.empty())
     return make_error(ErrorCode::kInvalidArgument,
                       "--workload profile:FILE needs a file (recorded with COPYSYNTH_PROFILE=FILE and the shim)");
+  if (ends_with_cold_mark(out.program ? *out.program : out.path))
+    return make_error(ErrorCode::kInvalidArgument, "--workload profile:" + spec + ": " + cold_mark_reason());
   // A misspelt or repeated selector ("profile:run.prof,prog=xz", "...,program=a,program=b") names
   // no file; said as such where the text before its first comma is a regular file and the text
   // after it looks like a selector (",prog..." or a KEY=VALUE without a '/'), not as a missing file.
   if (const std::size_t comma = out.path.find(','); comma != std::string::npos && !std::filesystem::exists(out.path, ec)) {
     const std::string file = out.path.substr(0, comma);
     const std::string tail = spec.substr(comma);
-    const bool selector_like = tail.rfind(",prog", 0) == 0 || (tail.find('=') != std::string::npos && tail.find('/') == std::string::npos);
+    // A lone trailing comma ("profile:run.prof,") is a selector left out, not a file's name.
+    const bool selector_like = tail == "," || tail.rfind(",prog", 0) == 0 ||
+                               (tail.find('=') != std::string::npos && tail.find('/') == std::string::npos);
     if (!file.empty() && selector_like && std::filesystem::is_regular_file(file, ec))
       return make_error(ErrorCode::kInvalidArgument,
                         "--workload profile:" + spec + ": " + file + " is a file, and what follows it (" +
@@ -422,7 +448,7 @@ Result<Workload> profile_workload(const Profile& profile, Operation op, const st
   // A search tunes for these calls alone: a handful of them is a poor guide to the program (the
   // profile-guided loop's script, docs/profile-guided.md, tunes an operation from 1000 calls on).
   if (total.calls < kFewProfileCalls)
-    w.note += "; only " + std::to_string(total.calls) + (total.calls == 1 ? " call" : " calls") +
+    w.warning = "only " + std::to_string(total.calls) + (total.calls == 1 ? " call" : " calls") +
               ": a tuning for so few says little about the program (record a longer run, or leave this "
               "operation to glibc)";
   // A command that ran other programs (a shell script, a pyenv shim) leaves their records too:

@@ -39,7 +39,7 @@ struct Point {
 /// Probability of each length: p[n] is the share of calls that copy n bytes (n = 0..p.size()-1).
 /// Format on disk (data/size-distributions): one line of comma-separated probabilities.
 struct SizeDistribution {
-  std::string name;       ///< "MemcpyGoogleA", or the file name for a user's file
+  std::string name;       ///< "MemcpyGoogleA", or the file name for a user's file ("mine.csv")
   std::vector<double> p;  ///< normalised to sum to 1
   double mean_size() const;
   std::uint64_t max_size() const { return p.empty() ? 0 : p.size() - 1; }
@@ -67,6 +67,9 @@ struct Workload {
   /// buffers.
   std::vector<std::vector<Call>> recorded;
   std::string note;  ///< a profile's summary: records, calls, windows, calls left out (said by the search)
+  /// What makes a tuning on this workload doubtful (a profile with few calls), or empty: said by
+  /// the search's progress and, by autotune, on stderr with --quiet too.
+  std::string warning;
   bool is_distribution() const { return distribution.has_value(); }
 };
 
@@ -119,7 +122,8 @@ bool names_distribution_file(const std::string& name_or_path);
 /// that cannot be read, named with the reason ("cannot read size distribution X: No such file or
 /// directory"; one that is not a regular file, or is above kMaxDistributionBytes, is refused
 /// unread: read_regular_file); kWisdomMalformed for a file that is not a distribution
-/// (parse_distribution's message, the path in place of the name).
+/// (parse_distribution's message, the path in place of the name); kInvalidArgument for a path
+/// ending in " (cold)", the mark wisdom gives a cold workload (wisdom_workload_name).
 Result<SizeDistribution> load_distribution(const std::string& name_or_path);
 
 /// Where shipped distributions are looked for, in order: $COPYSYNTH_DATA_DIR (when set and not
@@ -181,7 +185,9 @@ struct ProfileSpec {
 /// part of the workload's name so that the wisdom's "workload" field keeps it and `--from`
 /// rebuilds the same workload. Errors (kInvalidArgument): no FILE, an empty NAME, and text that
 /// names no file but starts with a regular file followed by something like a misspelt or repeated
-/// selector (",prog=xz", ",program=a,program=b").
+/// selector (",prog=xz", ",program=a,program=b", a lone trailing ","), and a FILE (or NAME) ending in
+/// " (cold)", the mark wisdom gives a cold workload (wisdom_workload_name), which `--from` would
+/// read back as another file, cold.
 Result<ProfileSpec> parse_profile_spec(const std::string& spec);
 
 /// The workload of one operation of a recorded profile (copysynth/profile.hpp), named `name`:
@@ -200,14 +206,15 @@ Result<ProfileSpec> parse_profile_spec(const std::string& spec);
 ///     Every other call copies between separate buffers.
 /// The note (Workload::note, said by the search) counts records, calls and windows; for records
 /// of more than one program it names them (profile_programs: path, records, calls), says they are
-/// tuned for together and how to select one (profile:FILE,program=NAME); for fewer than
-/// kFewProfileCalls calls of the operation it says that so few say little about the program.
+/// tuned for together and how to select one (profile:FILE,program=NAME). For fewer than
+/// kFewProfileCalls calls of the operation, Workload::warning says that so few say little about
+/// the program.
 /// Errors (kInvalidArgument): clear_page (never recorded); no call of the operation in the
 /// profile, naming the operations it has; calls but no window of them (a record cut short).
 Result<Workload> profile_workload(const Profile& profile, Operation op, const std::string& name);
 
 /// Fewer calls than this of an operation in a profile (calls, all records): profile_workload's
-/// note warns that the tuning rests on little (the profile-guided loop's script in
+/// warning says that the tuning rests on little (the profile-guided loop's script in
 /// docs/profile-guided.md tunes an operation from 1000 calls on).
 inline constexpr std::uint64_t kFewProfileCalls = 1000;
 
@@ -238,7 +245,7 @@ std::string absolute_workload_name(const std::string& name);
 /// The name under which wisdom keeps workload `w`, made by make_workload() (or autotune's
 /// profile_workloads) from `given`: what makes it again from any directory (`autotune --from`).
 /// A .csv path or profile:FILE by the file's absolute path, " (cold)" appended for a cold one
-/// (Workload::name shows a .csv by its stem, which names no shipped distribution); any other
+/// (Workload::name shows a .csv by its file name, which names no shipped distribution); any other
 /// workload by w.name.
 std::string wisdom_workload_name(const std::string& given, const Workload& w);
 

@@ -221,6 +221,90 @@ check "a program with its own memcpy links memmove and __memcpy_chk from libcopy
   bash -c "test $rc -eq 0 && test $run -eq 0 && nm '$tmp/own' | grep -q ' __copysynth_tuned_memmove$' && nm '$tmp/own' | grep -q ' T __memcpy_chk$'"
 sed 's/^/       /' "$tmp/own.err" | head -5
 
+# The unwind information is right at the instructions that fault, not only present: each routine
+# made to fault part way through a copy (its source or destination runs into a PROT_NONE page), in
+# every size class from the masked class to rep movsb; the SIGSEGV handler's backtrace() must walk
+# from the faulting instruction out through the caller. A wrong CFA there loses the caller (or
+# crashes the unwinder). The same program with glibc's routines is the control.
+cat >"$tmp/unwind.c" <<'EOF2'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+static sigjmp_buf env;
+static volatile int walked, in_routine;
+static const char *routine_file;
+
+static void on_segv(int sig, siginfo_t *si, void *uc) {
+  (void)sig, (void)si, (void)uc;
+  void *frames[64];
+  int n = backtrace(frames, 64);
+  for (int i = 0; i < n; ++i) {
+    Dl_info d;
+    if (!dladdr(frames[i], &d)) continue;
+    if (d.dli_sname && strcmp(d.dli_sname, "copy_here") == 0) walked = 1;
+    if (d.dli_fname && strstr(d.dli_fname, routine_file)) in_routine = 1;
+  }
+  siglongjmp(env, 1);
+}
+
+volatile unsigned char sink;
+/* Not inlined and not a tail call: its frame is the one the walk must reach. */
+__attribute__((noinline)) void copy_here(int op, unsigned char *d, const unsigned char *s, size_t n) {
+  if (op == 0) memcpy(d, s, n);
+  else if (op == 1) memmove(d, s, n);
+  else memset(d, 7, n);
+  sink = d[0];
+}
+
+int main(int argc, char **argv) {
+  routine_file = argc > 1 ? argv[1] : "libc.so";
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_segv;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+  sigaction(SIGSEGV, &sa, NULL);
+  const size_t span = 8u << 20;
+  unsigned char *region = mmap(NULL, span + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  unsigned char *other = malloc(span);
+  if (region == MAP_FAILED || !other || mprotect(region + span, 4096, PROT_NONE) != 0) return 2;
+  unsigned char *guard = region + span;
+  static const size_t sizes[] = {9, 40, 100, 300, 1000, 5000, 20000, 70000, 300000, 3000000};
+  static const char *names[] = {"memcpy", "memmove", "memset"};
+  int bad = 0;
+  for (int op = 0; op < 3; ++op)
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
+      const size_t n = sizes[i], before = n / 2 + 1;  /* the copy runs n - before bytes into the guard */
+      walked = in_routine = 0;
+      if (sigsetjmp(env, 1) == 0) {
+        if (op == 2) copy_here(op, guard - before, NULL, n);  /* the destination faults */
+        else copy_here(op, other, guard - before, n);         /* the source faults */
+        printf("FAIL %s %zu: no fault\n", names[op], n);
+        bad = 1;
+        continue;
+      }
+      if (!walked || !in_routine) bad = 1;
+      printf("%s %s %zu: %s%s\n", walked && in_routine ? "ok  " : "FAIL", names[op], n,
+             in_routine ? "faulted in the routine" : "the fault's frame is not in the routine",
+             walked ? ", backtrace() reached the caller" : ", backtrace() lost the caller");
+    }
+  return bad;
+}
+EOF2
+"$cc" -O1 -fno-optimize-sibling-calls -fno-builtin -rdynamic -o "$tmp/unwind" "$tmp/unwind.c" -L"$lib" -lcopysynth-tuned -Wl,-rpath,"$lib" -ldl
+"$cc" -O1 -fno-optimize-sibling-calls -fno-builtin -rdynamic -o "$tmp/unwind-glibc" "$tmp/unwind.c" -ldl
+"$tmp/unwind-glibc" libc.so >"$tmp/unwind-glibc.out" 2>&1; crc=$?
+"$tmp/unwind" libcopysynth-tuned >"$tmp/unwind.out" 2>&1; rc=$?
+check "control: with glibc's routines each faulting copy is walked back to its caller (rc=$crc)" test $crc -eq 0
+check "a fault inside every routine and size class is walked back to its caller (backtrace(), .eh_frame; rc=$rc)" test $rc -eq 0
+grep FAIL "$tmp/unwind.out" "$tmp/unwind-glibc.out" | head -10
+
 # ---- 3. real programs -------------------------------------------------------------------------------
 seq 1 200000 | awk '{ printf "%d %d copysynth %s\n", $1, ($1 * $1) % 9973, substr("abcdefghijklmnopqrstuvwxyz", 1 + $1 % 26) }' >"$tmp/input"
 head -c 3000000 "$at" >>"$tmp/input"

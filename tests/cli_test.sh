@@ -575,6 +575,9 @@ check "--emit OUT FILE --merge FILE: exit 1, the same advice (rc=$rc)" \
 (cd "$tmp" && "$at" --from "$tmp/best.json" --emit-lib --quiet >/dev/null 2>"$tmp/optval"); rc=$?
 check "--emit-lib --quiet: exit 1, says the next argument is an option, no directory --quiet (rc=$rc)" \
   bash -c "test $rc -eq 1 && grep -q 'emit-lib was given no value: the next argument, --quiet, is an option' '$tmp/optval' && ! test -e '$tmp/--quiet'"
+(cd "$tmp" && timeout 20 "$at" --emit -q --quick >/dev/null 2>"$tmp/optval2"); rc=$?
+check "--emit -q (a short option): exit 1 before any search, no file -q (rc=$rc)" \
+  bash -c "test $rc -eq 1 && grep -q 'emit was given no value: the next argument, -q, is an option' '$tmp/optval2' && ! test -e '$tmp/-q'"
 "$at" --show >/dev/null 2>"$tmp/show0"; rc=$?
 check "--show without a file: exit 1, says the file is missing (rc=$rc)" bash -c "test $rc -eq 1 && grep -q 'required FILE missing' '$tmp/show0'"
 "$at" --show "$tmp/best.json" --show "$tmp/best.json" >/dev/null 2>"$tmp/show2"; rc=$?
@@ -676,17 +679,23 @@ done
 "$at" --quick --budget 1 --workload "profile:$tmp/prog.prof," >/dev/null 2>"$tmp/perr11"; rc=$?
 check "--workload profile:FILE, (trailing comma): exit 1, names the selector (rc=$rc)" \
   bash -c "test $rc -eq 1 && grep -q 'is not the one selector a profile takes' '$tmp/perr11'"
-# A file whose name ends in the cold mark would come back from the wisdom as another file, cold.
+# A name that ends in the cold mark would come back from the wisdom as another workload, cold:
+# a profile file so named, and a distribution of the data directory so named.
 cp "$tmp/prog.prof" "$tmp/p (cold)"
 "$at" --quick --budget 1 --workload "profile:$tmp/p (cold)" >/dev/null 2>"$tmp/perr12"; rc=$?
 check "--workload 'profile:FILE (cold)': exit 1 before any search, says why (rc=$rc)" \
-  bash -c "test $rc -eq 1 && grep -q 'the mark wisdom gives a cold replay' '$tmp/perr12' && ! grep -q 'candidates' '$tmp/perr12'"
-# A profile of 3 memcpy calls: the warning that so few say little is said once, and with -q too.
+  bash -c "test $rc -eq 1 && grep -q 'the mark the wisdom gives a cold replay' '$tmp/perr12' && ! grep -q 'candidates' '$tmp/perr12'"
+mkdir -p "$tmp/dd" && cp "$tmp/mydist.csv" "$tmp/dd/Foo (cold).csv"
+COPYSYNTH_DATA_DIR="$tmp/dd" "$at" --quick --budget 1 --workload "Foo (cold)" >/dev/null 2>"$tmp/perr14"; rc=$?
+check "--workload 'NAME (cold)' of the data directory: exit 1 before any search (rc=$rc)" \
+  bash -c "test $rc -eq 1 && grep -q 'give --cold' '$tmp/perr14' && ! grep -q 'candidates' '$tmp/perr14'"
+# A profile of 3 memcpy calls: the warning that so few say little is a line of its own, said once,
+# and with -q too.
 check "a profile of 3 calls: the search warns once" \
-  bash -c "test \$(grep -c 'warning: only 3 calls: a tuning for so few says little' '$tmp/perr') -eq 1"
+  bash -c "test \$(grep -c '^autotune: warning: memcpy on profile:.*prog.prof: only 3 calls: a tuning for so few says little' '$tmp/perr') -eq 1"
 "$at" -q --quick --budget 1 --op memcpy --workload "profile:$tmp/prog.prof" >/dev/null 2>"$tmp/perr13"; rc=$?
 check "... and with -q (rc=$rc)" \
-  bash -c "test $rc -eq 0 && grep -q '^autotune: warning: memcpy on profile:.*prog.prof: only 3 calls' '$tmp/perr13'"
+  bash -c "test $rc -eq 0 && test \$(grep -c '^autotune: warning: memcpy on profile:.*prog.prof: only 3 calls' '$tmp/perr13') -eq 1"
 
 # Paths that name no file, or a file that is not the kind asked for (a new user's review found
 # each of these hanging, starting a search, or losing a file).

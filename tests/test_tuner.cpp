@@ -528,17 +528,19 @@ TEST_CASE("distribution files: errors give the reason and escape the bytes they 
     auto mine = load_distribution(path);
     REQUIRE(mine.ok());
     CHECK(mine->name == "MemcpyGoogleA.csv");
-    // A path ending in the cold mark (" (cold)") would come back from wisdom as another file, cold.
-    const std::string marked = t.path + "/dist (cold)";
-    std::ofstream(marked) << "0.5,0.5\n";
-    auto m = load_distribution(marked);
-    REQUIRE_FALSE(m.ok());
-    CHECK(m.error().code == ErrorCode::kInvalidArgument);
-    CHECK_MESSAGE(contains(m.error().message, "the mark wisdom gives a cold replay"), m.error().message);
-    auto pm = parse_profile_spec(t.path + "/run.prof (cold)");
-    REQUIRE_FALSE(pm.ok());
-    CHECK_MESSAGE(contains(pm.error().message, "for a cold replay give --cold"), pm.error().message);
-    CHECK_FALSE(parse_profile_spec(t.path + "/run.prof,program=a (cold)").ok());
+    // A name ending in the cold mark (" (cold)") would come back from wisdom as another workload,
+    // cold: refused for tuning, whatever it names (a file, a data directory's distribution, a
+    // profile); a profile's selected program's name is part of it.
+    for (const std::string& n : {t.path + "/dist (cold)", std::string("Foo (cold)"), "profile:" + t.path + "/run (cold)",
+                                "profile:" + t.path + "/run.prof,program=a (cold)"}) {
+      auto c = check_tuning_workload_name(n);
+      REQUIRE_FALSE(c.ok());
+      CHECK(c.error().code == ErrorCode::kInvalidArgument);
+      CHECK_MESSAGE(contains(c.error().message, "the mark the wisdom gives a cold replay"), c.error().message);
+      CHECK_MESSAGE(contains(c.error().message, "give --cold"), c.error().message);
+    }
+    CHECK(check_tuning_workload_name("profile:" + t.path + "/run (cold),program=a").ok());  // ends otherwise
+    CHECK(check_tuning_workload_name("MemcpyGoogleA").ok());
   }
   auto unknown = load_distribution("NoSuchDistribution");
   REQUIRE_FALSE(unknown.ok());
@@ -1015,12 +1017,17 @@ TEST_CASE("profile workload: parse_profile_spec splits FILE,program=NAME unless 
   CHECK_FALSE(parse_profile_spec("").ok());
   // A misspelt or repeated selector after an existing file is named as such, not as a missing file.
   write_file(dir.path + "/x.prof", "");
-  for (const char* tail : {",prog=xz", ",program=xz,program=sort", ",program", ","}) {
+  for (const char* tail : {",prog=xz", ",program=xz,program=sort", ",program", ",", ",,"}) {
     auto typo = parse_profile_spec(dir.path + "/x.prof" + std::string(tail));
     REQUIRE_FALSE(typo.ok());
     CHECK(typo.error().code == ErrorCode::kInvalidArgument);
     CHECK_MESSAGE(contains(typo.error().message, "is not the one selector a profile takes, once"), typo.error().message);
   }
+  // A file whose name holds a comma, with a trailing comma: the file is named, not its first part.
+  write_file(dir.path + "/a,b.prof", "");
+  auto comma = parse_profile_spec(dir.path + "/a,b.prof,");
+  REQUIRE_FALSE(comma.ok());
+  CHECK_MESSAGE(contains(comma.error().message, dir.path + "/a,b.prof is a file"), comma.error().message);
 }
 
 TEST_CASE("workload names in wisdom: a .csv's and a profile's file made absolute, '.' dropped, '..' kept") {

@@ -8,8 +8,12 @@
 namespace copysynth {
 
 Result<WisdomEntry> tune_and_install(const TuneOptions& opt, const std::string& workload) {
+  COPYSYNTH_TRY(check_tuning_workload_name(workload));
   auto wl = make_workload(workload, opt.operation);
   if (!wl) return wl.error();
+  // What makes a tuning on it doubtful (a profile of few calls), said where the search says its
+  // progress.
+  if (!wl->warning.empty() && opt.progress) opt.progress("warning: " + wl->warning);
   auto result = tune(*wl, opt);
   if (!result) return result.error();
   // The wisdom keeps a .csv's or profile's absolute path (the name shows a .csv by its file name).

@@ -19,6 +19,7 @@ int run_emit_lib(const Options& o) {
     if (auto st = check_guard_signature(o.lib_guard); !st) return usage_error("--lib-guard: " + st.error().message);
   auto w = load_wisdom_for(o.from_path, o.cpu);
   if (!w) return fail(w.error());
+  const Wisdom held = *w;  // before --op selects: which functions a note may tell to keep
   if (o.ops_given) {
     std::erase_if(w->entries, [&](const WisdomEntry& e) {
       return std::find(o.ops.begin(), o.ops.end(), e.operation) == o.ops.end();
@@ -41,14 +42,25 @@ int run_emit_lib(const Options& o) {
   if (!r) return fail(r.error());
   std::string what;
   for (const auto& x : r->routines) what += " " + x;
-  if (!r->no_longer_replaced.empty()) {
-    std::string fns;
-    for (std::size_t i = 0; i < r->no_longer_replaced.size(); ++i)
-      fns += (i == 0 ? "" : i + 1 == r->no_longer_replaced.size() ? " and " : ", ") + r->no_longer_replaced[i];
+  if (const auto& gone = r->no_longer_replaced; !gone.empty()) {
     // Said with --quiet too: programs that used this directory lose a tuned function.
+    const auto libc = [](Operation op) { return std::string(op == Operation::kFill ? "memset" : name_of(op)); };
+    const auto join = [&](const std::vector<Operation>& ops) {
+      std::string s;
+      for (std::size_t i = 0; i < ops.size(); ++i) s += (i == 0 ? "" : i + 1 == ops.size() ? " and " : ", ") + libc(ops[i]);
+      return s;
+    };
+    std::vector<Operation> left_out, absent;  // by --op; without an entry in the wisdom file
+    for (Operation op : gone) (held.find(op) ? left_out : absent).push_back(op);
+    const std::string fns = join(gone);
+    std::string why;
+    if (!left_out.empty())
+      why += "; " + o.from_path + " holds " + join(left_out) + ": name " + (left_out.size() == 1 ? "it" : "them") +
+             " in --op, or leave --op out, to keep " + (left_out.size() == 1 ? "it" : "them");
+    if (!absent.empty())
+      why += "; " + o.from_path + " has no entry for " + join(absent) + " (its tuning kept the system's)";
     std::cerr << "autotune: note: the library " << o.lib_dir << " held before also replaced " << fns
-              << "; this one does not, so programs using it call the system's " << fns << " again"
-              << (o.ops_given ? " (leave --op out, or name them in it, to keep them)" : "") << "\n";
+              << "; this one does not, so programs using it call the system's " << fns << " again" << why << "\n";
   }
   o.progress("wrote " + r->files[0] + " (and the link " + std::filesystem::path(r->files[1]).filename().string() + " to it) and " + r->files[2] + " (" +
              r->files[3] + " says how to deploy them):" + what +

@@ -115,6 +115,11 @@ int run_from(const Options& o) {
       for (std::size_t k = 0; k < group.size(); ++k) workloads[group[k]] = std::move(wl[k]);
     }
   }
+  // A profile of few calls: what is measured on it says as little as a tuning for it would.
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    if (!workloads[i].warning.empty())
+      std::cerr << "autotune: warning: " << name_of(entries[i]->operation) << " on " << workloads[i].name << ": "
+                << workloads[i].warning << "\n";
   // The routine of every operation to be measured (--op), and with --report --versus the other
   // file's routine of each of them, is built and verified before anything is measured: a routine
   // that fails stops the run before the first report rather than after the operations before it

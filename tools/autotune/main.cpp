@@ -426,8 +426,11 @@ int run_main(int argc, char** argv) {
     for (const char* name : kNamed) {
       if (a == std::string(name) + "=") return usage_error(a + " was given an empty value (an unset shell variable?)");
       // CLI11 takes the next argument as the value even where it is an option (`--emit-lib
-      // --quiet` made a directory named --quiet).
-      if (a == name && next_is_option && std::string(argv[i + 1]).rfind("--", 0) == 0)
+      // --quiet` made a directory named --quiet, `--emit -q` a search that wrote ./-q): a long
+      // option or a short one ("-q") is refused; "-" alone is a value (--emit-asm -: stdout),
+      // and so is a longer name starting with '-' (--emit-lib -dashlib).
+      const std::string next = i + 1 < argc ? argv[i + 1] : "";
+      if (a == name && next_is_option && (next.rfind("--", 0) == 0 || next.size() == 2))
         return usage_error(a + " was given no value: the next argument, " + argv[i + 1] +
                            ", is an option (a file whose name starts with '-': give it as ./NAME)");
     }

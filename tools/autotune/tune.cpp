@@ -92,13 +92,14 @@ int run_tune(const Options& o) {
   set_cpu(w, o.cpu);
   w.created = utc_now();
   w.command = o.command;
+  if (auto st = check_tuning_workload_name(o.workload_name); !st) return usage_error(st.error().message);
   std::vector<Workload> workloads;  // every operation's, before the first search starts
   if (int rc = make_workloads(o.workload_name, o.ops, o.cold, workloads)) return rc;
   for (std::size_t i = 0; i < o.ops.size(); ++i) {
     const Operation op = o.ops[i];
     const Workload& workload = workloads[i];
-    // The search says the workload's warning in its progress; --quiet must not hide it.
-    if (o.quiet && !workload.warning.empty())
+    // Said on a line of its own, --quiet or not.
+    if (!workload.warning.empty())
       std::cerr << "autotune: warning: " << name_of(op) << " on " << workload.name << ": " << workload.warning << "\n";
     TuneOptions opt;
     opt.operation = op;

@@ -31,6 +31,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <tuple>
 
@@ -644,6 +645,7 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
   //    operation, all through the conformance suite here before anything is written.
   std::vector<LibRoutine> routines;
   std::vector<Operation> ops;
+  std::optional<std::vector<std::string>> earlier_exports;  // of an earlier library in opt.dir, read once
   LibraryResult result;
   result.guard_signature = guard;
   for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill}) {
@@ -651,12 +653,20 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
     if (!e) {
       // An earlier library in the directory that replaced this function: its programs call the
       // system's again after this one, which the caller says (a re-emit with --op memcpy over
-      // a library of three was silent).
-      std::error_code ec;
-      const std::string f = libc_name(op);
-      if (fs::exists(fs::path(opt.dir) / "src" / (f + ".S"), ec) ||
-          fs::exists(fs::path(opt.dir) / "src" / ("copysynth_tuned_" + f + ".S"), ec))  // before one object per function
-        result.no_longer_replaced.push_back(f);
+      // a library of three was silent). Read from the library itself (its symbol table), not
+      // from src/, which a run that failed part way may have replaced alone.
+      if (!earlier_exports) {
+        earlier_exports.emplace();
+        std::error_code ec;
+        for (const char* f : {kTunedLibrarySoname, kTunedLibraryShared})  // .so alone: an older copysynth's
+          if (const fs::path so = fs::path(opt.dir) / f; fs::is_regular_file(so, ec)) {
+            if (auto syms = read_symbols(so.string(), {"memcpy", "memmove", "memset"}); syms)
+              for (const auto& s : *syms) earlier_exports->push_back(s.first);
+            break;
+          }
+      }
+      if (std::find(earlier_exports->begin(), earlier_exports->end(), libc_name(op)) != earlier_exports->end())
+        result.no_longer_replaced.push_back(op);
       continue;
     }
     ops.push_back(op);

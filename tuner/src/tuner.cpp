@@ -144,7 +144,6 @@ class Search {
           fmt("%.1f", w_.distribution->mean_size()) + " bytes, largest " +
           std::to_string(w_.distribution->max_size()) + (w_.cold ? ", cold cache" : ", hot cache") +
           (w_.recorded.empty() ? "" : "; the program's own windows of calls in program order (" + w_.note + ")") +
-          (w_.warning.empty() ? "" : "; warning: " + w_.warning) +
           (op_ == Operation::kClearPage ? "" : "; scored by throughput and copy-then-read latency"));
 
     // Pass 1 sets every coordinate once; pass 2 revisits the kernel, dispatch and prefetch with

@@ -156,23 +156,15 @@ std::optional<SizeDistribution> production_mix() {
   return mix;
 }
 
-namespace {
-
-/// Wisdom names a cold workload "NAME (cold)" (wisdom_workload_name), and `--from` reads that
-/// mark back as --cold: a file (or program) whose own name ends so would come back as another
-/// file, cold. Such a name is refused where it is given, before any work.
-bool ends_with_cold_mark(std::string_view name) {
+Status check_tuning_workload_name(const std::string& name) {
   constexpr std::string_view mark = " (cold)";
-  return name.size() >= mark.size() && name.substr(name.size() - mark.size()) == mark;
+  if (name.size() >= mark.size() && std::string_view(name).substr(name.size() - mark.size()) == mark)
+    return make_error(ErrorCode::kInvalidArgument,
+                      "--workload " + quoted_bytes(name) + " ends in \" (cold)\", the mark the wisdom gives a cold "
+                      "replay, so --from would read the entry back as another workload, cold; for a cold replay "
+                      "give --cold, and rename a file (or select a program) whose own name ends so");
+  return {};
 }
-
-std::string cold_mark_reason() {
-  return "the name ends in \" (cold)\", the mark wisdom gives a cold replay of a workload, so --from "
-         "would read it back as another file, cold; for a cold replay give --cold, and rename a file (or "
-         "select a program) whose own name ends so";
-}
-
-}  // namespace
 
 bool names_distribution_file(const std::string& name_or_path) {
   return name_or_path.find('/') != std::string::npos ||
@@ -183,8 +175,6 @@ Result<SizeDistribution> load_distribution(const std::string& name_or_path) {
   std::string path;
   std::string name = name_or_path;
   if (names_distribution_file(name_or_path)) {
-    if (ends_with_cold_mark(name_or_path))
-      return make_error(ErrorCode::kInvalidArgument, "--workload " + name_or_path + ": " + cold_mark_reason());
     path = name_or_path;
     // Shown by its file name, ".csv" kept: a local MemcpyGoogleA.csv is not the shipped
     // MemcpyGoogleA, and the report's rows must not read alike.
@@ -342,16 +332,18 @@ Result<ProfileSpec> parse_profile_spec(const std::string& spec) {
   if (out.path.empty())
     return make_error(ErrorCode::kInvalidArgument,
                       "--workload profile:FILE needs a file (recorded with COPYSYNTH_PROFILE=FILE and the shim)");
-  if (ends_with_cold_mark(out.program ? *out.program : out.path))
-    return make_error(ErrorCode::kInvalidArgument, "--workload profile:" + spec + ": " + cold_mark_reason());
   // A misspelt or repeated selector ("profile:run.prof,prog=xz", "...,program=a,program=b") names
   // no file; said as such where the text before its first comma is a regular file and the text
   // after it looks like a selector (",prog..." or a KEY=VALUE without a '/'), not as a missing file.
   if (const std::size_t comma = out.path.find(','); comma != std::string::npos && !std::filesystem::exists(out.path, ec)) {
-    const std::string file = out.path.substr(0, comma);
-    const std::string tail = spec.substr(comma);
-    // A lone trailing comma ("profile:run.prof,") is a selector left out, not a file's name.
-    const bool selector_like = tail == "," || tail.rfind(",prog", 0) == 0 ||
+    // Trailing commas ("profile:run.prof,", "profile:a,b.prof,,") are a selector left out, not
+    // part of a file's name: the file is what comes before them.
+    const std::size_t last = out.path.find_last_not_of(',');
+    const bool trailing = last != std::string::npos && last + 1 < out.path.size() &&
+                          std::filesystem::is_regular_file(out.path.substr(0, last + 1), ec);
+    const std::string file = out.path.substr(0, trailing ? last + 1 : comma);
+    const std::string tail = spec.substr(file.size());
+    const bool selector_like = trailing || tail.rfind(",prog", 0) == 0 ||
                                (tail.find('=') != std::string::npos && tail.find('/') == std::string::npos);
     if (!file.empty() && selector_like && std::filesystem::is_regular_file(file, ec))
       return make_error(ErrorCode::kInvalidArgument,

@@ -153,8 +153,10 @@ struct TuneOptions;
 /// final measurement: about budget + 2 s; opt.quick for a short search), then installs the
 /// verified winner process-wide. Returns its wisdom entry, to save with save_wisdom so the next
 /// start can use install_wisdom instead of tuning (wisdom_entry(), tuner.hpp, does the same for a
-/// TuneResult of tune()). Errors: those of make_workload and tune();
-/// on any error nothing is installed.
+/// TuneResult of tune()). A workload's warning (Workload::warning: a profile of few calls) goes to
+/// opt.progress as "warning: ...". Errors: kInvalidArgument for a name ending in " (cold)"
+/// (check_tuning_workload_name), those of make_workload and tune(); on any error nothing is
+/// installed.
 Result<WisdomEntry> tune_and_install(const TuneOptions& opt, const std::string& workload = "seeds");
 
 }  // namespace copysynth

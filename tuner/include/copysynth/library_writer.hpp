@@ -82,9 +82,10 @@ struct LibraryResult {
   std::vector<std::string> exported;  ///< the dynamic symbols the .so exports
   std::vector<std::string> routines;  ///< "memcpy=<routine name>" per tuned operation
   std::string guard_signature;        ///< the CPU signature the guard accepts
-  /// The functions ("memmove", "memset") an earlier library in the directory replaced (its src/
-  /// held their sources) that this one does not: programs using it call the system's again.
-  std::vector<std::string> no_longer_replaced;
+  /// The operations whose C library function (memcpy, memmove, memset) an earlier library in
+  /// the directory exported (its symbol table, read before it is replaced) and this one does
+  /// not: programs using it call the system's again. Empty where there was none.
+  std::vector<Operation> no_longer_replaced;
 };
 
 /// Whether `signature` is a CPU signature a guard can check (LibraryOptions::guard_signature:

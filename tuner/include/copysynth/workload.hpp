@@ -122,8 +122,7 @@ bool names_distribution_file(const std::string& name_or_path);
 /// that cannot be read, named with the reason ("cannot read size distribution X: No such file or
 /// directory"; one that is not a regular file, or is above kMaxDistributionBytes, is refused
 /// unread: read_regular_file); kWisdomMalformed for a file that is not a distribution
-/// (parse_distribution's message, the path in place of the name); kInvalidArgument for a path
-/// ending in " (cold)", the mark wisdom gives a cold workload (wisdom_workload_name).
+/// (parse_distribution's message, the path in place of the name).
 Result<SizeDistribution> load_distribution(const std::string& name_or_path);
 
 /// Where shipped distributions are looked for, in order: $COPYSYNTH_DATA_DIR (when set and not
@@ -185,9 +184,7 @@ struct ProfileSpec {
 /// part of the workload's name so that the wisdom's "workload" field keeps it and `--from`
 /// rebuilds the same workload. Errors (kInvalidArgument): no FILE, an empty NAME, and text that
 /// names no file but starts with a regular file followed by something like a misspelt or repeated
-/// selector (",prog=xz", ",program=a,program=b", a lone trailing ","), and a FILE (or NAME) ending in
-/// " (cold)", the mark wisdom gives a cold workload (wisdom_workload_name), which `--from` would
-/// read back as another file, cold.
+/// selector (",prog=xz", ",program=a,program=b", trailing commas).
 Result<ProfileSpec> parse_profile_spec(const std::string& spec);
 
 /// The workload of one operation of a recorded profile (copysynth/profile.hpp), named `name`:
@@ -248,6 +245,15 @@ std::string absolute_workload_name(const std::string& name);
 /// (Workload::name shows a .csv by its file name, which names no shipped distribution); any other
 /// workload by w.name.
 std::string wisdom_workload_name(const std::string& given, const Workload& w);
+
+/// Whether `name` (--workload as given) may be tuned for and kept in wisdom: a name ending in
+/// " (cold)" may not, as wisdom_workload_name marks a cold workload so and `autotune --from`
+/// reads the mark back as --cold (a profile "run (cold)" or a distribution "Foo (cold)" in the
+/// data directory would come back as another workload, cold). kInvalidArgument saying so (and
+/// to give --cold for a cold replay); checked by the search's callers (autotune, the C++ API's
+/// tune_and_install) before any work. Measuring such a name (--from --report --workload) is
+/// not refused: there the mark means --cold.
+Status check_tuning_workload_name(const std::string& name);
 
 /// A workload by name: "seeds", "misaligned", a shipped distribution name, a .csv path, or
 /// "profile:FILE" or "profile:FILE,program=NAME" (parse_profile_spec, load_profile, select_program

@@ -450,7 +450,7 @@ check "two SIGTERMs during --app of a command that ignores it: ended (rc=$rc), t
 # (with signals ending autotune at once there, 29 of 30 such signals at 0.1-1 s left the directory).
 sig_ok=0
 for delay in 0.2 0.4 0.7; do
-  TMPDIR=$tmp/apptmp "$at" -q --from "$tmp/best.json" --app true --runs 200 >/dev/null 2>&1 &
+  TMPDIR=$tmp/apptmp "$at" -q --from "$tmp/best.json" --app /bin/true --runs 200 >/dev/null 2>&1 &
   apid=$!
   sleep $delay
   kill -TERM $apid; wait $apid; rc=$?
@@ -460,11 +460,27 @@ done
 check "SIGTERM at 0.2, 0.4, 0.7 s into --app true: ended by it, no temporary files, each time ($sig_ok of 3)" test $sig_ok -eq 3
 # A command that fails: under glibc (the command to fix) and under one candidate only (never kept);
 # nothing written either way.
+# A command whose programs never load the candidate (a shell builtin, a static program) would be
+# judged from noise: refused before anything is timed (verdicts were written for `:`).
+"$at" -q --from "$tmp/best.json" --op memcpy --app ':' --runs 1 --emit "$tmp/nothing.json" >/dev/null 2>"$tmp/e"; rc=$?
+check "--app ':' (no program loads the candidate): exit 2, says why, nothing written (rc=$rc)" \
+  bash -c "test $rc -eq 2 && grep -q 'started no program that loaded libcopysynth-tuned.so' '$tmp/e' && test ! -e '$tmp/nothing.json'"
+"$at" -q --from "$tmp/best.json" --op memcpy --app 'env -u LD_PRELOAD /bin/true' --runs 1 >/dev/null 2>"$tmp/e"; rc=$?
+check "--app 'env -u LD_PRELOAD PROGRAM': judged (env loads it), the program that does not is named (rc=$rc)" \
+  bash -c "test $rc -eq 0 && grep -q 'did not load the candidate.*: /bin/true' '$tmp/e'"
+# The user's COPYSYNTH_ variables do not reach the candidates (a profile recorded by the judge's
+# own runs, a verification in every timed run of the shim).
+COPYSYNTH_PROFILE="$tmp/judge.prof" "$at" -q --from "$tmp/best.json" --op memcpy --app-with shim --app 'sort '"'$tmp/lines.txt'" --runs 1 >/dev/null 2>"$tmp/e"; rc=$?
+check "--app with COPYSYNTH_PROFILE set: the judge's runs record nothing (rc=$rc)" bash -c "test $rc -eq 0 && test ! -e '$tmp/judge.prof'"
+# A background job the command leaves is ended after each run.
+"$at" -q --from "$tmp/best.json" --op memcpy --app 'sleep 7.75 >/dev/null 2>&1 & /bin/true' --runs 1 >/dev/null 2>"$tmp/e"; rc=$?
+left=$(grep -l '^sleep' /proc/[0-9]*/comm 2>/dev/null | while read -r f; do tr '\0' ' ' <"${f%comm}cmdline"; echo; done | grep -c '^sleep 7.75')
+check "--app leaves no background job of the command running (rc=$rc, $left left)" bash -c "test $rc -eq 0 && test $left -eq 0"
 "$at" -q --from "$tmp/best.json" --app false --runs 1 --emit "$tmp/nothing.json" >/dev/null 2>"$tmp/e"; rc=$?
 check "--app false: exit 2, names the command and the status (rc=$rc)" bash -c "test $rc -eq 2 && grep -q '\`false\` exited with status 1 with the system routines' '$tmp/e' && test ! -e '$tmp/nothing.json'"
-"$at" -q --from "$tmp/best.json" --op memcpy --app 'case $LD_PRELOAD in */memcpy/*) echo broken >&2; exit 5 ;; esac' --runs 1 --emit "$tmp/nothing.json" >/dev/null 2>"$tmp/e"; rc=$?
+"$at" -q --from "$tmp/best.json" --op memcpy --app '/bin/true; case $LD_PRELOAD in */memcpy/*) echo broken >&2; exit 5 ;; esac' --runs 1 --emit "$tmp/nothing.json" >/dev/null 2>"$tmp/e"; rc=$?
 check "--app failing only with the tuned memcpy: exit 2, names it, its status and stderr (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'exited with status 5 with the tuned memcpy' '$tmp/e' && grep -q 'broken' '$tmp/e' && test ! -e '$tmp/nothing.json'"
-"$at" -q --from "$tmp/best.json" --op memcpy --app 'case $LD_PRELOAD in */memcpy/*) echo other ;; esac' --runs 1 >/dev/null 2>"$tmp/e"; rc=$?
+"$at" -q --from "$tmp/best.json" --op memcpy --app '/bin/true; case $LD_PRELOAD in */memcpy/*) echo other ;; esac' --runs 1 >/dev/null 2>"$tmp/e"; rc=$?
 check "--app with other output under the tuned memcpy: exit 2, says so (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'wrote other output with the tuned memcpy' '$tmp/e'"
 # ld.so splits LD_PRELOAD at spaces and colons: a TMPDIR with one is refused before any run (the
 # library was not loaded and the program judged as the candidate). A relative TMPDIR is made
@@ -478,7 +494,7 @@ mkdir -p "$tmp/rel"
   --app 'cd / && { test -z "$LD_PRELOAD" || grep -qF libcopysynth-tuned /proc/self/maps; }' >/dev/null 2>"$tmp/e"); rc=$?
 check "--app with a relative TMPDIR and a command that changes directory: the library is loaded (rc=$rc)" test $rc -eq 0
 ln -s "$tmp/rel" "$tmp/lnk"
-TMPDIR="$tmp/lnk/../lnk/" "$at" -q --from "$tmp/best.json" --op memcpy --runs 1 --app true >/dev/null 2>"$tmp/e"; rc=$?
+TMPDIR="$tmp/lnk/../lnk/" "$at" -q --from "$tmp/best.json" --op memcpy --runs 1 --app /bin/true >/dev/null 2>"$tmp/e"; rc=$?
 check "--app with a TMPDIR through a link, '..' and a trailing '/': the library found loaded (rc=$rc)" test $rc -eq 0
 # The shim as the candidate (start-up cost in every run), when this build has it beside autotune.
 if [ ! -e "$(dirname "$at")/../api/libcopysynth-preload.so" ]; then
@@ -502,7 +518,7 @@ check "--app slower with every candidate: both dropped, the verdicts written (rc
 check "--emit-lib of wisdom the judge kept nothing of: exit 2, says so, not to tune (rc=$rc)" \
   bash -c "test $rc -eq 2 && grep -qE 'the judge \(autotune --app\) kept nothing: glibc.s (memcpy and memset|memset and memcpy) were as fast or faster on' '$tmp/e' && grep -q 'so there is no library to write' '$tmp/e' && ! grep -q 'tune one' '$tmp/e' && test ! -e '$tmp/nolib/libcopysynth-tuned.so.1' && test ! -L '$tmp/nolib/libcopysynth-tuned.so'"
 # After a search: tuned, judged, then written.
-"$at" -q --quick --budget 1 --keep-slower --op memmove --app true --runs 1 --emit "$tmp/tuned_judged.json" >"$tmp/tj" 2>&1; rc=$?
+"$at" -q --quick --budget 1 --keep-slower --op memmove --app /bin/true --runs 1 --emit "$tmp/tuned_judged.json" >"$tmp/tj" 2>&1; rc=$?
 check "--op memmove --app after a search: judged and written (rc=$rc)" bash -c "test $rc -eq 0 && grep -qE '^memmove ' '$tmp/tj' && '$at' --show '$tmp/tuned_judged.json' | grep -qx 'host\[0\].app_verdict\[0\].operation=\"memmove\"'"
 # Bad options: exit 1, before any work.
 app_usage() {  # app_usage DESCRIPTION PATTERN ARGS...

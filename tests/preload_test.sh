@@ -152,6 +152,11 @@ fallback() {
   sed 's/^/       /' "$tmp/$name.err"
 }
 fallback unset "" "COPYSYNTH_WISDOM is not set"
+# Set but empty (an unset shell variable in COPYSYNTH_WISDOM=$W) is said as such.
+env COPYSYNTH_WISDOM= LD_PRELOAD="$preload" ${asan_env[@]+"${asan_env[@]}"} "$probe" $expect >/dev/null 2>"$tmp/empty_w.err"
+rc=$?
+check "COPYSYNTH_WISDOM= (empty): exit 0, said set but empty (rc=$rc)" \
+  bash -c "test $rc -eq 0 && grep -q 'COPYSYNTH_WISDOM is set but empty' '$tmp/empty_w.err'"
 fallback missing "$tmp/no-such-wisdom.json" "cannot read wisdom file $tmp/no-such-wisdom.json"
 # Not a regular file: refused for what it is, without reading it (a FIFO would block the program,
 # /dev/zero grew it to gigabytes).
@@ -235,7 +240,7 @@ rc=$?
 check "COPYSYNTH_PRELOAD_VERIFY=bogus: probe exits 0 (rc=$rc)" test $rc -eq 0
 check "... one line on stderr" test "$(wc -l <"$tmp/verify-bogus.err")" -eq 1
 check "... saying the value is unknown and the default check is used" \
-  grep -q 'unknown value "bogus" of COPYSYNTH_PRELOAD_VERIFY (it takes "full" or "startup"); using the default check' "$tmp/verify-bogus.err"
+  grep -q 'unknown value "bogus" of COPYSYNTH_PRELOAD_VERIFY (it takes "full" or "startup"; unset, the quick check for wisdom tuned on this CPU, the start-up check otherwise); using the default check' "$tmp/verify-bogus.err"
 check "... and the routines were installed after the quick check (this host's own wisdom)" \
   grep -q 'installed from .* with the quick check: tuned on this CPU in ' "$tmp/stats.verify-bogus"
 sed 's/^/       /' "$tmp/stats.verify-bogus" | grep 'installed from'
@@ -455,6 +460,15 @@ for name in usr2 sigusr2; do
   check "COPYSYNTH_PROFILE_SIGNAL=$name (lower case): two records, nothing on stderr" \
     bash -c "'$pcheck' '$tmp/probe_$name.prof' | grep -q '^records=2$' && test ! -s '$tmp/probe_$name.err'"
 done
+# The real-time signals by the names kill -l gives them (RTMIN alone was refused).
+for name in RTMIN SIGRTMAX RTMAX-2; do
+  COPYSYNTH_PROFILE_SIGNAL=$name recorded "probe_$name" "$pprobe" --signal "$(kill -l "${name#SIG}")" --no-fork >/dev/null 2>"$tmp/probe_$name.err"
+  check "COPYSYNTH_PROFILE_SIGNAL=$name (signal $(kill -l "${name#SIG}")): two records, nothing on stderr" \
+    bash -c "'$pcheck' '$tmp/probe_$name.prof' | grep -q '^records=2$' && test ! -s '$tmp/probe_$name.err'"
+done
+COPYSYNTH_PROFILE_SIGNAL=RTMAX-40 recorded probe_rtlow "$pprobe" --no-fork >/dev/null 2>"$tmp/probe_rtlow.err"
+check "COPYSYNTH_PROFILE_SIGNAL=RTMAX-40 (below RTMIN): refused" \
+  grep -q 'COPYSYNTH_PROFILE_SIGNAL="RTMAX-40" is not a signal the shim can take' "$tmp/probe_rtlow.err"
 # TERM and INT end most programs: taken as asked, but said, since the shim's handler keeps the
 # program running where it does not handle them itself (the probe does not).
 for name in TERM int; do

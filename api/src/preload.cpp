@@ -429,7 +429,8 @@ Check verification() {
   if (strcasecmp(v, "full") == 0) return Check::kFull;
   if (strcasecmp(v, "startup") == 0) return Check::kStartup;
   write_line(2, "copysynth-preload: unknown value " + copysynth::quoted_bytes(v) +
-                    " of COPYSYNTH_PRELOAD_VERIFY (it takes \"full\" or \"startup\"); using the default check");
+                    " of COPYSYNTH_PRELOAD_VERIFY (it takes \"full\" or \"startup\"; unset, the quick check "
+                    "for wisdom tuned on this CPU, the start-up check otherwise); using the default check");
   return Check::kDefault;
 }
 
@@ -475,9 +476,11 @@ void install_from_wisdom(bool recording) {
     if (getauxval(AT_SECURE))
       fall_back("COPYSYNTH_WISDOM is ignored in a set-user-ID or set-group-ID program");
     else if (recording)
-      report("COPYSYNTH_WISDOM is not set: recording (COPYSYNTH_PROFILE) the calls served by the system routines");
+      report(std::string("COPYSYNTH_WISDOM is ") + (path ? "empty" : "not set") +
+             ": recording (COPYSYNTH_PROFILE) the calls served by the system routines");
     else
-      fall_back("COPYSYNTH_WISDOM is not set (name a wisdom file written by `autotune --emit`)");
+      fall_back(std::string("COPYSYNTH_WISDOM is ") + (path ? "set but empty" : "not set") +
+                " (name a wisdom file written by `autotune --emit`)");
     return;
   }
   copysynth::WisdomOptions opt;

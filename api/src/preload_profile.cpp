@@ -422,7 +422,8 @@ constexpr std::size_t kWindowText = 64 + 2 * 20 + kWindowCalls * (12 + 20 + 10 +
 constexpr std::size_t kOpText = 256 + (kProfileExactSizes + kBuckets) * (3 * 20 + 4) + 2 * 64 * 21;
 
 /// Appends one record (reason "exit" or "signal") to the profile file. Async-signal-safe: no
-/// allocation but one mmap, no lock but flock. Returns quietly when there is no memory or no file.
+/// allocation but one mmap, no lock but flock. A record that cannot be written (no memory for
+/// its text, a full disk, a file that cannot be opened again) is said lost in one line on stderr.
 void write_record(const char* reason) {
   const std::uint64_t epoch = g_epoch.load(std::memory_order_acquire);
   // Pass 1: the threads of this epoch, and their windows.
@@ -438,7 +439,15 @@ void write_record(const char* reason) {
   const std::size_t text_bytes = 1024 + g_program_json->size() + g_cpu_json->size() + 3 * kOpText + windows * kWindowText;
   const std::size_t total = (sums_bytes + list_bytes + text_bytes + kPage - 1) / kPage * kPage;
   void* mem = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mem == MAP_FAILED) return;
+  if (mem == MAP_FAILED) {
+    // `ulimit -v` reached (each thread that ever copied keeps its record's address space): the
+    // record was lost without a word before.
+    static const char kNoMemory[] =
+        "copysynth-preload: the profile record could not be written (COPYSYNTH_PROFILE): no memory to format it "
+        "(the address-space limit, ulimit -v?); it is lost\n";
+    write_all(2, kNoMemory, sizeof kNoMemory - 1);
+    return;
+  }
   auto* sums = static_cast<OpCounts*>(mem);
   auto** list = reinterpret_cast<ThreadRecord**>(static_cast<char*>(mem) + sums_bytes);
   char* text = static_cast<char*>(mem) + sums_bytes + list_bytes;
@@ -606,7 +615,7 @@ void in_child() {
 }
 
 /// COPYSYNTH_PROFILE_SIGNAL: a number, or a name with or without "SIG" in either case (as kill -l
-/// and kill -s take them: usr2, sigusr2, SIGUSR2); 0 when unset, -1 when not one the shim takes
+/// and kill -s take them: usr2, sigusr2, SIGUSR2, RTMIN, RTMIN+n, RTMAX-n, RTMAX); 0 when unset, -1 when not one the shim takes
 /// (the synchronous fault signals, SIGKILL and SIGSTOP are refused). A number is taken for the
 /// same signals as the names: those of the list below and SIGRTMIN..SIGRTMAX; not SIGPIPE,
 /// SIGCHLD, SIGTSTP, SIGCONT and the like, whose default actions programs rely on, nor the C
@@ -632,9 +641,17 @@ int parse_signal(const char* v) {
   } else {
     for (const auto& n : kNames)
       if (s == n.name) sig = n.sig;
-    if (s.rfind("RTMIN+", 0) == 0 && s.size() > 6 && s.size() <= 8 &&
-        s.find_first_not_of("0123456789", 6) == std::string::npos)
-      sig = SIGRTMIN + std::stoi(s.substr(6));
+    // RTMIN, RTMIN+n, RTMAX-n, RTMAX, as kill -l names them (README said RTMIN-RTMAX are
+    // taken, but RTMIN alone was refused).
+    const auto offset = [&](const char* base) {
+      return s.size() > 6 && s.size() <= 8 && s.compare(0, 6, base) == 0 &&
+             s.find_first_not_of("0123456789", 6) == std::string::npos;
+    };
+    if (s == "RTMIN") sig = SIGRTMIN;
+    if (s == "RTMAX") sig = SIGRTMAX;
+    if (offset("RTMIN+")) sig = SIGRTMIN + std::stoi(s.substr(6));
+    if (offset("RTMAX-")) sig = SIGRTMAX - std::stoi(s.substr(6));
+    if (s.rfind("RTM", 0) == 0 && (sig < SIGRTMIN || sig > SIGRTMAX)) sig = -1;  // RTMAX-40: not a real-time signal
   }
   if (sig <= 0 || sig > SIGRTMAX || sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV || sig == SIGBUS ||
       sig == SIGFPE || sig == SIGILL || sig == SIGTRAP || sig == SIGABRT || sig == SIGSYS)

@@ -54,6 +54,7 @@ Result<Wisdom> judge_with_app(const Options& o, const Wisdom& w, const std::stri
   ro.show_output = o.app_output;
   ro.progress = o.progress;
   if (auto st = check_app_command(ro); !st) return st.error();  // a broken command: before any candidate is built
+  bool loads_checked = false;
   const AppMeasure measure = [&](const std::vector<AppCandidate>& candidates) -> Result<AppTimes> {
     std::vector<AppConfig> configs{{"glibc", "the system routines (no preload)", {}}};
     for (const auto& c : candidates) {
@@ -64,6 +65,21 @@ Result<Wisdom> judge_with_app(const Options& o, const Wisdom& w, const std::stri
         prepared[c.name] = *cfg;
       }
       configs.push_back(prepared[c.name]);
+      // Once, before anything is timed: a command whose programs never load the candidate
+      // (`:`, a static program) would be judged from noise (verdicts were written for `:`).
+      if (!loads_checked) {
+        loads_checked = true;
+        auto without = check_command_loads(o.app_command, configs.back(), setup.dir);
+        throw_if_stopped();
+        if (!without) return without.error();
+        if (!without->empty()) {
+          std::string names;
+          for (const auto& n : *without) names += (names.empty() ? "" : ", ") + n;
+          std::cerr << "autotune: warning: --app: some programs the command started did not load the candidate "
+                       "(they run the system routines in every configuration): "
+                    << names << "\n";
+        }
+      }
     }
     std::string names;
     for (const auto& c : configs) names += (names.empty() ? "" : ", ") + c.name;

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "copysynth/c_format.hpp"
 #include "copysynth/library_writer.hpp"
@@ -251,9 +252,9 @@ Result<AppRun> run_app_once(const std::string& command, const std::vector<std::s
   std::vector<std::string> vars;
   for (char** e = environ; e && *e; ++e) {
     const std::string v = *e;
-    if (v.rfind("LD_PRELOAD=", 0) == 0 || v.rfind("COPYSYNTH_WISDOM=", 0) == 0 ||
-        v.rfind("COPYSYNTH_PRELOAD_STATS=", 0) == 0)
-      continue;
+    // Every COPYSYNTH_ variable: the user's COPYSYNTH_PRELOAD_VERIFY or COPYSYNTH_PROFILE would
+    // reach the shim's candidates (verifying or recording in every timed run) and not glibc's.
+    if (v.rfind("LD_PRELOAD=", 0) == 0 || v.rfind("COPYSYNTH_", 0) == 0) continue;
     vars.push_back(v);
   }
   std::vector<char*> envp;
@@ -349,6 +350,9 @@ Result<AppRun> run_app_once(const std::string& command, const std::vector<std::s
   int st = 0;
   while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
+  // What the command left running in its process group (`sleep 7 >/dev/null &`) would run on
+  // into the next timed runs: ended now (a process that made a session of its own is not reached).
+  ::kill(-pid, SIGKILL);
   set_waited_child(0);
   throw_if_stopped();
   ::clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -388,6 +392,48 @@ Error command_fails(const std::string& command, const AppRun& r, const std::stri
 bool succeeded(const AppRun& r) { return WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == 0; }
 
 }  // namespace
+
+Result<std::vector<std::string>> check_command_loads(const std::string& command, const AppConfig& cfg,
+                                                     const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path out = fs::path(dir) / "ld-debug";
+  fs::create_directories(out, ec);
+  if (ec) return make_error(ErrorCode::kSystem, "cannot make " + out.string() + ": " + ec.message());
+  std::string preload;
+  for (const auto& v : cfg.env)
+    if (v.rfind("LD_PRELOAD=", 0) == 0) preload = fs::path(v.substr(11)).filename().string();
+  std::vector<std::string> env = cfg.env;
+  env.push_back("LD_DEBUG=files");  // ld.so writes OUT.PID for each program it starts
+  env.push_back("LD_DEBUG_OUTPUT=" + (out / "ld").string());
+  auto r = run_app_once(command, env, false);
+  if (!r) return r.error();
+  // Each file holds the programs one process ran, each ending "transferring control: PROGRAM".
+  std::vector<std::string> without;
+  bool any = false;
+  for (const auto& f : fs::directory_iterator(out, ec)) {
+    std::ifstream in(f.path());
+    std::string line;
+    bool loaded = false;
+    while (std::getline(in, line)) {
+      if (!preload.empty() && line.find(preload) != std::string::npos) loaded = true;
+      if (const auto at = line.find("transferring control: "); at != std::string::npos) {
+        if (loaded) any = true;
+        else if (without.size() < 5) without.push_back(line.substr(at + 22));
+        loaded = false;
+      }
+    }
+  }
+  fs::remove_all(out, ec);
+  if (!any)
+    return make_error(ErrorCode::kInvalidArgument,
+                      "the command `" + command + "` started no program that loaded " + preload +
+                          " (LD_PRELOAD): a shell builtin (`:`, `true`), a static or set-user-ID program, or one "
+                          "that clears LD_PRELOAD runs the system routines under every configuration, so its time "
+                          "cannot judge the tuned ones; give a command that runs the dynamically linked program "
+                          "to judge them with");
+  return without;
+}
 
 Status check_app_command(const AppRoundsOptions& opt) {
   auto r = run_app_once(opt.command, {}, opt.show_output);

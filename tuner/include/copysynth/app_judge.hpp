@@ -147,12 +147,15 @@ struct AppRun {
   std::string stderr_tail;         ///< the last 2000 bytes it wrote on stderr
 };
 
-/// Runs `/bin/sh -c command` with this process's environment less LD_PRELOAD, COPYSYNTH_WISDOM and
-/// COPYSYNTH_PRELOAD_STATS; the variables of `env` ("NAME=VALUE" each) are exported by the shell
+/// Runs `/bin/sh -c command` with this process's environment less LD_PRELOAD and every COPYSYNTH_
+/// variable (the user's COPYSYNTH_PROFILE or COPYSYNTH_PRELOAD_VERIFY would reach the candidates
+/// only); the variables of `env` ("NAME=VALUE" each) are exported by the shell
 /// before the command, so the shell itself runs without a preload and every program it starts
 /// has it (as tools/bench-preload.sh runs its programs). stdin is /dev/null unless the command
 /// redirects it; stdout and stderr are read through pipes (and copied to this process's stderr
-/// when `show_output`). Errors: kSystem when the pipes cannot be made or the shell cannot be spawned.
+/// when `show_output`). After the shell exits, what the command left running in its process group
+/// (a background job) is killed, so that it does not run on into the next timed run. Errors:
+/// kSystem when the pipes cannot be made or the shell cannot be spawned.
 Result<AppRun> run_app_once(const std::string& command, const std::vector<std::string>& env, bool show_output);
 
 /// "exited with status 1", "was killed by signal 11 (Segmentation fault)".
@@ -182,6 +185,15 @@ Result<AppTimes> time_app_rounds(const std::vector<AppConfig>& configs, const Ap
 /// status and its last stderr lines, saying to fix it) when it fails; run_app_once's errors. Done
 /// before any candidate is built, so a broken command costs one run.
 Status check_app_command(const AppRoundsOptions& opt);
+
+/// Runs `command` once under candidate configuration `cfg` with ld.so's LD_DEBUG=files written
+/// under `dir` (a directory of its own is made there and removed), and reads which programs the
+/// command started loaded cfg's LD_PRELOAD object. Returns the programs that did not (at most 5,
+/// as ld.so names them: "env", "/bin/true"), to be said; kInvalidArgument when none did (a shell
+/// builtin, a static or set-user-ID program, a program that clears LD_PRELOAD: timing it would
+/// judge the system routines against themselves, from noise); run_app_once's errors.
+Result<std::vector<std::string>> check_command_loads(const std::string& command, const AppConfig& cfg,
+                                                     const std::string& dir);
 
 /// Where the LD_PRELOAD shim is: `explicit_path` when given (it must exist), else
 /// libcopysynth-preload.so next to the running program as the build tree has it (../api/ from

@@ -417,6 +417,11 @@ while IFS= read -r line; do
   [ "$kept" = "$has" ] || consistent=1
 done < <(grep 'app_verdict\[[0-9]\].operation=' "$tmp/jshow")
 check "every verdict with kept=0 has no entry, every kept=1 one" test $consistent -eq 0
+# Tuning a dropped operation again writes a new routine in its place and says the verdict goes.
+cp "$tmp/judged.json" "$tmp/judged_again.json"
+"$at" --quick --budget 1 --op fill --keep-slower --emit "$tmp/judged_again.json" >/dev/null 2>"$tmp/e"; rc=$?
+check "--emit of a new fill over wisdom whose fill a program dropped: written, says the verdict goes with the old one (rc=$rc)" \
+  bash -c "test $rc -eq 0 && grep -q 'the fill verdict of .*judged_again.json .* goes with it: this fill is a new routine that no program has judged' '$tmp/e'"
 "$at" --from "$tmp/judged.json" --op fill --app true --runs 1 >/dev/null 2>"$tmp/e"; rc=$?
 check "--app --op fill on wisdom without fill: exit 2, says so (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'has no fill entry to judge' '$tmp/e'"
 # SIGTERM while --app's command runs: the command's process group ends too, the temporary files
@@ -591,6 +596,9 @@ check "--emit OUT FILE --merge FILE: exit 1, the same advice (rc=$rc)" \
 (cd "$tmp" && "$at" --from "$tmp/best.json" --emit-lib --quiet >/dev/null 2>"$tmp/optval"); rc=$?
 check "--emit-lib --quiet: exit 1, says the next argument is an option, no directory --quiet (rc=$rc)" \
   bash -c "test $rc -eq 1 && grep -q 'emit-lib was given no value: the next argument, --quiet, is an option' '$tmp/optval' && ! test -e '$tmp/--quiet'"
+(cd "$tmp" && timeout 20 "$at" --quick --emit - >/dev/null 2>"$tmp/optval3"); rc=$?
+check "--emit - : exit 1 before any search, no file named - (rc=$rc)" \
+  bash -c "test $rc -eq 1 && grep -q 'writes a file, not stdout' '$tmp/optval3' && ! test -e '$tmp/-'"
 (cd "$tmp" && timeout 20 "$at" --emit -q --quick >/dev/null 2>"$tmp/optval2"); rc=$?
 check "--emit -q (a short option): exit 1 before any search, no file -q (rc=$rc)" \
   bash -c "test $rc -eq 1 && grep -q 'emit was given no value: the next argument, -q, is an option' '$tmp/optval2' && ! test -e '$tmp/-q'"

@@ -218,6 +218,33 @@ TEST_CASE("install_wisdom: operations filter, and a file with none of them") {
   REQUIRE_FALSE(n.ok());
   CHECK(n.error().code == ErrorCode::kWisdomMismatch);
   CHECK_MESSAGE(contains(n.error().message, "clear_page"), n.error().message);
+  // An operation value that is none (a cast int): a bad argument, not "no entry for ?".
+  WisdomOptions bogus;
+  bogus.operations = {static_cast<Operation>(42)};
+  auto b = install_wisdom(dir.path + "/best.json", bogus);
+  REQUIRE_FALSE(b.ok());
+  CHECK(b.error().code == ErrorCode::kInvalidArgument);
+  // Wisdom whose entries a program's verdict dropped (autotune --app): said as the judge's
+  // decision, not as something to tune (the advice was to tune them again).
+  Wisdom judged = host_wisdom();
+  AppVerdict v;
+  v.operation = Operation::kMemcpy;
+  v.command = "sqlite3 :memory: < q.sql";
+  v.runs = 7;
+  v.with = "lib";
+  v.glibc_ms = 100;
+  v.tuned_ms = 102;
+  v.ratio = 1.02;
+  v.spread = 0.005;
+  v.date = "2026-12-07T19:00:00Z";
+  judged.entries.clear();
+  judged.app_verdicts = {v};
+  REQUIRE(save_wisdom(judged, dir.path + "/judged.json").ok());
+  auto j = install_wisdom(dir.path + "/judged.json");
+  REQUIRE_FALSE(j.ok());
+  CHECK(j.error().code == ErrorCode::kWisdomMismatch);
+  CHECK_MESSAGE(contains(j.error().message, "a program judged memcpy (autotune --app) and was not faster"),
+                j.error().message);
   put_back_system_routines();
 }
 

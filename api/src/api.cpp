@@ -26,6 +26,10 @@ Result<Routine> make_routine(const Wisdom& w, const WisdomEntry& e, const BuildO
 
 Result<WisdomInstall> install_wisdom(const std::string& path, const WisdomOptions& opt) {
   const auto t0 = std::chrono::steady_clock::now();
+  for (Operation op : opt.operations)  // a cast int (the C API checks its own)
+    if (op != Operation::kMemcpy && op != Operation::kMemmove && op != Operation::kFill && op != Operation::kClearPage)
+      return make_error(ErrorCode::kInvalidArgument, "install_wisdom: operation " + std::to_string(static_cast<int>(op)) +
+                                                         " is not one (memcpy, memmove, fill, clear_page)");
   // Only the routines are installed: the measured points are not read (WisdomPoints).
   auto w = load_wisdom_for(path, opt.cpu, WisdomPoints::kSkip);
   if (!w) return w.error();
@@ -44,8 +48,24 @@ Result<WisdomInstall> install_wisdom(const std::string& path, const WisdomOption
     routines.push_back(std::move(r).value());
   }
   if (routines.empty()) {
-    std::string wanted;
-    for (Operation op : opt.operations) wanted += (wanted.empty() ? "" : ", ") + std::string(name_of(op));
+    std::string wanted, judged;
+    for (Operation op : opt.operations) {
+      if (!wanted.empty()) wanted += ',';  // autotune's --op list: no spaces
+      wanted += name_of(op);
+    }
+    for (Operation op : opt.operations.empty() ? std::vector<Operation>{Operation::kMemcpy, Operation::kMemmove,
+                                                                        Operation::kFill, Operation::kClearPage}
+                                               : opt.operations)
+      if (w->dropped_by_app(op)) {
+        if (!judged.empty()) judged += ", ";
+        judged += name_of(op);
+      }
+    // Dropped by a program's verdict (autotune --app): not something to tune again blindly.
+    if (!judged.empty())
+      return make_error(ErrorCode::kWisdomMismatch,
+                        path + ": holds no routine to install on CPU \"" + w->cpu_signature + "\": a program judged " +
+                            judged + " (autotune --app) and was not faster with the tuned routines, so its tuning "
+                            "keeps the system's (autotune --show " + path + " lists the verdicts)");
     return make_error(ErrorCode::kWisdomMismatch,
                       path + ": has no entry for " + (wanted.empty() ? std::string("any operation") : wanted) +
                           " on CPU \"" + w->cpu_signature + "\"; tune them with `autotune --op " +

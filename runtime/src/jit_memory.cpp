@@ -94,13 +94,18 @@ Error failed(const char* what, int e) {
 /// mapped read-write, then the same pages mapped a second time (mremap with old_size 0 duplicates
 /// a shared mapping) and made read-execute. No file descriptor exists at any moment.
 Result<Chunk*> map_chunk(std::size_t bytes, Arena* arena) {
+  // EPERM or EACCES from any of the three calls is a policy (a seccomp filter that denies
+  // mremap was said to be memory exhaustion); ENOMEM and the rest are the address space.
+  const auto denied_or_failed = [](const char* what, int e) {
+    return e == EACCES || e == EPERM ? denied(what, e) : failed(what, e);
+  };
   void* rw = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (rw == MAP_FAILED) return failed("mmap of the writable view", errno);
+  if (rw == MAP_FAILED) return denied_or_failed("mmap of the writable view", errno);
   void* rx = mremap(rw, 0, bytes, MREMAP_MAYMOVE);
   if (rx == MAP_FAILED) {
     const int e = errno;
     munmap(rw, bytes);
-    return failed("mremap duplicating it as the executable view", e);
+    return denied_or_failed("mremap duplicating it as the executable view", e);
   }
   if (mprotect(rx, bytes, PROT_READ | PROT_EXEC) != 0) {
     const int e = errno;

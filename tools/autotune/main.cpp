@@ -479,9 +479,13 @@ int run_main(int argc, char** argv) {
   if (o.cold && (o.workload_given || o.from_path.empty()) && (o.workload_name == "seeds" || o.workload_name == "misaligned"))
     return usage_error("--cold applies to size-distribution workloads; the " + o.workload_name +
                        " points are timed hot (use --workload MemcpyGoogleA or a FILE.csv)");
-  for (auto [option, path] : {std::pair<const char*, const std::string*>{"--emit", &o.emit_path}, {"--svg", &o.svg_path}})
+  for (auto [option, path] : {std::pair<const char*, const std::string*>{"--emit", &o.emit_path}, {"--svg", &o.svg_path}}) {
+    // "-" is stdout for --emit-asm; here it made a file named "-".
+    if (*path == "-")
+      return usage_error(std::string(option) + " - : " + option + " writes a file, not stdout; give a file name (./- for one named -)");
     if (!path->empty())
       if (auto st = check_output_path(option, *path); !st) return fail(st.error());
+  }
   // Before the search: wisdom replaces the file, so a device (/dev/null) is refused, not replaced.
   if (!o.emit_path.empty())
     if (auto st = check_replaceable(o.emit_path, "wisdom file", ErrorCode::kInvalidArgument); !st)

@@ -475,6 +475,7 @@ VerifyReport verify_linear(const void* entry, bool fill, const std::vector<std::
   if (!s.ok() || !d.ok()) {
     rep.failure = VerifyFailure{max_n, 0, 0, Placement::kInterior, 0,
                                 "could not map " + std::to_string(2 * max_n) + " bytes of test buffers"};
+    rep.out_of_memory = true;
     return rep;
   }
   if (!fill) fill_random(s.begin(), s.size(), opt.seed);  // fill reads no src
@@ -570,6 +571,7 @@ bool overlap_checks(CopyFn fn, const std::vector<std::uint64_t>& edges, unsigned
   std::vector<std::uint8_t> ref(g.size()), pool(window + 4096);
   if (!g.ok()) {
     rep.failure = VerifyFailure{max_n, 0, 0, Placement::kOverlap, 0, "could not map the overlap test buffer"};
+    rep.out_of_memory = true;
     return false;
   }
   fill_random(pool.data(), pool.size(), opt.seed + 7);
@@ -652,6 +654,7 @@ VerifyReport verify_clear_page(ClearPageFn fn, const VerifyOptions& opt) {
   GuardedRegion g(kPages * kPageBytes);
   if (!g.ok()) {
     rep.failure = VerifyFailure{kPageBytes, 0, 0, Placement::kInterior, 0, "could not map the test pages"};
+    rep.out_of_memory = true;
     return rep;
   }
   FaultTrap trap;
@@ -814,6 +817,12 @@ VerifyReport verify_routine(const Routine& r, const VerifyOptions& opt) {
 Status check_routine(const Routine& r, const VerifyOptions& opt) {
   const VerifyReport rep = verify_routine(r, opt);
   if (rep.ok()) return {};
+  // Not the routine's fault: said as the system's, with what to do (it read as a routine that
+  // failed verification, which the API calls a copysynth bug).
+  if (rep.out_of_memory)
+    return make_error(ErrorCode::kSystem, "routine " + r.name() + " could not be verified: " + rep.failure->what +
+                                              " (the address-space limit, ulimit -v / RLIMIT_AS, or memory is "
+                                              "exhausted); nothing of it was installed");
   return make_error(ErrorCode::kVerifyFailed,
                     "routine " + r.name() + " failed verification: " + rep.summary() +
                         "\n  params: " + to_string(r.params()));

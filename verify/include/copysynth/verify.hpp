@@ -158,6 +158,9 @@ struct VerifyReport {
   std::vector<std::uint64_t> skipped_edges;///< edges above max_size, not tested
   std::vector<std::string> notes;          ///< checks skipped and why (e.g. no XINUSE, no memory)
   std::optional<VerifyFailure> failure;    ///< the first failure; empty when all passed
+  /// The failure is the harness's: its test buffers could not be mapped (`ulimit -v`, no memory),
+  /// so the routine was not checked, rather than found wrong.
+  bool out_of_memory = false;
   bool ok() const { return !failure.has_value(); }
   /// "passed: 123456 cases over 2800 lengths" or the failure with n, offsets and placement.
   std::string summary() const;
@@ -191,7 +194,8 @@ VerifyReport verify_huge(const Routine& r, const VerifyOptions& opt = {});
 VerifyReport verify_routine(const Routine& r, const VerifyOptions& opt = {});
 
 /// verify_routine as a Status: kVerifyFailed naming the routine's params and the first failing
-/// (n, src offset, dst offset, placement).
+/// (n, src offset, dst offset, placement); kSystem when the test buffers could not be mapped
+/// (VerifyReport::out_of_memory: the routine was not checked, not found wrong).
 Status check_routine(const Routine& r, const VerifyOptions& opt = {});
 
 /// Result of one call through the ABI probe.

@@ -185,6 +185,9 @@ check "--emit of a $name_max-byte file name: refused before any work (rc=$rc)" \
 "$at" --from "$tmp/fleet.json" --op fill >"$tmp/fout" 2>"$tmp/ferr"
 rc=$?
 check "--from a fleet picks this CPU's entries (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'system memset' '$tmp/fout'"
+"$at" -q --from "$tmp/fleet.json" --op fill --emit "$tmp/fleet_one.json" >/dev/null 2>"$tmp/ferr2"; rc=$?
+check "--from a fleet --emit another file: this CPU's alone, the other CPU said to be left out (rc=$rc)" \
+  bash -c "test $rc -eq 0 && grep -q 'holds the entries of 1 other CPU; .*fleet_one.json gets this CPU.s alone' '$tmp/ferr2'"
 "$at" --show "$tmp/fleet.json" >"$tmp/show" 2>&1
 rc=$?
 check "--show exits 0 (rc=$rc)" test $rc -eq 0

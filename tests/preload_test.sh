@@ -511,6 +511,11 @@ check "... one line on stderr" test "$(wc -l <"$tmp/noprof.err")" -eq 1
 check "... saying the profile file cannot be opened, and why" \
   grep -q 'cannot open the profile file "/nonexistent/dir/p.prof" (COPYSYNTH_PROFILE): No such file or directory; the program runs without recording' "$tmp/noprof.err"
 sed 's/^/       /' "$tmp/noprof.err"
+# Without wisdom too: the profile's line alone, not a second one that COPYSYNTH_WISDOM is unset.
+env -u COPYSYNTH_WISDOM "${nodir[@]}" LD_PRELOAD="$preload" ${asan_env[@]+"${asan_env[@]}"} \
+  "$pprobe" --status 3 >/dev/null 2>"$tmp/noprof2.err"
+check "COPYSYNTH_PROFILE that cannot be opened, no COPYSYNTH_WISDOM: one line on stderr, the profile's" \
+  bash -c "test \$(wc -l <'$tmp/noprof2.err') -eq 1 && grep -q 'cannot open the profile file' '$tmp/noprof2.err'"
 env "${nodir[@]}" LD_PRELOAD="$preload" COPYSYNTH_WISDOM="$wisdom" ${asan_env[@]+"${asan_env[@]}"} \
   xz -q -d -c "$tmp/ref.xz" >"$tmp/noprof.unxz" 2>/dev/null
 check "... xz -d output is the input" cmp "$tmp/xin" "$tmp/noprof.unxz"

@@ -469,7 +469,9 @@ void set_up_stats() {
 /// Step 3: wisdom, verification, the switch. `recording`: COPYSYNTH_PROFILE is recording this
 /// process; then an unset COPYSYNTH_WISDOM is not said on stderr (recording with the system
 /// routines is the first step of tuning for a program's own calls), only in the stats file.
-void install_from_wisdom(bool recording) {
+/// `profile_failed`: COPYSYNTH_PROFILE was set but could not record (said on stderr already):
+/// an unset COPYSYNTH_WISDOM is then not a second line either.
+void install_from_wisdom(bool recording, bool profile_failed) {
   const Check check = verification();  // said even when there is no wisdom to verify
   const char* path = env("COPYSYNTH_WISDOM");
   if (!path || !*path) {
@@ -478,6 +480,8 @@ void install_from_wisdom(bool recording) {
     else if (recording)
       report(std::string("COPYSYNTH_WISDOM is ") + (path ? "empty" : "not set") +
              ": recording (COPYSYNTH_PROFILE) the calls served by the system routines");
+    else if (profile_failed)
+      report(std::string("COPYSYNTH_WISDOM is ") + (path ? "empty" : "not set") + ": the system routines serve the calls");
     else
       fall_back(std::string("COPYSYNTH_WISDOM is ") + (path ? "set but empty" : "not set") +
                 " (name a wisdom file written by `autotune --emit`)");
@@ -530,7 +534,8 @@ void install_from_wisdom(bool recording) {
     set_up_stats();
     use_c_library_routines();
     recording = copysynth::preload::profile_set_up();
-    install_from_wisdom(recording);
+    const char* asked = env("COPYSYNTH_PROFILE");
+    install_from_wisdom(recording, !recording && asked && *asked);
   } catch (const std::exception& ex) {
     fall_back(std::string("internal error: ") + ex.what());
   } catch (...) {

@@ -100,6 +100,7 @@ int run_app(const Options& o) {
   if (!o.emit_path.empty()) {
     judged->created = utc_now();
     judged->command = o.command;
+    note_other_hosts_left(o);
     if (auto st = save_wisdom_keeping(*judged, o.emit_path, o.cpu, o.progress); !st) return fail(st.error());
   }
   return 0;

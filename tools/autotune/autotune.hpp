@@ -89,6 +89,12 @@ using TempDir = copysynth::ScratchDir;
 /// where it cannot.
 copysynth::Status make_temp_dir(TempDir& dir, const std::string& stem);
 
+/// Before `--from FILE ... --emit OUT` writes this CPU's entries: when FILE is a fleet holding
+/// other CPUs too and OUT is another file that is not a fleet (save_wisdom_keeping then writes
+/// this CPU's host alone), a note on stderr says so and how to keep them (--emit FILE, --merge),
+/// --quiet or not. Nothing otherwise.
+void note_other_hosts_left(const Options& o);
+
 /// The current time, UTC, ISO 8601 ("2026-03-04T05:06:07Z"), for the wisdom header.
 std::string utc_now();
 

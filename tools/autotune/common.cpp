@@ -65,6 +65,21 @@ int make_workloads(const std::string& given, const std::vector<copysynth::Operat
   return 0;
 }
 
+void note_other_hosts_left(const Options& o) {
+  std::error_code ec;
+  if (o.from_path.empty() || o.emit_path.empty() || std::filesystem::equivalent(o.from_path, o.emit_path, ec)) return;
+  auto from = copysynth::load_fleet(o.from_path, copysynth::WisdomPoints::kSkip);
+  if (!from || from->hosts.size() < 2) return;
+  if (std::filesystem::exists(o.emit_path, ec))
+    if (auto out = copysynth::load_fleet(o.emit_path, copysynth::WisdomPoints::kSkip);
+        out && out->schema == copysynth::kFleetSchema)
+      return;  // written into that fleet, its other CPUs kept
+  std::cerr << "autotune: note: " << o.from_path << " holds the entries of " << from->hosts.size() - 1
+            << " other CPU" << (from->hosts.size() == 2 ? "" : "s") << "; " << o.emit_path
+            << " gets this CPU's alone (--emit " << o.from_path << " writes into the fleet and keeps them; "
+            << "autotune --merge joins files)\n";
+}
+
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
   char b[32];

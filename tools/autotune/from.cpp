@@ -201,6 +201,7 @@ int run_from(const Options& o) {
   if (!o.emit_path.empty()) {
     out.created = utc_now();
     out.command = o.command;
+    note_other_hosts_left(o);
     if (auto st = save_wisdom_keeping(out, o.emit_path, o.cpu, o.progress); !st) return fail(st.error());
   }
   return 0;

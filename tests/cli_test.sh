@@ -472,7 +472,7 @@ check "SIGTERM at 0.2, 0.4, 0.7 s into --app true: ended by it, no temporary fil
 # judged from noise: refused before anything is timed (verdicts were written for `:`).
 "$at" -q --from "$tmp/best.json" --op memcpy --app ':' --runs 1 --emit "$tmp/nothing.json" >/dev/null 2>"$tmp/e"; rc=$?
 check "--app ':' (no program loads the candidate): exit 2, says why, nothing written (rc=$rc)" \
-  bash -c "test $rc -eq 2 && grep -q 'started no program that loaded libcopysynth-tuned.so' '$tmp/e' && test ! -e '$tmp/nothing.json'"
+  bash -c "test $rc -eq 2 && grep -q 'started no program that loaded the candidate .*libcopysynth-tuned.so (LD_PRELOAD)' '$tmp/e' && test ! -e '$tmp/nothing.json'"
 "$at" -q --from "$tmp/best.json" --op memcpy --app 'env -u LD_PRELOAD /bin/true' --runs 1 >/dev/null 2>"$tmp/e"; rc=$?
 check "--app 'env -u LD_PRELOAD PROGRAM': judged (env loads it), the program that does not is named (rc=$rc)" \
   bash -c "test $rc -eq 0 && grep -q 'did not load the candidate.*: /bin/true' '$tmp/e'"
@@ -653,6 +653,15 @@ check "--show of a truncated profile: exit 2, the file and line (rc=$rc)" bash -
 # search, every such operation at once.
 "$at" --quick --budget 1 --workload "profile:$tmp/cut.prof" >/dev/null 2>"$tmp/perr6"; rc=$?
 check "--workload profile: of a truncated profile: exit 2 as --show, the file and line (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'cut.prof:1' '$tmp/perr6'"
+# A whole record, then one cut short with no newline after it: the first stands, the cut one is
+# left out and said (the whole file was refused).
+{ cat "$tmp/prog.prof"; head -c 100 "$tmp/prog.prof"; } >"$tmp/cut2.prof"
+"$at" --show "$tmp/cut2.prof" >"$tmp/pshow2" 2>/dev/null; rc=$?
+check "--show of a profile whose last record is cut short: exit 0, one record, the cut line named (rc=$rc)" \
+  bash -c "test $rc -eq 0 && grep -qx 'profile.records=1' '$tmp/pshow2' && grep -q '^profile.cut_short=.*cut2.prof:2: ' '$tmp/pshow2'"
+"$at" -q --quick --budget 1 --op memcpy --workload "profile:$tmp/cut2.prof" >/dev/null 2>"$tmp/perr15"; rc=$?
+check "... tuned on its whole records, with a warning that the cut one is left out (rc=$rc)" \
+  bash -c "test $rc -eq 0 && grep -q 'warning: memcpy on profile:.*its last line, a record cut short, is left out' '$tmp/perr15'"
 "$at" --quick --budget 1 --workload "profile:$tmp/empty.prof" >/dev/null 2>"$tmp/perr6"; rc=$?
 check "--workload profile: of an empty file: exit 2 as --show (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'holds no profile records' '$tmp/perr6'"
 "$at" --quick --budget 1 --op all --workload "profile:$tmp/prog.prof" >"$tmp/pall" 2>"$tmp/perr7"; rc=$?

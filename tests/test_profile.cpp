@@ -242,6 +242,22 @@ TEST_CASE("profile: load_profile reads JSON Lines, skips blank lines, and names 
   REQUIRE_FALSE(e.ok());
   CHECK(e.error().code == ErrorCode::kInvalidArgument);
   CHECK_MESSAGE(e.error().message.rfind(bad + ":4: reason: ", 0) == 0, e.error().message);
+  CHECK(p->cut_short.empty());
+
+  // The last line cut short (no newline after it): left out and said; the records before it
+  // stand (a truncated record made the whole file unreadable). With a newline after it, or as
+  // the only line, it is refused as before.
+  const std::string a_line = profile_record_json(a), b_line = profile_record_json(b);
+  const std::string cut = dir.path + "/cut.jsonl";
+  write_file(cut, a_line + "\n" + b_line.substr(0, b_line.size() / 2));
+  auto c2 = load_profile(cut);
+  REQUIRE_MESSAGE(c2.ok(), c2.error().message);
+  CHECK(c2->records.size() == 1);
+  CHECK_MESSAGE(c2->cut_short.rfind(cut + ":2: ", 0) == 0, c2->cut_short);
+  write_file(cut, a_line + "\n" + b_line.substr(0, b_line.size() / 2) + "\n");
+  CHECK_FALSE(load_profile(cut).ok());
+  write_file(cut, b_line.substr(0, b_line.size() / 2));
+  CHECK_FALSE(load_profile(cut).ok());
 
   // No records: say how to record one.
   for (const char* text : {"", "\n\n   \n"}) {

@@ -373,6 +373,12 @@ Result<Profile> load_profile(const std::string& path) {
     pos = end + 1;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;  // a blank line
     auto r = parse_profile_record(line);
+    // The last line, with no newline after it and not a record: one cut short (a write
+    // interrupted, a file copied or sent in part). The records before it stand.
+    if (!r && end == text->size() && !p.records.empty()) {
+      p.cut_short = path + ":" + std::to_string(line_no) + ": " + r.error().message;
+      break;
+    }
     if (!r)
       return make_error(ErrorCode::kInvalidArgument, path + ":" + std::to_string(line_no) + ": " + r.error().message);
     p.records.push_back(std::move(*r));

@@ -1051,10 +1051,11 @@ Status save_wisdom_keeping(Wisdom w, const std::string& path_in, const CpuInfo& 
       // Old verdicts first, against `w`'s own entries: an old verdict judged a routine `w` replaces.
       for (const auto& v : old->app_verdicts)
         if (!w.find_verdict(v.operation) && !w.find(v.operation)) w.app_verdicts.push_back(v);
-        else if (!v.kept && !w.find_verdict(v.operation))  // a new tuning of an operation the program dropped
-          say("the " + std::string(name_of(v.operation)) + " verdict of " + path + " (a program was not faster with "
-              "the routine then tuned: `" + v.command + "`) goes with it: this " + std::string(name_of(v.operation)) +
-              " is a new routine that no program has judged; judge it with autotune --from " + path + " --app COMMAND");
+        else if (!w.find_verdict(v.operation))  // a new tuning of an operation a program judged
+          say("the " + std::string(name_of(v.operation)) + " verdict of " + path + " (`" + v.command + "` was " +
+              (v.kept ? "faster" : "not faster") + " with the routine then tuned) goes with it: this " +
+              std::string(name_of(v.operation)) + " is a new routine that no program has judged; judge it with "
+              "autotune --from " + path + " --app COMMAND");
       for (const auto& e : old->entries)
         if (w.find(e.operation)) {
         } else if (w.dropped_by_app(e.operation)) {

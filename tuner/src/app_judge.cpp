@@ -347,12 +347,17 @@ Result<AppRun> run_app_once(const std::string& command, const std::vector<std::s
   }
   for (auto& f : fds)
     if (f.fd >= 0) ::close(f.fd);
+  // What the command left running in its process group (`sleep 7 >/dev/null &`) would run on
+  // into the next timed runs: ended once the shell has exited but before it is reaped, so that
+  // its pid (the group's id) cannot have been given to another process (a process that made a
+  // session of its own is not reached).
+  siginfo_t info{};
+  while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+  }
+  ::kill(-pid, SIGKILL);
   int st = 0;
   while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
-  // What the command left running in its process group (`sleep 7 >/dev/null &`) would run on
-  // into the next timed runs: ended now (a process that made a session of its own is not reached).
-  ::kill(-pid, SIGKILL);
   set_waited_child(0);
   throw_if_stopped();
   ::clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -400,9 +405,12 @@ Result<std::vector<std::string>> check_command_loads(const std::string& command,
   const fs::path out = fs::path(dir) / "ld-debug";
   fs::create_directories(out, ec);
   if (ec) return make_error(ErrorCode::kSystem, "cannot make " + out.string() + ": " + ec.message());
+  // ld.so names the object as LD_PRELOAD gives it, "file=PATH [0];  needed by PROGRAM [0]" before
+  // it opens it (a file it then cannot load shows that line too) and "file=PATH [0];  generating
+  // link map" once it has: the second is the one that counts.
   std::string preload;
   for (const auto& v : cfg.env)
-    if (v.rfind("LD_PRELOAD=", 0) == 0) preload = fs::path(v.substr(11)).filename().string();
+    if (v.rfind("LD_PRELOAD=", 0) == 0) preload = "file=" + v.substr(11) + " [";
   std::vector<std::string> env = cfg.env;
   env.push_back("LD_DEBUG=files");  // ld.so writes OUT.PID for each program it starts
   env.push_back("LD_DEBUG_OUTPUT=" + (out / "ld").string());
@@ -416,10 +424,14 @@ Result<std::vector<std::string>> check_command_loads(const std::string& command,
     std::string line;
     bool loaded = false;
     while (std::getline(in, line)) {
-      if (!preload.empty() && line.find(preload) != std::string::npos) loaded = true;
+      if (!preload.empty() && line.find(preload) != std::string::npos &&
+          line.find("generating link map") != std::string::npos)
+        loaded = true;
       if (const auto at = line.find("transferring control: "); at != std::string::npos) {
+        const std::string program = line.substr(at + 22);
         if (loaded) any = true;
-        else if (without.size() < 5) without.push_back(line.substr(at + 22));
+        else if (without.size() < 5 && std::find(without.begin(), without.end(), program) == without.end())
+          without.push_back(program);
         loaded = false;
       }
     }
@@ -427,11 +439,12 @@ Result<std::vector<std::string>> check_command_loads(const std::string& command,
   fs::remove_all(out, ec);
   if (!any)
     return make_error(ErrorCode::kInvalidArgument,
-                      "the command `" + command + "` started no program that loaded " + preload +
-                          " (LD_PRELOAD): a shell builtin (`:`, `true`), a static or set-user-ID program, or one "
-                          "that clears LD_PRELOAD runs the system routines under every configuration, so its time "
-                          "cannot judge the tuned ones; give a command that runs the dynamically linked program "
-                          "to judge them with");
+                      "the command `" + command + "` started no program that loaded the candidate " +
+                          preload.substr(5, preload.size() - 7) +
+                          " (LD_PRELOAD): shell builtins (`:`, `true`), static or set-user-ID programs, and "
+                          "programs started with LD_PRELOAD cleared run the system routines under every "
+                          "configuration, so its time cannot judge the tuned ones; give a command that runs the "
+                          "dynamically linked program to judge them with");
   return without;
 }
 

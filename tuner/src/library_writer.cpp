@@ -684,6 +684,10 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
       say("verifying the " + std::string(is_tuned ? "tuned " : "built-in ") + libc_name(op) + " routine (" +
           r->name() + ") with the full conformance suite");
       const VerifyReport rep = verify_routine(*r, opt.verify);
+      if (!rep.ok() && rep.out_of_memory)
+        return make_error(ErrorCode::kSystem, "the " + std::string(is_tuned ? "tuned " : "built-in ") + libc_name(op) +
+                                                  " routine " + r->name() + " could not be verified: " +
+                                                  rep.failure->what + " (" + kVerifyNoMemory + "); nothing was written");
       if (!rep.ok())
         return make_error(ErrorCode::kVerifyFailed, "the " + std::string(is_tuned ? "tuned " : "built-in ") +
                                                         libc_name(op) + " routine " + r->name() +
@@ -956,6 +960,9 @@ Result<AsmFileResult> write_asm_file(const Wisdom& w, const WisdomEntry& entry, 
     if (!r) return r.error();
     say("verifying the " + op + " routine on this host before writing it");
     const VerifyReport rep = verify_routine(*r, opt.verify);
+    if (!rep.ok() && rep.out_of_memory)
+      return make_error(ErrorCode::kSystem, "the " + op + " routine could not be verified: " + rep.failure->what + " (" +
+                                                kVerifyNoMemory + ")");
     if (!rep.ok())
       return make_error(ErrorCode::kVerifyFailed, "the " + op + " routine failed verification: " + rep.summary());
     verified += "; the conformance suite " + rep.summary() + " on " + host.brand();

@@ -126,7 +126,10 @@ class Search {
     Candidate best;  // defaults
     best.params.operation = op_;
     best.params.vector_width = std::min(32u, vmax_);
-    if (!get(best)) return make_error(ErrorCode::kVerifyFailed, "the default routine failed verification: " + last_reject_);
+    if (!get(best))
+      return out_of_memory_ ? make_error(ErrorCode::kSystem, "the default routine could not be verified: " + last_reject_ +
+                                                                 " (" + std::string(kVerifyNoMemory) + ")")
+                            : make_error(ErrorCode::kVerifyFailed, "the default routine failed verification: " + last_reject_);
 
     for (const auto& p : w_.points)
       if (p.size < (1u << 20)) below_1m_.push_back(p);
@@ -209,6 +212,9 @@ class Search {
       VerifyOptions vo = opt_.verify;
       vo.large_edge_stride = 1;
       const VerifyReport full = checked(result.routine, vo);
+      if (!full.ok() && full.out_of_memory)
+        return make_error(ErrorCode::kSystem, "the winner " + result.routine.name() + " could not be verified in full: " +
+                                                  full.failure->what + " (" + std::string(kVerifyNoMemory) + ")");
       if (!full.ok())
         return make_error(ErrorCode::kVerifyFailed, "the winner " + result.routine.name() +
                                                          " failed the full verification: " + full.summary());
@@ -1304,6 +1310,7 @@ class Search {
   VerifyReport checked(const Routine& r, const VerifyOptions& vo) {
     const double t = now();
     VerifyReport rep = verify_routine(r, vo);
+    out_of_memory_ |= rep.out_of_memory;  // the harness's failure, not the candidate's: said as such
     stats_.verify_cases += rep.cases;
     stats_.verify_seconds += now() - t;
     return rep;
@@ -2492,6 +2499,7 @@ class Search {
   std::uint64_t verify_below_ = 0;        // 0: get() verifies every length; else up to this
   std::map<std::string, std::string> rejected_;
   std::string last_reject_;
+  bool out_of_memory_ = false;  ///< a verification could not map its test buffers (VerifyReport::out_of_memory)
   TuneStats stats_;
   std::vector<std::string> log_;
 };

@@ -443,7 +443,9 @@ Result<Workload> profile_workload(const Profile& profile, Operation op, const st
     w.warning = "only " + std::to_string(total.calls) + (total.calls == 1 ? " call" : " calls") +
               ": a tuning for so few says little about the program (record a longer run, or leave this "
               "operation to glibc)";
-  // A command that ran other programs (a shell script, a pyenv shim) leaves their records too:
+  if (!profile.cut_short.empty())
+    w.warning += (w.warning.empty() ? "" : "; ") + std::string("its last line, a record cut short, is left out (") +
+                 profile.cut_short + ")";  // A command that ran other programs (a shell script, a pyenv shim) leaves their records too:
   // they are tuned for together, as asked, but said, with how to keep one.
   if (const auto programs = profile_programs(profile); programs.size() > 1)
     w.note += "; records of " + std::to_string(programs.size()) + " programs, tuned for together: " +
@@ -525,6 +527,7 @@ std::string format_profile_summary(const Profile& p) {
   auto q = [](const std::string& s) { return quoted_bytes(s, std::string::npos); };
   o << "profile.path=" << q(p.path) << "\n";
   o << "profile.records=" << p.records.size() << "\n";
+  if (!p.cut_short.empty()) o << "profile.cut_short=" << q(p.cut_short) << "\n";  // its last line, left out
   // Which programs wrote the records (a command that runs others leaves theirs too), and what
   // each counts: the NAME of profile:FILE,program=NAME.
   const auto programs = profile_programs(p);

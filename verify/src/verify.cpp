@@ -821,8 +821,7 @@ Status check_routine(const Routine& r, const VerifyOptions& opt) {
   // failed verification, which the API calls a copysynth bug).
   if (rep.out_of_memory)
     return make_error(ErrorCode::kSystem, "routine " + r.name() + " could not be verified: " + rep.failure->what +
-                                              " (the address-space limit, ulimit -v / RLIMIT_AS, or memory is "
-                                              "exhausted); nothing of it was installed");
+                                              " (" + kVerifyNoMemory + ")");
   return make_error(ErrorCode::kVerifyFailed,
                     "routine " + r.name() + " failed verification: " + rep.summary() +
                         "\n  params: " + to_string(r.params()));

@@ -135,12 +135,14 @@ struct WisdomInstall {
 /// host in the file has exactly opt.cpu's signature, else with opt.verify, and installs them all
 /// (install_all). All or nothing: on any error the routines installed before keep serving.
 /// Errors: kInvalidArgument
-/// (an empty path), kWisdomIo (cannot read; not a regular file, or above kMaxWisdomBytes),
+/// (an empty path, an opt.operations value that is no Operation), kWisdomIo (cannot read; not a regular file, or above kMaxWisdomBytes),
 /// kWisdomMalformed (names the JSON path), kWisdomMismatch (another CPU model or a feature this
 /// CPU lacks, another schema, a routine whose rebuilt code differs from the code tuned — the
 /// code-hash check decides, not the copysynth version that wrote the file —, or no entry for any
-/// of opt.operations), kUnsupportedIsa, kJitFailed, kVerifyFailed; every message starts with the
-/// path (but kInvalidArgument for an empty path).
+/// of opt.operations; where a program's verdict, autotune --app, dropped them the message says so),
+/// kUnsupportedIsa, kJitFailed, kJitUnavailable (the system denies executable memory),
+/// kVerifyFailed, kSystem (the verification's test buffers could not be mapped: ulimit -v);
+/// every message starts with the path (but kInvalidArgument for an empty path or operation).
 Result<WisdomInstall> install_wisdom(const std::string& path, const WisdomOptions& opt = {});
 
 /// Tuning options (tuner.hpp). Only declared here: include <copysynth/tuner.hpp> to fill them in.

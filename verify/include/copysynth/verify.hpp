@@ -152,6 +152,9 @@ struct VerifyFailure {
   std::string what;               ///< e.g. "byte 37 of dst differs", "fault (SIGSEGV) at ..."
 };
 
+/// What a verification that could not map its test buffers says about why (VerifyReport::out_of_memory).
+inline constexpr const char* kVerifyNoMemory = "the address-space limit, ulimit -v / RLIMIT_AS, or memory is exhausted";
+
 struct VerifyReport {
   std::uint64_t cases = 0;                 ///< calls checked
   std::uint64_t sizes = 0;                 ///< distinct n checked

@@ -415,7 +415,10 @@ Result<std::vector<std::string>> check_command_loads(const std::string& command,
   env.push_back("LD_DEBUG=files");  // ld.so writes OUT.PID for each program it starts
   env.push_back("LD_DEBUG_OUTPUT=" + (out / "ld").string());
   auto r = run_app_once(command, env, false);
-  if (!r) return r.error();
+  if (!r) {
+    fs::remove_all(out, ec);
+    return r.error();
+  }
   // Each file holds the programs one process ran, each ending "transferring control: PROGRAM".
   std::vector<std::string> without;
   bool any = false;

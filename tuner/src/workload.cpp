@@ -287,6 +287,7 @@ Result<Profile> select_program(const Profile& p, std::string_view name) {
                           "; select one with profile:" + p.path + ",program=NAME");
   Profile out;
   out.path = p.path;
+  out.cut_short = p.cut_short;  // its last line, left out: still said
   for (const ProfileRecord& r : p.records)
     if (r.program == name || last_component(r.program) == name) out.records.push_back(r);
   if (out.records.empty())

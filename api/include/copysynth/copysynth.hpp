@@ -92,7 +92,8 @@ struct BuildOptions {
 /// A verified routine from parameters: make_plan(params, opt.cpu, opt.ladder), Routine::build,
 /// check_routine(opt.verify). Errors: kInvalidParams (a field out of range, named with its
 /// range), kUnsupportedIsa (a width this CPU cannot run), kInvalidArgument (unknown ladder),
-/// kEmitFailed, kJitFailed, kVerifyFailed (the first failing case; a copysynth bug: report it).
+/// kEmitFailed, kJitFailed, kVerifyFailed (the first failing case; a copysynth bug: report it),
+/// kSystem (the verification's test buffers could not be mapped: ulimit -v, not the routine's fault).
 Result<Routine> make_routine(const CopyParams& params, const BuildOptions& opt = {});
 
 /// A verified routine from entry `e` of the wisdom document `w` (build_entry: the code must be

@@ -149,8 +149,8 @@ Result<ProfileRecord> parse_profile_record(const std::string& line);
 /// Reads a profile file (JSON Lines of records). kInvalidArgument for an empty path; kWisdomIo
 /// when it cannot be read, is not a regular file or is above kMaxProfileBytes (read_regular_file);
 /// kInvalidArgument "FILE:LINE: ..." for a malformed line (nothing of the file is used then; but
-/// a malformed last line without a newline after it, a record cut short, is left out and said in
-/// Profile::cut_short, so the records before it are kept) or a
+/// a malformed last line without a newline after it, a record cut short, after at least one
+/// record, is left out and said in Profile::cut_short, so the records before it are kept) or a
 /// file without records, saying how a profile is recorded; kInvalidArgument "FILE is a wisdom
 /// file, not a profile; use --from FILE" for a wisdom or fleet file (is_wisdom_text), the other
 /// file autotune reads.

@@ -187,11 +187,13 @@ Result<AppTimes> time_app_rounds(const std::vector<AppConfig>& configs, const Ap
 Status check_app_command(const AppRoundsOptions& opt);
 
 /// Runs `command` once under candidate configuration `cfg` with ld.so's LD_DEBUG=files written
-/// under `dir` (a directory of its own is made there and removed), and reads which programs the
-/// command started loaded cfg's LD_PRELOAD object. Returns the programs that did not (at most 5,
-/// as ld.so names them: "env", "/bin/true"), to be said; kInvalidArgument when none did (a shell
-/// builtin, a static or set-user-ID program, a program that clears LD_PRELOAD: timing it would
-/// judge the system routines against themselves, from noise); run_app_once's errors.
+/// under `dir` (a directory of its own is made there and removed, on errors too), and reads which
+/// programs the command started loaded cfg's LD_PRELOAD object (ld.so built its link map). Returns
+/// the dynamically linked programs that did not (at most 5, each once, as ld.so names them: "env",
+/// "/bin/true"), to be said; static and set-user-ID programs write no ld.so output and are not
+/// seen. kInvalidArgument when none loaded it (a shell builtin, a static or set-user-ID program, a
+/// program started with LD_PRELOAD cleared: timing it would judge the system routines against
+/// themselves, from noise); kSystem when the directory cannot be made; run_app_once's errors.
 Result<std::vector<std::string>> check_command_loads(const std::string& command, const AppConfig& cfg,
                                                      const std::string& dir);
 

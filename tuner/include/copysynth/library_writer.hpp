@@ -102,7 +102,8 @@ Status check_guard_signature(const std::string& signature);
 /// operations — for wisdom judged by a program (app_verdicts) that dropped them all, the message
 /// says the judge kept nothing rather than to tune — or a routine's rebuilt code differs from
 /// the one tuned); kVerifyFailed (a routine
-/// failed the conformance suite; nothing is written); kInvalidArgument (bad guard_signature, or
+/// failed the conformance suite; nothing is written); kSystem (its test buffers could not be
+/// mapped: ulimit -v); kInvalidArgument (bad guard_signature, or
 /// the directory cannot be made or written); kSystem when `as`, `ld` or `ar` (binutils) is
 /// missing or fails (with its message and what to install); kEmitFailed when the code read back
 /// from the linked library or its objects differs from the verified bytes (a copysynth or
@@ -159,7 +160,7 @@ Result<const WisdomEntry*> asm_entry(const Wisdom& w, std::optional<Operation> o
 /// a file for another CPU is written after the static checks alone. Nothing is written on error.
 /// Errors: kUnsupportedIsa (opt.target is below what the plan needs); kWisdomMismatch (this
 /// generator emits other code for the plan than the one tuned); kVerifyFailed (static checks or
-/// conformance suite); kInvalidArgument (flavour, symbol); kSystem (the file cannot be written:
+/// conformance suite; kSystem where its test buffers could not be mapped: ulimit -v); kInvalidArgument (flavour, symbol); kSystem (the file cannot be written:
 /// write_file_replacing, file_io.hpp, so that a full disk leaves an earlier file whole); Routine::build's.
 Result<AsmFileResult> write_asm_file(const Wisdom& w, const WisdomEntry& entry, const AsmFileOptions& opt,
                                      const CpuInfo& host = CpuInfo::host());

@@ -180,7 +180,8 @@ Status check_budget(double budget_seconds);
 
 /// Tunes opt.operation for `w` on the host. Errors: kInvalidArgument for an empty workload or a
 /// budget check_budget() refuses (checked first, before anything runs); kVerifyFailed if the
-/// default candidate does not pass (a copysynth bug).
+/// default candidate does not pass (a copysynth bug) or the winner fails its full check; kSystem
+/// when a verification's test buffers could not be mapped (ulimit -v: VerifyReport::out_of_memory).
 Result<TuneResult> tune(const Workload& w, const TuneOptions& opt);
 
 

@@ -67,8 +67,9 @@ struct Workload {
   /// buffers.
   std::vector<std::vector<Call>> recorded;
   std::string note;  ///< a profile's summary: records, calls, windows, calls left out (said by the search)
-  /// What makes a tuning on this workload doubtful (a profile with few calls), or empty: said by
-  /// the search's progress and, by autotune, on stderr with --quiet too.
+  /// What makes a tuning on this workload doubtful (a profile with few calls, or whose last record
+  /// was cut short: Profile::cut_short), or empty. tune() does not say it: tune_and_install says
+  /// it to opt.progress ("warning: ..."), autotune on stderr, --quiet or not.
   std::string warning;
   bool is_distribution() const { return distribution.has_value(); }
 };
@@ -205,7 +206,7 @@ Result<ProfileSpec> parse_profile_spec(const std::string& spec);
 /// of more than one program it names them (profile_programs: path, records, calls), says they are
 /// tuned for together and how to select one (profile:FILE,program=NAME). For fewer than
 /// kFewProfileCalls calls of the operation, Workload::warning says that so few say little about
-/// the program.
+/// the program; for a last record cut short (Profile::cut_short), that it was left out.
 /// Errors (kInvalidArgument): clear_page (never recorded); no call of the operation in the
 /// profile, naming the operations it has; calls but no window of them (a record cut short).
 Result<Workload> profile_workload(const Profile& profile, Operation op, const std::string& name);

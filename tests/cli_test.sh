@@ -429,13 +429,16 @@ check "--emit of a new fill over wisdom whose fill a program dropped: written, s
 check "--app --op fill on wisdom without fill: exit 2, says so (rc=$rc)" bash -c "test $rc -eq 2 && grep -q 'has no fill entry to judge' '$tmp/e'"
 # SIGTERM while --app's command runs: the command's process group ends too, the temporary files
 # go, and autotune ends by the signal (its command ran on as an orphan before).
-sleeping() {  # a `sleep 31.25` process exists (/proc: procps may not be installed)
+# The sleep's length is this test's own (its pid in the fraction): two runs of this test on one
+# host (two CI roots side by side share /proc) saw each other's `sleep 31.25`.
+slp="31.$$"
+sleeping() {  # a `sleep $slp` process exists (/proc: procps may not be installed)
   local f
-  for f in /proc/[0-9]*/cmdline; do [ "$(tr '\0' ' ' <"$f" 2>/dev/null)" = "sleep 31.25 " ] && return 0; done
+  for f in /proc/[0-9]*/cmdline; do [ "$(tr '\0' ' ' <"$f" 2>/dev/null)" = "sleep $slp " ] && return 0; done
   return 1
 }
 mkdir "$tmp/apptmp"
-TMPDIR=$tmp/apptmp "$at" --from "$tmp/best.json" --op memcpy --app 'sleep 31.25; echo x' --runs 3 >/dev/null 2>&1 &
+TMPDIR=$tmp/apptmp "$at" --from "$tmp/best.json" --op memcpy --app "sleep $slp; echo x" --runs 3 >/dev/null 2>&1 &
 apid=$!
 for _ in $(seq 1 100); do sleeping && break; sleep 0.2; done
 kill -TERM $apid; wait $apid; rc=$?
@@ -445,7 +448,7 @@ check "SIGTERM during --app: autotune ends by it, the command is gone ($left lef
   bash -c "test $rc -eq 143 && test $left = no && test -z \"\$(ls -A '$tmp/apptmp')\""
 # A command that ignores SIGTERM: the second SIGTERM ends it with SIGKILL (autotune could not be
 # interrupted while it waited).
-TMPDIR=$tmp/apptmp "$at" --from "$tmp/best.json" --op memcpy --app "trap '' TERM; sleep 31.25; echo x" --runs 3 >/dev/null 2>&1 &
+TMPDIR=$tmp/apptmp "$at" --from "$tmp/best.json" --op memcpy --app "trap '' TERM; sleep $slp; echo x" --runs 3 >/dev/null 2>&1 &
 apid=$!
 for _ in $(seq 1 100); do sleeping && break; sleep 0.2; done
 kill -TERM $apid; sleep 1; kill -TERM $apid 2>/dev/null; wait $apid; rc=$?
@@ -476,10 +479,6 @@ check "--app ':' (no program loads the candidate): exit 2, says why, nothing wri
 "$at" -q --from "$tmp/best.json" --op memcpy --app 'env -u LD_PRELOAD /bin/true' --runs 1 >/dev/null 2>"$tmp/e"; rc=$?
 check "--app 'env -u LD_PRELOAD PROGRAM': judged (env loads it), the program that does not is named (rc=$rc)" \
   bash -c "test $rc -eq 0 && grep -q 'did not load the candidate.*: /bin/true' '$tmp/e'"
-# The user's COPYSYNTH_ variables do not reach the candidates (a profile recorded by the judge's
-# own runs, a verification in every timed run of the shim).
-COPYSYNTH_PROFILE="$tmp/judge.prof" "$at" -q --from "$tmp/best.json" --op memcpy --app-with shim --app 'sort '"'$tmp/lines.txt'" --runs 1 >/dev/null 2>"$tmp/e"; rc=$?
-check "--app with COPYSYNTH_PROFILE set: the judge's runs record nothing (rc=$rc)" bash -c "test $rc -eq 0 && test ! -e '$tmp/judge.prof'"
 # A background job the command leaves is ended after each run.
 "$at" -q --from "$tmp/best.json" --op memcpy --app 'sleep 7.75 >/dev/null 2>&1 & /bin/true' --runs 1 >/dev/null 2>"$tmp/e"; rc=$?
 left=$(grep -l '^sleep' /proc/[0-9]*/comm 2>/dev/null | while read -r f; do tr '\0' ' ' <"${f%comm}cmdline"; echo; done | grep -c '^sleep 7.75')
@@ -512,6 +511,10 @@ elif [ -n "${COPYSYNTH_TEST_PRELOAD_FIRST:-}" ]; then
   # a program the judge runs does not have.
   echo "SKIP (part): --app-with shim: this build's shim is ASan-built (the judge's programs cannot preload it alone)"
 else
+  # The user's COPYSYNTH_ variables do not reach the candidates (a profile recorded by the
+  # judge's own runs, a verification in every timed run of the shim).
+  COPYSYNTH_PROFILE="$tmp/judge.prof" "$at" -q --from "$tmp/best.json" --op memcpy --app-with shim --app "sort '$tmp/lines.txt'" --runs 1 >/dev/null 2>"$tmp/e"; rc=$?
+  check "--app with COPYSYNTH_PROFILE set: the judge's runs record nothing (rc=$rc)" bash -c "test $rc -eq 0 && test ! -e '$tmp/judge.prof'"
   "$at" -q --from "$tmp/best.json" --op memcpy --app-with shim --app "sort '$tmp/lines.txt'" --runs 1 >"$tmp/app_shim" 2>"$tmp/e"; rc=$?
   check "--app-with shim exits 0 and says so (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'the LD_PRELOAD shim' '$tmp/app_shim' && grep -qE '^memcpy ' '$tmp/app_shim'"
   [ $rc -eq 0 ] || cat "$tmp/e"

@@ -2,13 +2,16 @@
 // statistics, the verdict per operation, the combination rule and what the wisdom keeps; and one
 // real run of /bin/sh for the runner's exit status and output checks; and how autotune's stop
 // signals are passed on, noted or acted on (interrupt.hpp), each in a child process.
+#include <dlfcn.h>
 #include <doctest/doctest.h>
+#include <gnu/libc-version.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -236,6 +239,40 @@ TEST_CASE("app: run_app_once and time_app_rounds on /bin/sh: status, output, err
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().code == ErrorCode::kInvalidArgument);
   CHECK(bad.error().message.find("`false` exited with status 1 with the system routines") != std::string::npos);
+}
+
+TEST_CASE("app: check_command_loads: which programs loaded the candidate's LD_PRELOAD object") {
+  // Any shared object ld.so can preload stands in for a candidate: the C library itself.
+  Dl_info info{};
+  REQUIRE(::dladdr(reinterpret_cast<void*>(&::gnu_get_libc_version), &info) != 0);
+  REQUIRE(info.dli_fname != nullptr);
+  const std::string libc = info.dli_fname;
+  REQUIRE(libc.find('/') != std::string::npos);
+  char tmpl[] = "/tmp/copysynth-loads-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl) != nullptr);
+  const std::string dir = tmpl;
+  const AppConfig cand{"memcpy", "the tuned memcpy", {"LD_PRELOAD=" + libc}};
+
+  auto all = check_command_loads("/bin/true", cand, dir);
+  REQUIRE_MESSAGE(all.ok(), all.error().message);
+  CHECK(all->empty());
+  // env loads it and names /bin/true, which it starts with LD_PRELOAD cleared.
+  auto some = check_command_loads("env -u LD_PRELOAD /bin/true", cand, dir);
+  REQUIRE_MESSAGE(some.ok(), some.error().message);
+  CHECK(*some == std::vector<std::string>{"/bin/true"});
+  // A shell builtin starts nothing: nothing loads it, refused, naming the object.
+  auto none = check_command_loads(":", cand, dir);
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.error().code == ErrorCode::kInvalidArgument);
+  CHECK(none.error().message.find("loaded the candidate " + libc + " (LD_PRELOAD)") != std::string::npos);
+  // A configuration without LD_PRELOAD (the system routines) cannot be checked: refused, not thrown.
+  auto unset = check_command_loads("/bin/true", {"glibc", "the system routines", {}}, dir);
+  REQUIRE_FALSE(unset.ok());
+  CHECK(unset.error().code == ErrorCode::kInvalidArgument);
+  // Its ld.so output went with it, on errors too.
+  std::error_code ec;
+  CHECK(std::filesystem::is_empty(dir, ec));
+  std::filesystem::remove_all(dir, ec);
 }
 
 // ----- interrupts (interrupt.hpp) --------------------------------------------------------------

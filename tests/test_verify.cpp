@@ -793,6 +793,24 @@ TEST_CASE("lengths above single_case_n: one case each, every length near an edge
   }
 }
 
+TEST_CASE("verification_error: one wording for the harness's failure and the routine's") {
+  VerifyReport rep;
+  CHECK(verification_error(rep, "the tuned memcpy").ok());
+  rep.failure = VerifyFailure{300, 1, 2, Placement::kInterior, 0, "byte 37 of dst differs"};
+  const Status wrong = verification_error(rep, "the tuned memcpy", "; nothing was written");
+  REQUIRE_FALSE(wrong.ok());
+  CHECK(wrong.error().code == ErrorCode::kVerifyFailed);
+  CHECK(wrong.error().message.rfind("the tuned memcpy failed verification: ", 0) == 0);
+  CHECK(wrong.error().message.find("byte 37 of dst differs") != std::string::npos);
+  CHECK(wrong.error().message.find("; nothing was written") != std::string::npos);
+  rep.out_of_memory = true;
+  const Status unchecked = verification_error(rep, "the tuned memcpy", "; nothing was written");
+  REQUIRE_FALSE(unchecked.ok());
+  CHECK(unchecked.error().code == ErrorCode::kSystem);
+  CHECK(unchecked.error().message == std::string("the tuned memcpy could not be verified: byte 37 of dst differs (") +
+                                         kVerifyNoMemory + "); nothing was written");
+}
+
 // Regression (round 41): test buffers that cannot be mapped (`ulimit -v`) were reported as the
 // routine failing verification (kVerifyFailed, which the API calls a copysynth bug). In a child
 // whose address space is capped just above what it uses: kSystem, "could not be verified".

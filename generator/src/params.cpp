@@ -143,6 +143,15 @@ std::string_view name_of(Operation v) noexcept {
     if (spec::Operation::choices[i] == v) return spec::Operation::names[i];
   return "?";
 }
+const char* libc_name(Operation v) noexcept {
+  switch (v) {
+    case Operation::kMemcpy: return "memcpy";
+    case Operation::kMemmove: return "memmove";
+    case Operation::kFill: return "memset";
+    case Operation::kClearPage: break;
+  }
+  return "";
+}
 std::string_view name_of(PrefetchHint v) noexcept {
   for (std::size_t i = 0; i < spec::PrefetchHint::choices.size(); ++i)
     if (spec::PrefetchHint::choices[i] == v) return spec::PrefetchHint::names[i];

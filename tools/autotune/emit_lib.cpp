@@ -44,10 +44,9 @@ int run_emit_lib(const Options& o) {
   for (const auto& x : r->routines) what += " " + x;
   if (const auto& gone = r->no_longer_replaced; !gone.empty()) {
     // Said with --quiet too: programs that used this directory lose a tuned function.
-    const auto libc = [](Operation op) { return std::string(op == Operation::kFill ? "memset" : name_of(op)); };
     const auto join = [&](const std::vector<Operation>& ops) {
       std::string s;
-      for (std::size_t i = 0; i < ops.size(); ++i) s += (i == 0 ? "" : i + 1 == ops.size() ? " and " : ", ") + libc(ops[i]);
+      for (std::size_t i = 0; i < ops.size(); ++i) s += (i == 0 ? "" : i + 1 == ops.size() ? " and " : ", ") + std::string(libc_name(ops[i]));
       return s;
     };
     std::vector<Operation> left_out, absent;  // by --op; without an entry in the wisdom file

@@ -26,7 +26,9 @@ extern char** environ;
 
 namespace copysynth {
 
-std::string app_op_name(Operation op) { return op == Operation::kFill ? "memset" : std::string(name_of(op)); }
+std::string app_op_name(Operation op) {
+  return op == Operation::kClearPage ? std::string(name_of(op)) : std::string(libc_name(op));
+}
 
 std::string app_candidate_name(const std::vector<Operation>& ops, const std::vector<Operation>& all_ops) {
   if (ops.size() > 1 && ops.size() == all_ops.size()) return "all";
@@ -401,16 +403,21 @@ bool succeeded(const AppRun& r) { return WIFEXITED(r.wait_status) && WEXITSTATUS
 Result<std::vector<std::string>> check_command_loads(const std::string& command, const AppConfig& cfg,
                                                      const std::string& dir) {
   namespace fs = std::filesystem;
+  // ld.so names the object as LD_PRELOAD gives it, "file=PATH [0];  needed by PROGRAM [0]" before
+  // it opens it (a file it then cannot load shows that line too) and "file=PATH [0];  generating
+  // link map" once it has: the second is the one that counts.
+  std::string preload_path;
+  for (const auto& v : cfg.env)
+    if (v.rfind("LD_PRELOAD=", 0) == 0) preload_path = v.substr(11);
+  if (preload_path.empty())
+    return make_error(ErrorCode::kInvalidArgument,
+                      "check_command_loads: the configuration sets no LD_PRELOAD, so no program can load it");
+  const std::string preload = "file=" + preload_path + " [";
   std::error_code ec;
   const fs::path out = fs::path(dir) / "ld-debug";
   fs::create_directories(out, ec);
   if (ec) return make_error(ErrorCode::kSystem, "cannot make " + out.string() + ": " + ec.message());
-  // ld.so names the object as LD_PRELOAD gives it, "file=PATH [0];  needed by PROGRAM [0]" before
-  // it opens it (a file it then cannot load shows that line too) and "file=PATH [0];  generating
-  // link map" once it has: the second is the one that counts.
-  std::string preload;
-  for (const auto& v : cfg.env)
-    if (v.rfind("LD_PRELOAD=", 0) == 0) preload = "file=" + v.substr(11) + " [";
+
   std::vector<std::string> env = cfg.env;
   env.push_back("LD_DEBUG=files");  // ld.so writes OUT.PID for each program it starts
   env.push_back("LD_DEBUG_OUTPUT=" + (out / "ld").string());
@@ -427,7 +434,7 @@ Result<std::vector<std::string>> check_command_loads(const std::string& command,
     std::string line;
     bool loaded = false;
     while (std::getline(in, line)) {
-      if (!preload.empty() && line.find(preload) != std::string::npos &&
+      if (line.find(preload) != std::string::npos &&
           line.find("generating link map") != std::string::npos)
         loaded = true;
       if (const auto at = line.find("transferring control: "); at != std::string::npos) {
@@ -443,7 +450,7 @@ Result<std::vector<std::string>> check_command_loads(const std::string& command,
   if (!any)
     return make_error(ErrorCode::kInvalidArgument,
                       "the command `" + command + "` started no program that loaded the candidate " +
-                          preload.substr(5, preload.size() - 7) +
+                          preload_path +
                           " (LD_PRELOAD): shell builtins (`:`, `true`), static or set-user-ID programs, and "
                           "programs started with LD_PRELOAD cleared run the system routines under every "
                           "configuration, so its time cannot judge the tuned ones; give a command that runs the "

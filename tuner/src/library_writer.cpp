@@ -50,6 +50,7 @@
 extern char** environ;
 
 namespace copysynth {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -63,16 +64,6 @@ struct LibRoutine {
   std::vector<std::uint8_t> bytes;  // the verified code
 };
 
-/// The C library's names for an operation (fill serves memset).
-const char* libc_name(Operation op) {
-  switch (op) {
-    case Operation::kMemcpy: return "memcpy";
-    case Operation::kMemmove: return "memmove";
-    case Operation::kFill: return "memset";
-    case Operation::kClearPage: break;
-  }
-  return "";
-}
 
 std::string hex32(std::uint32_t v) {
   char b[16];
@@ -684,15 +675,12 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
       say("verifying the " + std::string(is_tuned ? "tuned " : "built-in ") + libc_name(op) + " routine (" +
           r->name() + ") with the full conformance suite");
       const VerifyReport rep = verify_routine(*r, opt.verify);
-      if (!rep.ok() && rep.out_of_memory)
-        return make_error(ErrorCode::kSystem, "the " + std::string(is_tuned ? "tuned " : "built-in ") + libc_name(op) +
-                                                  " routine " + r->name() + " could not be verified: " +
-                                                  rep.failure->what + " (" + kVerifyNoMemory + "); nothing was written");
       if (!rep.ok())
-        return make_error(ErrorCode::kVerifyFailed, "the " + std::string(is_tuned ? "tuned " : "built-in ") +
-                                                        libc_name(op) + " routine " + r->name() +
-                                                        " failed verification: " + rep.summary() +
-                                                        "; nothing was written");
+        return verification_error(rep,
+                                  "the " + std::string(is_tuned ? "tuned " : "built-in ") + libc_name(op) +
+                                      " routine " + r->name(),
+                                  "; nothing was written")
+            .error();
       routines.push_back({op, is_tuned,
                           std::string(is_tuned ? "__copysynth_tuned_" : "__copysynth_baseline_") + libc_name(op),
                           is_tuned ? e->plan : *bplan, r->bytes()});
@@ -960,11 +948,7 @@ Result<AsmFileResult> write_asm_file(const Wisdom& w, const WisdomEntry& entry, 
     if (!r) return r.error();
     say("verifying the " + op + " routine on this host before writing it");
     const VerifyReport rep = verify_routine(*r, opt.verify);
-    if (!rep.ok() && rep.out_of_memory)
-      return make_error(ErrorCode::kSystem, "the " + op + " routine could not be verified: " + rep.failure->what + " (" +
-                                                kVerifyNoMemory + ")");
-    if (!rep.ok())
-      return make_error(ErrorCode::kVerifyFailed, "the " + op + " routine failed verification: " + rep.summary());
+    if (!rep.ok()) return verification_error(rep, "the " + op + " routine").error();
     verified += "; the conformance suite " + rep.summary() + " on " + host.brand();
     res.executed = true;
   } else {

@@ -212,12 +212,10 @@ class Search {
       VerifyOptions vo = opt_.verify;
       vo.large_edge_stride = 1;
       const VerifyReport full = checked(result.routine, vo);
-      if (!full.ok() && full.out_of_memory)
-        return make_error(ErrorCode::kSystem, "the winner " + result.routine.name() + " could not be verified in full: " +
-                                                  full.failure->what + " (" + std::string(kVerifyNoMemory) + ")");
       if (!full.ok())
-        return make_error(ErrorCode::kVerifyFailed, "the winner " + result.routine.name() +
-                                                         " failed the full verification: " + full.summary());
+        return verification_error(full, "the winner " + result.routine.name(),
+                                  " (its full check: every length near every edge)")
+            .error();
       say("winner verified in full: " + full.summary());
     }
     result.points = measure_table(result.routine, w_, opt_.quick ? 3 : 7, opt_.progress);

@@ -366,7 +366,7 @@ Result<Workload> profile_workload(const Profile& profile, Operation op, const st
     for (Operation o : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill})
       if (profile.total(o).calls > 0) has += (has.empty() ? "" : ",") + std::string(name_of(o));
     return make_error(ErrorCode::kInvalidArgument,
-                      profile.path + ": the program made no " + std::string(k == 2 ? "memset" : name_of(op)) +
+                      profile.path + ": the program made no " + std::string(libc_name(op)) +
                           " call" + (has.empty() ? std::string(" (and no call at all)") : "; tune what it has: --op " + has));
   }
   // The distribution: every bucket's calls spread evenly over its lengths, up to kMaxReplaySize.
@@ -433,7 +433,7 @@ Result<Workload> profile_workload(const Profile& profile, Operation op, const st
   if (longest + 1 > d.p.size()) d.p.resize(longest + 1, 0.0);
   w.name = name;
   w.note = std::to_string(profile.records.size()) + " record" + (profile.records.size() == 1 ? "" : "s") + ", " +
-           std::to_string(total.calls) + " " + std::string(k == 2 ? "memset" : name_of(op)) +
+           std::to_string(total.calls) + " " + std::string(libc_name(op)) +
            (total.calls == 1 ? " call, " : " calls, ") +
            std::to_string(in_windows) + " of them in " + std::to_string(windows.size()) +
            (windows.size() == 1 ? " window" : " windows") +
@@ -479,7 +479,7 @@ Result<std::vector<Workload>> profile_workloads(const Profile& profile, const st
     if (profile_index(op) < 0)
       not_recorded.push_back(std::string(name_of(op)));
     else if (profile.total(op).calls == 0)
-      not_called.push_back(op == Operation::kFill ? "memset" : std::string(name_of(op)));
+      not_called.push_back(std::string(libc_name(op)));
   }
   if (!not_recorded.empty() || !not_called.empty()) {
     std::string why;
@@ -551,7 +551,7 @@ std::string format_profile_summary(const Profile& p) {
   std::ostringstream tables;
   tables.imbue(std::locale::classic());
   for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill}) {
-    const std::string name = op == Operation::kFill ? "memset" : std::string(name_of(op));
+    const std::string name(libc_name(op));
     const OpProfile t = p.total(op);
     const std::string pre = name + ".";
     o << pre << "calls=" << t.calls << "\n" << pre << "bytes=" << t.bytes << "\n";

@@ -786,7 +786,8 @@ VerifyReport verify_huge(const Routine& r, const VerifyOptions& opt) {
   return rep;
 }
 
-VerifyReport verify_routine(const Routine& r, const VerifyOptions& opt) {
+namespace {
+VerifyReport verify_routine_unguarded(const Routine& r, const VerifyOptions& opt) {
   VerifyReport rep;
   if (opt.static_check) {
     const StaticReport st = check_routine_code(r, CpuInfo::host().features());
@@ -813,18 +814,33 @@ VerifyReport verify_routine(const Routine& r, const VerifyOptions& opt) {
   }
   return rep;
 }
+}  // namespace
+
+VerifyReport verify_routine(const Routine& r, const VerifyOptions& opt) {
+  // The harness's own tables (lengths, cases) are allocated too: where ulimit -v leaves no room
+  // for them, the routine was not checked, as where its buffers could not be mapped.
+  try {
+    return verify_routine_unguarded(r, opt);
+  } catch (const std::bad_alloc&) {
+    VerifyReport rep;
+    rep.failure = VerifyFailure{0, 0, 0, Placement::kInterior, 0, "could not allocate the verification's own tables"};
+    rep.out_of_memory = true;
+    return rep;
+  }
+}
 
 Status check_routine(const Routine& r, const VerifyOptions& opt) {
-  const VerifyReport rep = verify_routine(r, opt);
+  return verification_error(verify_routine(r, opt), "routine " + r.name(), "\n  params: " + to_string(r.params()));
+}
+
+Status verification_error(const VerifyReport& rep, const std::string& subject, const std::string& tail) {
   if (rep.ok()) return {};
   // Not the routine's fault: said as the system's, with what to do (it read as a routine that
   // failed verification, which the API calls a copysynth bug).
   if (rep.out_of_memory)
-    return make_error(ErrorCode::kSystem, "routine " + r.name() + " could not be verified: " + rep.failure->what +
-                                              " (" + kVerifyNoMemory + ")");
-  return make_error(ErrorCode::kVerifyFailed,
-                    "routine " + r.name() + " failed verification: " + rep.summary() +
-                        "\n  params: " + to_string(r.params()));
+    return make_error(ErrorCode::kSystem,
+                      subject + " could not be verified: " + rep.failure->what + " (" + kVerifyNoMemory + ")" + tail);
+  return make_error(ErrorCode::kVerifyFailed, subject + " failed verification: " + rep.summary() + tail);
 }
 
 }  // namespace copysynth

@@ -528,6 +528,11 @@ std::string_view name_of(PrefetchHint v) noexcept;
 std::string_view name_of(NopForm v) noexcept;
 std::string_view name_of(RegisterBank v) noexcept;
 
+/// The C library function an operation's routine stands in for, as the shim, the tuned library
+/// and the profiles name it: "memcpy", "memmove", "memset" (fill); "" for clear_page, which has
+/// none.
+const char* libc_name(Operation v) noexcept;
+
 /// Formats a byte count: "never" for kNever, else a plain integer.
 std::string bytes_or_never(std::uint64_t v);
 

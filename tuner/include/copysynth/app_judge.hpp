@@ -193,7 +193,8 @@ Status check_app_command(const AppRoundsOptions& opt);
 /// "/bin/true"), to be said; static and set-user-ID programs write no ld.so output and are not
 /// seen. kInvalidArgument when none loaded it (a shell builtin, a static or set-user-ID program, a
 /// program started with LD_PRELOAD cleared: timing it would judge the system routines against
-/// themselves, from noise); kSystem when the directory cannot be made; run_app_once's errors.
+/// themselves, from noise) and when cfg sets no LD_PRELOAD; kSystem when the directory cannot be
+/// made; run_app_once's errors.
 Result<std::vector<std::string>> check_command_loads(const std::string& command, const AppConfig& cfg,
                                                      const std::string& dir);
 

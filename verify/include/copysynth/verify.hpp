@@ -161,8 +161,9 @@ struct VerifyReport {
   std::vector<std::uint64_t> skipped_edges;///< edges above max_size, not tested
   std::vector<std::string> notes;          ///< checks skipped and why (e.g. no XINUSE, no memory)
   std::optional<VerifyFailure> failure;    ///< the first failure; empty when all passed
-  /// The failure is the harness's: its test buffers could not be mapped (`ulimit -v`, no memory),
-  /// so the routine was not checked, rather than found wrong.
+  /// The failure is the harness's: its test buffers could not be mapped, or (verify_routine) its
+  /// own tables allocated (`ulimit -v`, no memory), so the routine was not checked, rather than
+  /// found wrong.
   bool out_of_memory = false;
   bool ok() const { return !failure.has_value(); }
   /// "passed: 123456 cases over 2800 lengths" or the failure with n, offsets and placement.
@@ -200,6 +201,13 @@ VerifyReport verify_routine(const Routine& r, const VerifyOptions& opt = {});
 /// (n, src offset, dst offset, placement); kSystem when the test buffers could not be mapped
 /// (VerifyReport::out_of_memory: the routine was not checked, not found wrong).
 Status check_routine(const Routine& r, const VerifyOptions& opt = {});
+
+/// The error a verification that did not pass is reported as, in one wording wherever a routine is
+/// verified (check_routine, the search, the library writer): kSystem "SUBJECT could not be verified:
+/// WHAT (kVerifyNoMemory)TAIL" when rep.out_of_memory (the harness could not map its test buffers,
+/// so the routine was not checked), else kVerifyFailed "SUBJECT failed verification: SUMMARY TAIL"
+/// (VerifyReport::summary()). An empty Status when rep.ok().
+Status verification_error(const VerifyReport& rep, const std::string& subject, const std::string& tail = {});
 
 /// Result of one call through the ABI probe.
 struct AbiCall {

@@ -475,7 +475,11 @@ check "SIGTERM at 0.2, 0.4, 0.7 s into --app true: ended by it, no temporary fil
 # judged from noise: refused before anything is timed (verdicts were written for `:`).
 "$at" -q --from "$tmp/best.json" --op memcpy --app ':' --runs 1 --emit "$tmp/nothing.json" >/dev/null 2>"$tmp/e"; rc=$?
 check "--app ':' (no program loads the candidate): exit 2, says why, nothing written (rc=$rc)" \
-  bash -c "test $rc -eq 2 && grep -q 'started no program that loaded the candidate .*libcopysynth-tuned.so (LD_PRELOAD)' '$tmp/e' && test ! -e '$tmp/nothing.json'"
+  bash -c "test $rc -eq 2 && grep -q 'started no program that loaded its LD_PRELOAD object .*libcopysynth-tuned.so (memcpy)' '$tmp/e' && test ! -e '$tmp/nothing.json'"
+# Tune, then judge: the same command is refused before the search (it was refused after it).
+"$at" --op memcpy --quick --app ':' --runs 1 --emit "$tmp/nothing.json" >/dev/null 2>"$tmp/e"; rc=$?
+check "--op memcpy --app ':': refused before the search, nothing written (rc=$rc)" \
+  bash -c "test $rc -eq 2 && grep -q 'started no program that loaded its LD_PRELOAD object .*(the C library, standing in for the candidates)' '$tmp/e' && ! grep -q 'winner' '$tmp/e' && test ! -e '$tmp/nothing.json'"
 "$at" -q --from "$tmp/best.json" --op memcpy --app 'env -u LD_PRELOAD /bin/true' --runs 1 >/dev/null 2>"$tmp/e"; rc=$?
 check "--app 'env -u LD_PRELOAD PROGRAM': judged (env loads it), the program that does not is named (rc=$rc)" \
   bash -c "test $rc -eq 0 && grep -q 'did not load the candidate.*: /bin/true' '$tmp/e'"

@@ -2,6 +2,9 @@
 // CPU in FILE is judged (run_app); after a search (tune.cpp) the new wisdom is judged before it is
 // saved (judge_with_app). The rules — candidates, rounds, statistics, verdicts, what the wisdom
 // keeps — are in app_judge.hpp; this file makes the temporary directory, prints and saves.
+#include <dlfcn.h>
+#include <gnu/libc-version.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -16,7 +19,50 @@
 using namespace copysynth;
 
 namespace autotune {
-Result<Wisdom> judge_with_app(const Options& o, const Wisdom& w, const std::string& wisdom_path) {
+namespace {
+
+AppRoundsOptions rounds_options(const Options& o) {
+  AppRoundsOptions ro;
+  ro.command = o.app_command;
+  ro.runs = o.app_runs;
+  ro.show_output = o.app_output;
+  ro.progress = o.progress;
+  return ro;
+}
+
+/// check_command_loads under `cfg`, with the programs that did not load it named on stderr.
+Status check_loads_and_say(const Options& o, const AppConfig& cfg, const std::string& dir) {
+  auto without = check_command_loads(o.app_command, cfg, dir);
+  throw_if_stopped();
+  if (!without) return without.error();
+  if (!without->empty()) {
+    std::string names;
+    for (const auto& n : *without) names += (names.empty() ? "" : ", ") + n;
+    std::cerr << "autotune: warning: --app: some programs the command started did not load the candidate "
+                 "(they run the system routines in every configuration): "
+              << names << "\n";
+  }
+  return {};
+}
+
+}  // namespace
+
+Status check_app_before_search(const Options& o) {
+  StopsDeferred stops;
+  if (auto st = check_app_command(rounds_options(o)); !st) return st;
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&::gnu_get_libc_version), &info) == 0 || info.dli_fname == nullptr ||
+      std::string(info.dli_fname).find('/') == std::string::npos)
+    return {};  // no path to stand in for a candidate: the judge checks with the first one, after the search
+  TempDir dir;
+  if (auto st = make_temp_dir(dir, "app"); !st) return st;
+  o.progress("app: checking that `" + o.app_command + "` starts a program that loads a preloaded library");
+  return check_loads_and_say(o, {"the C library, standing in for the candidates", "the C library",
+                                 {"LD_PRELOAD=" + std::string(info.dli_fname)}},
+                             dir.path);
+}
+
+Result<Wisdom> judge_with_app(const Options& o, const Wisdom& w, const std::string& wisdom_path, bool checked) {
   std::vector<Operation> ops;
   for (const auto& e : w.entries)
     if (e.operation != Operation::kClearPage &&
@@ -48,13 +94,11 @@ Result<Wisdom> judge_with_app(const Options& o, const Wisdom& w, const std::stri
   setup.dir = dir.path;
 
   std::map<std::string, AppConfig> prepared;  // each candidate's library or wisdom, made once
-  AppRoundsOptions ro;
-  ro.command = o.app_command;
-  ro.runs = o.app_runs;
-  ro.show_output = o.app_output;
-  ro.progress = o.progress;
-  if (auto st = check_app_command(ro); !st) return st.error();  // a broken command: before any candidate is built
-  bool loads_checked = false;
+  const AppRoundsOptions ro = rounds_options(o);
+  // A broken command: before any candidate is built.
+  if (!checked)
+    if (auto st = check_app_command(ro); !st) return st.error();
+  bool loads_checked = checked;
   const AppMeasure measure = [&](const std::vector<AppCandidate>& candidates) -> Result<AppTimes> {
     std::vector<AppConfig> configs{{"glibc", "the system routines (no preload)", {}}};
     for (const auto& c : candidates) {
@@ -69,16 +113,7 @@ Result<Wisdom> judge_with_app(const Options& o, const Wisdom& w, const std::stri
       // (`:`, a static program) would be judged from noise (verdicts were written for `:`).
       if (!loads_checked) {
         loads_checked = true;
-        auto without = check_command_loads(o.app_command, configs.back(), setup.dir);
-        throw_if_stopped();
-        if (!without) return without.error();
-        if (!without->empty()) {
-          std::string names;
-          for (const auto& n : *without) names += (names.empty() ? "" : ", ") + n;
-          std::cerr << "autotune: warning: --app: some programs the command started did not load the candidate "
-                       "(they run the system routines in every configuration): "
-                    << names << "\n";
-        }
+        if (auto st = check_loads_and_say(o, configs.back(), setup.dir); !st) return st.error();
       }
     }
     std::string names;

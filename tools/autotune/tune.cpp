@@ -95,6 +95,9 @@ int run_tune(const Options& o) {
   if (auto st = check_tuning_workload_name(o.workload_name); !st) return usage_error(st.error().message);
   std::vector<Workload> workloads;  // every operation's, before the first search starts
   if (int rc = make_workloads(o.workload_name, o.ops, o.cold, workloads)) return rc;
+  // --app: a command that cannot judge is refused before the search, not after it.
+  if (!o.app_command.empty())
+    if (auto st = check_app_before_search(o); !st) return fail(st.error());
   for (std::size_t i = 0; i < o.ops.size(); ++i) {
     const Operation op = o.ops[i];
     const Workload& workload = workloads[i];
@@ -186,7 +189,7 @@ int run_tune(const Options& o) {
     return 0;
   }
   if (!o.app_command.empty()) {  // --app: the program judges the winners before they are saved
-    auto judged = judge_with_app(o, w, "");
+    auto judged = judge_with_app(o, w, "", /*checked=*/true);
     if (!judged) return fail(judged.error());
     w = std::move(judged).value();
   }

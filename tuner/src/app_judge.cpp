@@ -449,9 +449,8 @@ Result<std::vector<std::string>> check_command_loads(const std::string& command,
   fs::remove_all(out, ec);
   if (!any)
     return make_error(ErrorCode::kInvalidArgument,
-                      "the command `" + command + "` started no program that loaded the candidate " +
-                          preload_path +
-                          " (LD_PRELOAD): shell builtins (`:`, `true`), static or set-user-ID programs, and "
+                      "the command `" + command + "` started no program that loaded its LD_PRELOAD object " + preload_path + " (" +
+                          cfg.name + "): shell builtins (`:`, `true`), static or set-user-ID programs, and "
                           "programs started with LD_PRELOAD cleared run the system routines under every "
                           "configuration, so its time cannot judge the tuned ones; give a command that runs the "
                           "dynamically linked program to judge them with");

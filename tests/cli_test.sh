@@ -483,6 +483,15 @@ check "--op memcpy --app ':': refused before the search, nothing written (rc=$rc
 "$at" -q --from "$tmp/best.json" --op memcpy --app 'env -u LD_PRELOAD /bin/true' --runs 1 >/dev/null 2>"$tmp/e"; rc=$?
 check "--app 'env -u LD_PRELOAD PROGRAM': judged (env loads it), the program that does not is named (rc=$rc)" \
   bash -c "test $rc -eq 0 && grep -q 'did not load the candidate.*: /bin/true' '$tmp/e'"
+# A background job that keeps the command's output open no longer holds the run (and its time)
+# until it ends: the run ends with the shell, and the job is killed. Each of the ~8 runs would
+# otherwise take 30 s.
+t0=$(date +%s)
+"$at" -q --from "$tmp/best.json" --op memcpy --app "sleep 30.$$ & /bin/true" --runs 1 >/dev/null 2>"$tmp/e"; rc=$?
+secs=$(( $(date +%s) - t0 ))
+left=$(grep -l '^sleep' /proc/[0-9]*/comm 2>/dev/null | while read -r f; do tr '\0' ' ' <"${f%comm}cmdline"; echo; done | grep -c "^sleep 30.$$")
+check "--app with a background job holding the output: not waited for, none left (rc=$rc, ${secs} s, $left left)" \
+  bash -c "test $rc -eq 0 && test $secs -lt 25 && test $left -eq 0"
 # A background job the command leaves is ended after each run.
 "$at" -q --from "$tmp/best.json" --op memcpy --app 'sleep 7.75 >/dev/null 2>&1 & /bin/true' --runs 1 >/dev/null 2>"$tmp/e"; rc=$?
 left=$(grep -l '^sleep' /proc/[0-9]*/comm 2>/dev/null | while read -r f; do tr '\0' ' ' <"${f%comm}cmdline"; echo; done | grep -c '^sleep 7.75')

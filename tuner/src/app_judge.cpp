@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -319,11 +320,24 @@ Result<AppRun> run_app_once(const std::string& command, const std::vector<std::s
     return make_error(ErrorCode::kSystem, std::string("cannot run /bin/sh: ") + std::strerror(rc));
   }
   std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a 64, as fnv1a64 (wisdom.hpp), over the stream
-  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  // The shell's exit is watched beside the pipes (a pidfd, readable once it has exited): a
+  // background job that keeps the command's output open (`sleep 7 &`) held the pipes, and so the
+  // run and its time, until it ended. The run ends when the shell does: what the command left in
+  // its group is then killed (the shell, not reaped yet, keeps the group's id from being reused)
+  // and the pipes drained. Without pidfd_open (Linux < 5.3) the pipes' end is waited for.
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  bool exited = false;
+  pollfd fds[3] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}, {pidfd, POLLIN, 0}};
   for (int open = 2; open > 0;) {
-    if (::poll(fds, 2, -1) < 0) {
+    if (::poll(fds, 3, -1) < 0) {
       if (errno == EINTR) continue;
       break;
+    }
+    if (fds[2].fd >= 0 && (fds[2].revents & (POLLIN | POLLHUP | POLLERR))) {
+      ::clock_gettime(CLOCK_MONOTONIC, &t1);
+      exited = true;
+      fds[2].fd = -1;
+      ::kill(-pid, SIGKILL);
     }
     for (int k = 0; k < 2; ++k) {
       if (fds[k].fd < 0 || !(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
@@ -347,8 +361,9 @@ Result<AppRun> run_app_once(const std::string& command, const std::vector<std::s
       if (show_output) copy_to_stderr(buf, static_cast<std::size_t>(n));
     }
   }
-  for (auto& f : fds)
-    if (f.fd >= 0) ::close(f.fd);
+  for (int k = 0; k < 2; ++k)
+    if (fds[k].fd >= 0) ::close(fds[k].fd);
+  if (pidfd >= 0) ::close(pidfd);
   // What the command left running in its process group (`sleep 7 >/dev/null &`) would run on
   // into the next timed runs: ended once the shell has exited but before it is reaped, so that
   // its pid (the group's id) cannot have been given to another process (a process that made a
@@ -362,7 +377,7 @@ Result<AppRun> run_app_once(const std::string& command, const std::vector<std::s
   }
   set_waited_child(0);
   throw_if_stopped();
-  ::clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (!exited) ::clock_gettime(CLOCK_MONOTONIC, &t1);
   run.ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
   run.wait_status = st;
   run.stdout_hash = h;

@@ -141,7 +141,7 @@ std::string format_app_table(const AppJudgement& j, const std::string& command, 
 
 /// One run of `/bin/sh -c COMMAND`.
 struct AppRun {
-  double ms = 0;                   ///< wall time from spawn to waitpid (CLOCK_MONOTONIC), ms
+  double ms = 0;                   ///< wall time from spawn to the shell's exit (CLOCK_MONOTONIC), ms
   int wait_status = 0;             ///< as waitpid gives it
   std::uint64_t stdout_hash = 0;   ///< FNV-1a 64 of everything the command wrote on stdout
   std::string stderr_tail;         ///< the last 2000 bytes it wrote on stderr
@@ -153,8 +153,11 @@ struct AppRun {
 /// before the command, so the shell itself runs without a preload and every program it starts
 /// has it (as tools/bench-preload.sh runs its programs). stdin is /dev/null unless the command
 /// redirects it; stdout and stderr are read through pipes (and copied to this process's stderr
-/// when `show_output`). After the shell exits, what the command left running in its process group
-/// (a background job) is killed, so that it does not run on into the next timed run. Errors:
+/// when `show_output`). When the shell exits (seen through a pidfd, beside the pipes), the run
+/// ends: what the command left running in its process group (a background job, also one that
+/// keeps stdout or stderr open) is killed, so that it neither holds the run nor runs on into the
+/// next timed run, and what is left in the pipes is read. Without pidfd_open (Linux < 5.3) the
+/// pipes' end is waited for first. Errors:
 /// kSystem when the pipes cannot be made or the shell cannot be spawned.
 Result<AppRun> run_app_once(const std::string& command, const std::vector<std::string>& env, bool show_output);
 

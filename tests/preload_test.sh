@@ -244,6 +244,14 @@ check "... saying the value is unknown and the default check is used" \
 check "... and the routines were installed after the quick check (this host's own wisdom)" \
   grep -q 'installed from .* with the quick check: tuned on this CPU in ' "$tmp/stats.verify-bogus"
 sed 's/^/       /' "$tmp/stats.verify-bogus" | grep 'installed from'
+# COPYSYNTH_PERF_MAP is read by the runtime library, which says nothing: a value that is not a
+# word (2) wrote no map without a word. The shim says it in one line; no map is written.
+COPYSYNTH_PERF_MAP=2 under perf-map-2 "$probe" $expect >/dev/null 2>"$tmp/perf-map-2.err"
+rc=$?
+check "COPYSYNTH_PERF_MAP=2: probe exits 0 (rc=$rc), one line saying the value is unknown" \
+  bash -c "test $rc -eq 0 && test \$(wc -l <'$tmp/perf-map-2.err') -eq 1 && grep -q 'unknown value \"2\" of COPYSYNTH_PERF_MAP (it takes 1, yes, true or on' '$tmp/perf-map-2.err'"
+COPYSYNTH_PERF_MAP=off under perf-map-off "$probe" $expect >/dev/null 2>"$tmp/perf-map-off.err"
+check "COPYSYNTH_PERF_MAP=off: nothing on stderr" test ! -s "$tmp/perf-map-off.err"
 COPYSYNTH_PRELOAD_VERIFY=startup under verify-startup "$probe" $expect >/dev/null 2>"$tmp/verify-startup.err"
 check "COPYSYNTH_PRELOAD_VERIFY=startup: the start-up check instead of the quick one" \
   bash -c "test ! -s '$tmp/verify-startup.err' && grep -q 'installed from .* with the start-up check in ' '$tmp/stats.verify-startup'"

@@ -434,6 +434,18 @@ Check verification() {
   return Check::kDefault;
 }
 
+/// COPYSYNTH_PERF_MAP is read by the runtime library each time a routine is put in executable
+/// memory (routine.cpp), which says nothing: a value that is neither an on nor an off word
+/// (env_word_on/env_word_off, routine.hpp), such as "2", wrote no map without a word. Said here in
+/// one line; it still means off.
+void check_perf_map() {
+  const char* v = env("COPYSYNTH_PERF_MAP");
+  if (!v || !*v || copysynth::env_word_on(v) || copysynth::env_word_off(v)) return;
+  write_line(2, "copysynth-preload: unknown value " + copysynth::quoted_bytes(v) +
+                    " of COPYSYNTH_PERF_MAP (it takes 1, yes, true or on to write /tmp/perf-PID.map; 0, no, false, "
+                    "off or unset for none); no perf map is written");
+}
+
 /// COPYSYNTH_PRELOAD_STATS: the stats target, and for a file, the file opened now (see KeptFile).
 /// A file that cannot be opened is reported in one line on stderr, and no report is made.
 void set_up_stats() {
@@ -532,6 +544,7 @@ void install_from_wisdom(bool recording, bool profile_failed) {
   bool recording = false;
   try {
     set_up_stats();
+    check_perf_map();
     use_c_library_routines();
     recording = copysynth::preload::profile_set_up();
     const char* asked = env("COPYSYNTH_PROFILE");

@@ -579,6 +579,14 @@ rc=$?
 check "a record past the file size limit (ulimit -f 4): the program keeps its exit status, no SIGXFSZ (rc=$rc, want 3)" test $rc -eq 3
 check "... none of the record left in the file ($(stat -c %s "$tmp/fsize.prof") bytes), and a line says it is lost" \
   bash -c "test \$(stat -c %s '$tmp/fsize.prof') -eq 0 && grep -q 'the profile record could not be written' '$tmp/fsize.err'"
+# ... and where the program closed stderr and reused descriptor 2 for a file of its own, that line
+# is not written into that file (it was).
+: >"$tmp/fsize2.prof"
+(ulimit -f 4 && env LD_PRELOAD="$preload" COPYSYNTH_WISDOM="$wisdom" COPYSYNTH_PROFILE="$tmp/fsize2.prof" \
+  ${asan_env[@]+"${asan_env[@]}"} "$pprobe" --no-fork --status 3 --stderr-to "$tmp/own-file" >/dev/null 2>"$tmp/fsize2.err")
+rc=$?
+check "... with descriptor 2 reused by the program for its own file: the line is not in that file (rc=$rc, want 3)" \
+  bash -c "test $rc -eq 3 && test -e '$tmp/own-file' && ! grep -q 'copysynth-preload' '$tmp/own-file'"
 }
 
 # Recording under the ASan-built shim with GCC 14's runtime (the Debian 13 root) died at start-up

@@ -8,10 +8,13 @@
  *   the main thread: 300 memset of 555 bytes;
  *   unless --no-fork, a fork()ed child: 500 memcpy of 100003 bytes, then exit(0); the parent waits.
  *
- * Usage: profile_probe [--signal N] [--no-fork] [--status N]
+ * Usage: profile_probe [--signal N] [--no-fork] [--status N] [--stderr-to FILE]
  *   --status N  exit with status N (default 0) when everything else went well
+ *   --stderr-to FILE  at the end, close stderr and open FILE (created, truncated) as descriptor 2:
+ *               a program that reused the number for a file of its own
  * Prints nothing on success; a failure is said on stderr with exit status 1. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -41,6 +44,7 @@ static void* worker(void* arg) {
 
 int main(int argc, char** argv) {
   int sig = 0, fork_child = 1, status = 0;
+  const char* stderr_to = NULL;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--signal") && i + 1 < argc) {
       sig = atoi(argv[++i]);
@@ -48,8 +52,10 @@ int main(int argc, char** argv) {
       fork_child = 0;
     } else if (!strcmp(argv[i], "--status") && i + 1 < argc) {
       status = atoi(argv[++i]);
+    } else if (!strcmp(argv[i], "--stderr-to") && i + 1 < argc) {
+      stderr_to = argv[++i];
     } else {
-      fprintf(stderr, "usage: profile_probe [--signal N] [--no-fork] [--status N]\n");
+      fprintf(stderr, "usage: profile_probe [--signal N] [--no-fork] [--status N] [--stderr-to FILE]\n");
       return 2;
     }
   }
@@ -91,6 +97,10 @@ int main(int argc, char** argv) {
       fprintf(stderr, "profile_probe: the child failed (status %d)\n", st);
       return 1;
     }
+  }
+  if (stderr_to) {
+    close(2);
+    if (open(stderr_to, O_WRONLY | O_CREAT | O_TRUNC, 0644) != 2) return 1;  /* the lowest free: 2 */
   }
   return status;
 }

@@ -421,6 +421,19 @@ constexpr std::size_t kWindowText = 64 + 2 * 20 + kWindowCalls * (12 + 20 + 10 +
 /// and the two mod-64 arrays.
 constexpr std::size_t kOpText = 256 + (kProfileExactSizes + kBuckets) * (3 * 20 + 4) + 2 * 64 * 21;
 
+/// What descriptor 2 was when recording was set up: a lost record is said there only while it is
+/// still that file. A program that closed stderr and got descriptor 2 for a file of its own (a
+/// database, an output file) found the line in that file.
+KeptFile g_stderr_id;
+
+/// `line` (with its newline) on stderr, if descriptor 2 is still the stderr of the start.
+/// Async-signal-safe (fstat, write).
+void say_lost(const char* line, std::size_t n) {
+  struct stat st {};
+  if (g_stderr_id.fd == 2 && ::fstat(2, &st) == 0 && st.st_dev == g_stderr_id.dev && st.st_ino == g_stderr_id.ino)
+    write_all(2, line, n);
+}
+
 /// Appends one record (reason "exit" or "signal") to the profile file. Async-signal-safe: no
 /// allocation but one mmap, no lock but flock. A record that cannot be written (no memory for
 /// its text, a full disk, a file that cannot be opened again) is said lost in one line on stderr.
@@ -445,7 +458,7 @@ void write_record(const char* reason) {
     static const char kNoMemory[] =
         "copysynth-preload: the profile record could not be written (COPYSYNTH_PROFILE): no memory to format it "
         "(the address-space limit, ulimit -v?); it is lost\n";
-    write_all(2, kNoMemory, sizeof kNoMemory - 1);
+    say_lost(kNoMemory, sizeof kNoMemory - 1);
     return;
   }
   auto* sums = static_cast<OpCounts*>(mem);
@@ -564,7 +577,7 @@ void write_record(const char* reason) {
     // One line on stderr (async-signal-safe: a constant string): a full disk, /dev/full, a file
     // the program closed and that cannot be opened again.
     static const char kLost[] = "copysynth-preload: the profile record could not be written (COPYSYNTH_PROFILE); it is lost\n";
-    write_all(2, kLost, sizeof kLost - 1);  // stderr past `ulimit -f`, or a pipe nobody reads
+    say_lost(kLost, sizeof kLost - 1);  // stderr past `ulimit -f`, or a pipe nobody reads
   }
   ::munmap(mem, total);
 }
@@ -706,6 +719,7 @@ bool profile_set_up() {
                       " (COPYSYNTH_PROFILE): " + std::strerror(e) + "; the program runs without recording");
     return false;
   }
+  if (struct stat st {}; ::fstat(2, &st) == 0) g_stderr_id = {2, st.st_dev, st.st_ino};  // else: closed, unsaid
   g_path = new std::string(abs);  // never destroyed: the writer runs from the destructor and signals
   char exe[PATH_MAX];
   const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe);

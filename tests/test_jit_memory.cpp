@@ -308,6 +308,48 @@ TEST_CASE("denied executable memory (seccomp): kJitUnavailable, not a verificati
   CHECK(said.find("fallback=copies\n") != std::string::npos);
 }
 
+// A filter that denies the mapping calls themselves with EPERM (a container's seccomp profile, or
+// one denying shared anonymous memory) read as "is the address space exhausted?" (round 41
+// mapped EPERM and EACCES from mmap and mremap to kJitUnavailable; untested until now).
+TEST_CASE("denied mremap or shared mmap (seccomp, EPERM): kJitUnavailable naming the call") {
+  struct Case {
+    const char* call;
+    bool mremap;
+  };
+  for (const Case c : {Case{"mremap", true}, Case{"mmap", false}}) {
+    CAPTURE(c.call);
+    static bool deny_mremap;
+    deny_mremap = c.mremap;
+    auto [rc, said] = in_child([](std::string& s) {
+      scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+      if (!ctx) return 20;
+      // mremap altogether (glibc's realloc falls back to copying); mmap only with MAP_SHARED,
+      // which malloc never asks for.
+      const int added = deny_mremap ? seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(mremap), 0)
+                                    : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(mmap), 1,
+                                                       SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_SHARED, MAP_SHARED));
+      if (added != 0) return 21;
+      if (seccomp_load(ctx) != 0) return 22;
+      seccomp_release(ctx);
+      auto r = make_routine(small_params(4));
+      s += "make_routine=" + std::string(r ? "ok" : error_code_name(r.error().code)) + "\n";
+      if (!r) s += "message=" + r.error().message + "\n";
+      char src[300], dst[300] = {};
+      for (int i = 0; i < 300; ++i) src[i] = static_cast<char>(i);
+      copysynth::memcpy(dst, src, sizeof src);
+      s += std::string("fallback=") + (std::memcmp(dst, src, sizeof src) == 0 ? "copies" : "WRONG") + "\n";
+      return 0;
+    });
+    REQUIRE_MESSAGE(rc == 0, "child status " << rc << ": " << said);
+    INFO(said);
+    CHECK(said.find("make_routine=jit-unavailable\n") != std::string::npos);
+    CHECK(said.find(c.mremap ? "mremap duplicating it" : "mmap of the writable view") != std::string::npos);
+    CHECK(said.find("Operation not permitted") != std::string::npos);  // the cause, EPERM
+    CHECK(said.find("exhausted") == std::string::npos);
+    CHECK(said.find("fallback=copies\n") != std::string::npos);
+  }
+}
+
 TEST_CASE("env_word_on / env_word_off: the words COPYSYNTH_PERF_MAP and COPYSYNTH_PRELOAD_STATS share") {
   for (const char* w : {"1", "yes", "true", "on", "YES", "True", "oN"}) {
     CHECK_MESSAGE(env_word_on(w), w);

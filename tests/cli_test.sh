@@ -479,7 +479,7 @@ check "--app ':' (no program loads the candidate): exit 2, says why, nothing wri
 # Tune, then judge: the same command is refused before the search (it was refused after it).
 "$at" --op memcpy --quick --app ':' --runs 1 --emit "$tmp/nothing.json" >/dev/null 2>"$tmp/e"; rc=$?
 check "--op memcpy --app ':': refused before the search, nothing written (rc=$rc)" \
-  bash -c "test $rc -eq 2 && grep -q 'started no program that loaded its LD_PRELOAD object .*(the C library, standing in for the candidates)' '$tmp/e' && ! grep -q 'winner' '$tmp/e' && test ! -e '$tmp/nothing.json'"
+  bash -c "test $rc -eq 2 && grep -q 'started no program that loaded its LD_PRELOAD object .*(a stand-in for the candidates)' '$tmp/e' && ! grep -q 'winner' '$tmp/e' && test ! -e '$tmp/nothing.json'"
 "$at" -q --from "$tmp/best.json" --op memcpy --app 'env -u LD_PRELOAD /bin/true' --runs 1 >/dev/null 2>"$tmp/e"; rc=$?
 check "--app 'env -u LD_PRELOAD PROGRAM': judged (env loads it), the program that does not is named (rc=$rc)" \
   bash -c "test $rc -eq 0 && grep -q 'did not load the candidate.*: /bin/true' '$tmp/e'"
@@ -489,12 +489,12 @@ check "--app 'env -u LD_PRELOAD PROGRAM': judged (env loads it), the program tha
 t0=$(date +%s)
 "$at" -q --from "$tmp/best.json" --op memcpy --app "sleep 30.$$ & /bin/true" --runs 1 >/dev/null 2>"$tmp/e"; rc=$?
 secs=$(( $(date +%s) - t0 ))
-left=$(grep -l '^sleep' /proc/[0-9]*/comm 2>/dev/null | while read -r f; do tr '\0' ' ' <"${f%comm}cmdline"; echo; done | grep -c "^sleep 30.$$")
+left=$(grep -l '^sleep' /proc/[0-9]*/comm 2>/dev/null | while read -r f; do tr '\0' ' ' <"${f%comm}cmdline"; echo; done | grep -c "^sleep 30\.$$ \$")
 check "--app with a background job holding the output: not waited for, none left (rc=$rc, ${secs} s, $left left)" \
   bash -c "test $rc -eq 0 && test $secs -lt 25 && test $left -eq 0"
 # A background job the command leaves is ended after each run.
-"$at" -q --from "$tmp/best.json" --op memcpy --app 'sleep 7.75 >/dev/null 2>&1 & /bin/true' --runs 1 >/dev/null 2>"$tmp/e"; rc=$?
-left=$(grep -l '^sleep' /proc/[0-9]*/comm 2>/dev/null | while read -r f; do tr '\0' ' ' <"${f%comm}cmdline"; echo; done | grep -c '^sleep 7.75')
+"$at" -q --from "$tmp/best.json" --op memcpy --app "sleep 7.$$ >/dev/null 2>&1 & /bin/true" --runs 1 >/dev/null 2>"$tmp/e"; rc=$?
+left=$(grep -l '^sleep' /proc/[0-9]*/comm 2>/dev/null | while read -r f; do tr '\0' ' ' <"${f%comm}cmdline"; echo; done | grep -c "^sleep 7\.$$ \$")
 check "--app leaves no background job of the command running (rc=$rc, $left left)" bash -c "test $rc -eq 0 && test $left -eq 0"
 "$at" -q --from "$tmp/best.json" --app false --runs 1 --emit "$tmp/nothing.json" >/dev/null 2>"$tmp/e"; rc=$?
 check "--app false: exit 2, names the command and the status (rc=$rc)" bash -c "test $rc -eq 2 && grep -q '\`false\` exited with status 1 with the system routines' '$tmp/e' && test ! -e '$tmp/nothing.json'"

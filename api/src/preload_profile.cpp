@@ -436,7 +436,8 @@ void say_lost(const char* line, std::size_t n) {
 
 /// Appends one record (reason "exit" or "signal") to the profile file. Async-signal-safe: no
 /// allocation but one mmap, no lock but flock. A record that cannot be written (no memory for
-/// its text, a full disk, a file that cannot be opened again) is said lost in one line on stderr.
+/// its text, a full disk, a file that cannot be opened again) is said lost in one line on stderr
+/// (say_lost: while descriptor 2 is still the stderr of the start).
 void write_record(const char* reason) {
   const std::uint64_t epoch = g_epoch.load(std::memory_order_acquire);
   // Pass 1: the threads of this epoch, and their windows.

@@ -3,7 +3,7 @@
 // saved (judge_with_app). The rules — candidates, rounds, statistics, verdicts, what the wisdom
 // keeps — are in app_judge.hpp; this file makes the temporary directory, prints and saves.
 #include <dlfcn.h>
-#include <gnu/libc-version.h>
+#include <link.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -50,16 +50,27 @@ Status check_loads_and_say(const Options& o, const AppConfig& cfg, const std::st
 Status check_app_before_search(const Options& o) {
   StopsDeferred stops;
   if (auto st = check_app_command(rounds_options(o)); !st) return st;
-  Dl_info info{};
-  if (::dladdr(reinterpret_cast<void*>(&::gnu_get_libc_version), &info) == 0 || info.dli_fname == nullptr ||
-      std::string(info.dli_fname).find('/') == std::string::npos)
-    return {};  // no path to stand in for a candidate: the judge checks with the first one, after the search
+  // The stand-in: glibc's libdl.so.2, an empty stub since glibc 2.34 (it defines placeholder
+  // symbols only), so preloading it changes no program; the C library itself would come before
+  // the program's own libraries and bypass an allocator or other interposer it links.
+  void* h = ::dlopen("libdl.so.2", RTLD_LAZY);
+  link_map* map = nullptr;
+  std::string stand_in;
+  if (h && ::dlinfo(h, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name) stand_in = map->l_name;
+  if (h) ::dlclose(h);
+  // ld.so splits LD_PRELOAD at spaces and colons: such a path is not used (the judge checks with
+  // the first candidate, after the search).
+  if (stand_in.empty() || stand_in[0] != '/' || stand_in.find_first_of(" \t\n:") != std::string::npos) return {};
   TempDir dir;
   if (auto st = make_temp_dir(dir, "app"); !st) return st;
   o.progress("app: checking that `" + o.app_command + "` starts a program that loads a preloaded library");
-  return check_loads_and_say(o, {"the C library, standing in for the candidates", "the C library",
-                                 {"LD_PRELOAD=" + std::string(info.dli_fname)}},
-                             dir.path);
+  // Refused here; the programs that do not load it are named by the judge, with the candidate.
+  auto without = check_command_loads(
+      o.app_command, {"a stand-in for the candidates", "glibc's empty libdl.so.2", {"LD_PRELOAD=" + stand_in}},
+      dir.path);
+  throw_if_stopped();
+  if (!without) return without.error();
+  return {};
 }
 
 Result<Wisdom> judge_with_app(const Options& o, const Wisdom& w, const std::string& wisdom_path, bool checked) {
@@ -95,10 +106,13 @@ Result<Wisdom> judge_with_app(const Options& o, const Wisdom& w, const std::stri
 
   std::map<std::string, AppConfig> prepared;  // each candidate's library or wisdom, made once
   const AppRoundsOptions ro = rounds_options(o);
-  // A broken command: before any candidate is built.
+  // A broken command: before any candidate is built (before the search, where `checked`).
   if (!checked)
     if (auto st = check_app_command(ro); !st) return st.error();
-  bool loads_checked = checked;
+  // Checked with the first candidate in every case: the stand-in before the search shows that
+  // some preload loads, not that this one does (a library ld.so rejects, a shim whose own
+  // dependencies a program's loader cannot find).
+  bool loads_checked = false;
   const AppMeasure measure = [&](const std::vector<AppCandidate>& candidates) -> Result<AppTimes> {
     std::vector<AppConfig> configs{{"glibc", "the system routines (no preload)", {}}};
     for (const auto& c : candidates) {

@@ -116,18 +116,20 @@ int run_app(const Options& o);       ///< app.cpp: --from FILE --app COMMAND [--
 /// app.cpp: `w` judged by the program of --app (app_judge.hpp): the table on stdout, progress on
 /// stderr; returns `w` without the entries the program was not faster with and with their
 /// verdicts (apply_app_verdicts). `wisdom_path` names where `w` came from in messages ("" after a
-/// search). `checked`: check_app_before_search has already run the command's checks, which are
-/// then not run again. Errors: the judge's (a failed or changed run of the program, a library that
-/// cannot be built, the shim not found); nothing is written then.
+/// search). `checked`: check_app_before_search has already run the command with the system
+/// routines, which is not done again (whether the first candidate loads is checked in every
+/// case). Errors: the judge's (a failed or changed run of the program, a library that cannot be
+/// built, the shim not found); nothing is written then.
 copysynth::Result<copysynth::Wisdom> judge_with_app(const Options& o, const copysynth::Wisdom& w,
                                                     const std::string& wisdom_path, bool checked = false);
 
-/// app.cpp: before a search whose winners --app will judge (`--op ... --app`), the checks the judge
-/// makes before any candidate, so that a command that cannot judge is refused in seconds rather
-/// than after the search: the command runs once with the system routines (check_app_command), and
-/// once with ld.so's LD_DEBUG=files and the C library itself as the LD_PRELOAD object, which no
-/// program behaves differently with (check_command_loads: a command that starts no program that
-/// loads a preload is refused; the programs that do not are named on stderr). Errors: theirs.
+/// app.cpp: before a search whose winners --app will judge (`--op ... --app`), so that a command
+/// that cannot judge is refused in seconds rather than after the search: the command runs once
+/// with the system routines (check_app_command), and once with ld.so's LD_DEBUG=files and glibc's
+/// libdl.so.2 as the LD_PRELOAD object (an empty stub since glibc 2.34: preloading it changes no
+/// program) in the candidates' place (check_command_loads: a command that starts no program that
+/// loads a preload is refused). Where libdl.so.2 is not found by an absolute path ld.so can take
+/// (no space or colon), that second run is left to the judge's first candidate. Errors: theirs.
 copysynth::Status check_app_before_search(const Options& o);
 
 }  // namespace autotune

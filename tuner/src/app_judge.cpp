@@ -251,6 +251,20 @@ void copy_to_stderr(const char* p, std::size_t n) {
 
 }  // namespace
 
+namespace {
+
+/// SIGKILL to the process group of `pid` (the shell, its leader), only while the shell has exited
+/// and is not reaped yet: then the group's id cannot have been given to another process. A
+/// caller whose SIGCHLD is ignored (SA_NOCLDWAIT) has its children reaped at once: nothing is
+/// killed then rather than a group that may be another's.
+void kill_group_while_unreaped(pid_t pid) {
+  siginfo_t info{};
+  if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT | WNOHANG) == 0 && info.si_pid == pid)
+    ::kill(-pid, SIGKILL);
+}
+
+}  // namespace
+
 Result<AppRun> run_app_once(const std::string& command, const std::vector<std::string>& env, bool show_output) {
   std::vector<std::string> vars;
   for (char** e = environ; e && *e; ++e) {
@@ -323,21 +337,36 @@ Result<AppRun> run_app_once(const std::string& command, const std::vector<std::s
   // The shell's exit is watched beside the pipes (a pidfd, readable once it has exited): a
   // background job that keeps the command's output open (`sleep 7 &`) held the pipes, and so the
   // run and its time, until it ended. The run ends when the shell does: what the command left in
-  // its group is then killed (the shell, not reaped yet, keeps the group's id from being reused)
-  // and the pipes drained. Without pidfd_open (Linux < 5.3) the pipes' end is waited for.
+  // its group is then killed (kill_group_while_unreaped) and the pipes drained, for at most
+  // kDrainMs: a process that left the group (`setsid`) and keeps them open is not read further.
+  // Without pidfd_open (Linux < 5.3, or a seccomp filter denying it) the pipes' end is waited
+  // for, and the time runs until then.
+  constexpr int kDrainMs = 2000;
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   bool exited = false;
   pollfd fds[3] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}, {pidfd, POLLIN, 0}};
   for (int open = 2; open > 0;) {
-    if (::poll(fds, 3, -1) < 0) {
+    int wait_ms = -1;
+    if (exited) {
+      timespec now{};
+      ::clock_gettime(CLOCK_MONOTONIC, &now);
+      const double since = (now.tv_sec - t1.tv_sec) * 1e3 + (now.tv_nsec - t1.tv_nsec) / 1e6;
+      wait_ms = since >= kDrainMs ? 0 : static_cast<int>(kDrainMs - since) + 1;
+    }
+    const int ready = ::poll(fds, 3, wait_ms);
+    if (ready < 0) {
       if (errno == EINTR) continue;
+      break;
+    }
+    if (ready == 0) {  // kDrainMs after the shell's exit, still open: a process outside the group
+      run.output_left_open = true;
       break;
     }
     if (fds[2].fd >= 0 && (fds[2].revents & (POLLIN | POLLHUP | POLLERR))) {
       ::clock_gettime(CLOCK_MONOTONIC, &t1);
       exited = true;
       fds[2].fd = -1;
-      ::kill(-pid, SIGKILL);
+      kill_group_while_unreaped(pid);
     }
     for (int k = 0; k < 2; ++k) {
       if (fds[k].fd < 0 || !(fds[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
@@ -371,13 +400,13 @@ Result<AppRun> run_app_once(const std::string& command, const std::vector<std::s
   siginfo_t info{};
   while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
   }
-  ::kill(-pid, SIGKILL);
+  if (!exited) ::clock_gettime(CLOCK_MONOTONIC, &t1);
+  kill_group_while_unreaped(pid);
   int st = 0;
   while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
   set_waited_child(0);
   throw_if_stopped();
-  if (!exited) ::clock_gettime(CLOCK_MONOTONIC, &t1);
   run.ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
   run.wait_status = st;
   run.stdout_hash = h;
@@ -485,10 +514,17 @@ Result<AppTimes> time_app_rounds(const std::vector<AppConfig>& configs, const Ap
   if (opt.runs < 1) return make_error(ErrorCode::kInvalidArgument, "--runs must be at least 1");
   const std::size_t k = configs.size();
   std::uint64_t glibc_hash = 0;
+  bool said_left_open = false;
   // One run of configuration c, checked: exit status 0 and glibc's output.
   auto run = [&](std::size_t c) -> Result<double> {
     auto r = run_app_once(opt.command, configs[c].env, opt.show_output);
     if (!r) return r.error();
+    if (r->output_left_open && !said_left_open && opt.progress) {
+      said_left_open = true;
+      opt.progress("app: a process the command started outside its process group (setsid, a daemon) kept its "
+                   "output open after the shell exited; it is not killed, and its output 2 s after the exit "
+                   "is not read (its time is not counted)");
+    }
     const bool ok = succeeded(*r);
     if (!ok && c == 0) return command_fails(opt.command, *r, configs[0].description);
     if (!ok)

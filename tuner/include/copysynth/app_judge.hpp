@@ -145,6 +145,9 @@ struct AppRun {
   int wait_status = 0;             ///< as waitpid gives it
   std::uint64_t stdout_hash = 0;   ///< FNV-1a 64 of everything the command wrote on stdout
   std::string stderr_tail;         ///< the last 2000 bytes it wrote on stderr
+  /// stdout or stderr was still open 2 s after the shell exited and its group was killed: a
+  /// process that left the group (`setsid`) holds it; its later output was not read.
+  bool output_left_open = false;
 };
 
 /// Runs `/bin/sh -c command` with this process's environment less LD_PRELOAD and every COPYSYNTH_
@@ -154,10 +157,13 @@ struct AppRun {
 /// has it (as tools/bench-preload.sh runs its programs). stdin is /dev/null unless the command
 /// redirects it; stdout and stderr are read through pipes (and copied to this process's stderr
 /// when `show_output`). When the shell exits (seen through a pidfd, beside the pipes), the run
-/// ends: what the command left running in its process group (a background job, also one that
-/// keeps stdout or stderr open) is killed, so that it neither holds the run nor runs on into the
-/// next timed run, and what is left in the pipes is read. Without pidfd_open (Linux < 5.3) the
-/// pipes' end is waited for first. Errors:
+/// and its time end: what the command left running in its process group (a background job, also
+/// one that keeps stdout or stderr open) is killed, so that it neither holds the run nor runs on
+/// into the next timed run, and what is left in the pipes is read for at most 2 s
+/// (AppRun::output_left_open: a process in another group or session still held them). Nothing is
+/// killed where the caller ignores SIGCHLD (the shell is reaped at once, and its group's id could
+/// be another's). Without pidfd_open (Linux < 5.3, or a seccomp filter denying it) the pipes' end
+/// is waited for first, and timed. Errors:
 /// kSystem when the pipes cannot be made or the shell cannot be spawned.
 Result<AppRun> run_app_once(const std::string& command, const std::vector<std::string>& env, bool show_output);
 

@@ -204,8 +204,8 @@ Status check_routine(const Routine& r, const VerifyOptions& opt = {});
 
 /// The error a verification that did not pass is reported as, in one wording wherever a routine is
 /// verified (check_routine, the search, the library writer): kSystem "SUBJECT could not be verified:
-/// WHAT (kVerifyNoMemory)TAIL" when rep.out_of_memory (the harness could not map its test buffers,
-/// so the routine was not checked), else kVerifyFailed "SUBJECT failed verification: SUMMARY TAIL"
+/// WHAT (kVerifyNoMemory)TAIL" when rep.out_of_memory (the harness could not map its test buffers
+/// or allocate its own tables, so the routine was not checked), else kVerifyFailed "SUBJECT failed verification: SUMMARY TAIL"
 /// (VerifyReport::summary()). An empty Status when rep.ok().
 Status verification_error(const VerifyReport& rep, const std::string& subject, const std::string& tail = {});
 

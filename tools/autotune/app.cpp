@@ -49,7 +49,8 @@ Status check_loads_and_say(const Options& o, const AppConfig& cfg, const std::st
 
 Status check_app_before_search(const Options& o) {
   StopsDeferred stops;
-  if (auto st = check_app_command(rounds_options(o)); !st) return st;
+  AppRun plain;
+  if (auto st = check_app_command(rounds_options(o), &plain); !st) return st;
   // The stand-in: glibc's libdl.so.2, an empty stub since glibc 2.34 (it defines placeholder
   // symbols only), so preloading it changes no program; the C library itself would come before
   // the program's own libraries and bypass an allocator or other interposer it links.
@@ -65,11 +66,27 @@ Status check_app_before_search(const Options& o) {
   if (auto st = make_temp_dir(dir, "app"); !st) return st;
   o.progress("app: checking that `" + o.app_command + "` starts a program that loads a preloaded library");
   // Refused here; the programs that do not load it are named by the judge, with the candidate.
+  AppRun preloaded;
   auto without = check_command_loads(
       o.app_command, {"a stand-in for the candidates", "glibc's empty libdl.so.2", {"LD_PRELOAD=" + stand_in}},
-      dir.path);
+      dir.path, &preloaded);
   throw_if_stopped();
   if (!without) return without.error();
+  // The stand-in changes no routine: a command that fails or writes other output with it would
+  // be found to after the whole search, blamed on the tuned routine.
+  const std::string with = "with " + stand_in + " preloaded, which defines nothing a program uses, ";
+  if (!WIFEXITED(preloaded.wait_status) || WEXITSTATUS(preloaded.wait_status) != 0)
+    return make_error(ErrorCode::kInvalidArgument,
+                      "the command `" + o.app_command + "` " + describe_wait_status(preloaded.wait_status) + " " + with +
+                          "and succeeds without it: it fails whenever a library is preloaded (does it test "
+                          "LD_PRELOAD?), so it cannot judge preloaded routines; give a command that runs the program "
+                          "the same way with and without LD_PRELOAD");
+  if (preloaded.stdout_hash != plain.stdout_hash)
+    return make_error(ErrorCode::kInvalidArgument,
+                      "the command `" + o.app_command + "` wrote other output " + with +
+                          "than without: its output differs from run to run (times, random numbers, addresses), "
+                          "which the judge would take for a routine that changes what the program does; send it to "
+                          "/dev/null in the command");
   return {};
 }
 

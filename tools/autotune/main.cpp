@@ -30,8 +30,10 @@
 #include <cstdint>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <new>
 #include <string>
 
 #include "autotune.hpp"
@@ -133,6 +135,14 @@ int main(int argc, char** argv) {
     ::signal(i.signal, SIG_DFL);
     ::raise(i.signal);
     return 128 + i.signal;
+  } catch (const std::bad_alloc&) {
+    // Under `ulimit -v` an allocation outside the search (a report's tables, the library writer)
+    // ended in std::terminate and SIGABRT. The scopes unwound have removed their temporary files;
+    // wisdom and libraries are written whole or not at all. A constant line: no allocation.
+    std::fputs("autotune: error (system): out of memory: an allocation failed (the address-space limit, "
+               "ulimit -v / RLIMIT_AS, or memory is exhausted); raise the limit and run it again\n",
+               stderr);
+    return 2;
   }
 }
 

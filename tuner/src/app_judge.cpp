@@ -437,7 +437,8 @@ namespace {
 Error command_fails(const std::string& command, const AppRun& r, const std::string& description) {
   return make_error(ErrorCode::kInvalidArgument,
                     "the command `" + command + "` " + describe_wait_status(r.wait_status) + " with " + description +
-                        stderr_lines(r.stderr_tail) + "; --app needs a command that succeeds (exit status 0): fix it first");
+                        "; --app needs a command that succeeds (exit status 0): fix it first" +
+                        stderr_lines(r.stderr_tail));
 }
 
 bool succeeded(const AppRun& r) { return WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == 0; }
@@ -445,7 +446,7 @@ bool succeeded(const AppRun& r) { return WIFEXITED(r.wait_status) && WEXITSTATUS
 }  // namespace
 
 Result<std::vector<std::string>> check_command_loads(const std::string& command, const AppConfig& cfg,
-                                                     const std::string& dir) {
+                                                     const std::string& dir, AppRun* run) {
   namespace fs = std::filesystem;
   // ld.so names the object as LD_PRELOAD gives it, "file=PATH [0];  needed by PROGRAM [0]" before
   // it opens it (a file it then cannot load shows that line too) and "file=PATH [0];  generating
@@ -470,6 +471,7 @@ Result<std::vector<std::string>> check_command_loads(const std::string& command,
     fs::remove_all(out, ec);
     return r.error();
   }
+  if (run) *run = *r;
   // Each file holds the programs one process ran, each ending "transferring control: PROGRAM".
   std::vector<std::string> without;
   bool any = false;
@@ -501,10 +503,11 @@ Result<std::vector<std::string>> check_command_loads(const std::string& command,
   return without;
 }
 
-Status check_app_command(const AppRoundsOptions& opt) {
+Status check_app_command(const AppRoundsOptions& opt, AppRun* run) {
   auto r = run_app_once(opt.command, {}, opt.show_output);
   if (!r) return r.error();
   if (!succeeded(*r)) return command_fails(opt.command, *r, "the system routines (no preload)");
+  if (run) *run = *r;
   return {};
 }
 
@@ -531,9 +534,10 @@ Result<AppTimes> time_app_rounds(const std::vector<AppConfig>& configs, const Ap
       return make_error(ErrorCode::kVerifyFailed,
                         "the command `" + opt.command + "` " + describe_wait_status(r->wait_status) + " with " +
                             configs[c].description + " (" + configs[c].name + ") but succeeds with " +
-                            configs[0].description + stderr_lines(r->stderr_tail) +
+                            configs[0].description +
                             "; a tuned routine that changes what a program does is never kept: nothing is written; "
-                            "please report it with the wisdom file");
+                            "please report it with the wisdom file" +
+                            stderr_lines(r->stderr_tail));
     if (c == 0) glibc_hash = r->stdout_hash;
     else if (r->stdout_hash != glibc_hash)
       return make_error(ErrorCode::kVerifyFailed,

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <memory>
+#include <new>
 #include <optional>
 #include <random>
 #include <locale>
@@ -93,6 +94,14 @@ struct Candidate {
   Dispatch dispatch = Dispatch::kPrior;
 };
 
+/// Thrown when a verification could not map its test buffers (VerifyReport::out_of_memory):
+/// the search stops with kSystem (tune()) instead of dropping the candidate as if its code had
+/// failed, which made a search under `ulimit -v` quietly leave out the candidates with long
+/// lengths (rep bands, non-temporal stores) and end with another winner than without the limit.
+struct VerifyOutOfMemory {
+  std::string what;
+};
+
 class Search {
  public:
   Search(const Workload& w, const TuneOptions& opt) : w_(w), opt_(opt), t0_(now()), rng_(opt.seed) {
@@ -127,9 +136,7 @@ class Search {
     best.params.operation = op_;
     best.params.vector_width = std::min(32u, vmax_);
     if (!get(best))
-      return out_of_memory_ ? make_error(ErrorCode::kSystem, "the default routine could not be verified: " + last_reject_ +
-                                                                 " (" + std::string(kVerifyNoMemory) + ")")
-                            : make_error(ErrorCode::kVerifyFailed, "the default routine failed verification: " + last_reject_);
+      return make_error(ErrorCode::kVerifyFailed, "the default routine failed verification: " + last_reject_);
 
     for (const auto& p : w_.points)
       if (p.size < (1u << 20)) below_1m_.push_back(p);
@@ -1308,7 +1315,8 @@ class Search {
   VerifyReport checked(const Routine& r, const VerifyOptions& vo) {
     const double t = now();
     VerifyReport rep = verify_routine(r, vo);
-    out_of_memory_ |= rep.out_of_memory;  // the harness's failure, not the candidate's: said as such
+    // The harness's failure, not the candidate's: the search stops, said as such (tune()).
+    if (rep.out_of_memory) throw VerifyOutOfMemory{r.name() + ": " + rep.failure->what};
     stats_.verify_cases += rep.cases;
     stats_.verify_seconds += now() - t;
     return rep;
@@ -2497,7 +2505,6 @@ class Search {
   std::uint64_t verify_below_ = 0;        // 0: get() verifies every length; else up to this
   std::map<std::string, std::string> rejected_;
   std::string last_reject_;
-  bool out_of_memory_ = false;  ///< a verification could not map its test buffers (VerifyReport::out_of_memory)
   TuneStats stats_;
   std::vector<std::string> log_;
 };
@@ -2585,8 +2592,16 @@ Result<TuneResult> tune(const Workload& w, const TuneOptions& opt) {
     return make_error(ErrorCode::kInvalidArgument, "workload \"" + w.name + "\" has no points");
   // Executable memory denied is no candidate's fault: say so (kJitUnavailable) before searching.
   COPYSYNTH_TRY(jit_available());
-  Search s(w, opt);
-  return s.run();
+  try {
+    Search s(w, opt);
+    return s.run();
+  } catch (const VerifyOutOfMemory& e) {
+    return make_error(ErrorCode::kSystem, "the search stopped: a candidate could not be verified (" + e.what + "; " +
+                                              kVerifyNoMemory + "); raise the limit, or give the search more memory");
+  } catch (const std::bad_alloc&) {
+    return make_error(ErrorCode::kSystem, std::string("the search ran out of memory (") + kVerifyNoMemory +
+                                              "); raise the limit, or give the search more memory");
+  }
 }
 
 }  // namespace copysynth

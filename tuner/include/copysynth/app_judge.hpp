@@ -193,7 +193,8 @@ Result<AppTimes> time_app_rounds(const std::vector<AppConfig>& configs, const Ap
 /// Runs opt.command once with the system routines: kInvalidArgument (naming the command, its exit
 /// status and its last stderr lines, saying to fix it) when it fails; run_app_once's errors. Done
 /// before any candidate is built, so a broken command costs one run.
-Status check_app_command(const AppRoundsOptions& opt);
+/// `run`, where given, receives the run.
+Status check_app_command(const AppRoundsOptions& opt, AppRun* run = nullptr);
 
 /// Runs `command` once under candidate configuration `cfg` with ld.so's LD_DEBUG=files written
 /// under `dir` (a directory of its own is made there and removed, on errors too), and reads which
@@ -204,8 +205,9 @@ Status check_app_command(const AppRoundsOptions& opt);
 /// program started with LD_PRELOAD cleared: timing it would judge the system routines against
 /// themselves, from noise) and when cfg sets no LD_PRELOAD; kSystem when the directory cannot be
 /// made; run_app_once's errors.
+/// `run`, where given, receives the run (its exit status is not checked here).
 Result<std::vector<std::string>> check_command_loads(const std::string& command, const AppConfig& cfg,
-                                                     const std::string& dir);
+                                                     const std::string& dir, AppRun* run = nullptr);
 
 /// Where the LD_PRELOAD shim is: `explicit_path` when given (it must exist), else
 /// libcopysynth-preload.so next to the running program as the build tree has it (../api/ from

@@ -181,7 +181,9 @@ Status check_budget(double budget_seconds);
 /// Tunes opt.operation for `w` on the host. Errors: kInvalidArgument for an empty workload or a
 /// budget check_budget() refuses (checked first, before anything runs); kVerifyFailed if the
 /// default candidate does not pass (a copysynth bug) or the winner fails its full check; kSystem
-/// when a verification's test buffers could not be mapped (ulimit -v: VerifyReport::out_of_memory).
+/// when any candidate's verification could not map its test buffers (ulimit -v:
+/// VerifyReport::out_of_memory; the search stops there rather than leave the candidate out as if
+/// its code had failed) or the search itself ran out of memory (std::bad_alloc, caught).
 Result<TuneResult> tune(const Workload& w, const TuneOptions& opt);
 
 

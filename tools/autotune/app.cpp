@@ -73,21 +73,37 @@ Status check_app_before_search(const Options& o) {
   throw_if_stopped();
   if (!without) return without.error();
   // The stand-in changes no routine: a command that fails or writes other output with it would
-  // be found to after the whole search, blamed on the tuned routine.
-  const std::string with = "with " + stand_in + " preloaded, which defines nothing a program uses, ";
-  if (!WIFEXITED(preloaded.wait_status) || WEXITSTATUS(preloaded.wait_status) != 0)
+  // be found to after the whole search, blamed on the tuned routine. Where it does, the command
+  // runs once more without it, so that a first run's own effect (a stamp file, a cache) is not
+  // taken for the preload's or for output that differs from run to run.
+  const auto ok = [](const AppRun& r) { return WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == 0; };
+  if (ok(preloaded) && preloaded.stdout_hash == plain.stdout_hash) return {};
+  auto again = run_app_once(o.app_command, {}, o.app_output);
+  throw_if_stopped();
+  if (!again) return again.error();
+  if (ok(*again) && ok(preloaded) && again->stdout_hash == preloaded.stdout_hash) return {};  // the first run's own
+  const std::string cmd = "the command `" + o.app_command + "` ";
+  if (!ok(*again))
     return make_error(ErrorCode::kInvalidArgument,
-                      "the command `" + o.app_command + "` " + describe_wait_status(preloaded.wait_status) + " " + with +
-                          "and succeeds without it: it fails whenever a library is preloaded (does it test "
+                      cmd + "succeeds once but " + describe_wait_status(again->wait_status) +
+                          " when run again without any preload: --app runs it many times, so give a command that "
+                          "can be run again (one that removes what it makes, or writes to a fresh place each time)");
+  const std::string with = "with " + stand_in + " preloaded (an empty stub that changes no routine)";
+  if (!ok(preloaded))
+    return make_error(ErrorCode::kInvalidArgument,
+                      cmd + describe_wait_status(preloaded.wait_status) + " " + with +
+                          " and succeeds without it: it fails whenever a library is preloaded (does it test "
                           "LD_PRELOAD?), so it cannot judge preloaded routines; give a command that runs the program "
                           "the same way with and without LD_PRELOAD");
-  if (preloaded.stdout_hash != plain.stdout_hash)
+  if (again->stdout_hash != plain.stdout_hash)
     return make_error(ErrorCode::kInvalidArgument,
-                      "the command `" + o.app_command + "` wrote other output " + with +
-                          "than without: its output differs from run to run (times, random numbers, addresses), "
-                          "which the judge would take for a routine that changes what the program does; send it to "
-                          "/dev/null in the command");
-  return {};
+                      cmd + "wrote other output from one run to the next, without any preload too (times, random "
+                            "numbers, addresses), which the judge would take for a routine that changes what the "
+                            "program does; send it to /dev/null in the command");
+  return make_error(ErrorCode::kInvalidArgument,
+                    cmd + "wrote other output " + with +
+                        " than in two runs without it: its output depends on LD_PRELOAD, so the judge would take it "
+                        "for a routine that changes what the program does; send it to /dev/null in the command");
 }
 
 Result<Wisdom> judge_with_app(const Options& o, const Wisdom& w, const std::string& wisdom_path, bool checked) {

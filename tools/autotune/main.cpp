@@ -117,6 +117,10 @@ int run_main(int argc, char** argv);
 }  // namespace
 
 int main(int argc, char** argv) {
+  // SIGCHLD ignored survives exec (a parent that set SIG_IGN): the children autotune waits for
+  // (the --app command, binutils, a second autotune) would be reaped at once, their status lost,
+  // and a failing command read as a success.
+  ::signal(SIGCHLD, SIG_DFL);
   for (int sig : copysynth::kStopSignals) {
     struct sigaction sa {}, old {};
     sigaction(sig, nullptr, &old);
@@ -137,8 +141,17 @@ int main(int argc, char** argv) {
     return 128 + i.signal;
   } catch (const std::bad_alloc&) {
     // Under `ulimit -v` an allocation outside the search (a report's tables, the library writer)
-    // ended in std::terminate and SIGABRT. The scopes unwound have removed their temporary files;
-    // wisdom and libraries are written whole or not at all. A constant line: no allocation.
+    // ended in std::terminate and SIGABRT. The scopes unwound have removed their temporary
+    // directories (a file being replaced may leave its temporary file beside it); wisdom and
+    // libraries are written whole or not at all. A constant line: no allocation. A stop signal
+    // noted meanwhile still ends the process by that signal.
+    try {
+      copysynth::throw_if_stopped();
+    } catch (const copysynth::Interrupted& i) {
+      ::signal(i.signal, SIG_DFL);
+      ::raise(i.signal);
+      return 128 + i.signal;
+    }
     std::fputs("autotune: error (system): out of memory: an allocation failed (the address-space limit, "
                "ulimit -v / RLIMIT_AS, or memory is exhausted); raise the limit and run it again\n",
                stderr);

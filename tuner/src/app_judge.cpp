@@ -351,7 +351,13 @@ Result<AppRun> run_app_once(const std::string& command, const std::vector<std::s
       timespec now{};
       ::clock_gettime(CLOCK_MONOTONIC, &now);
       const double since = (now.tv_sec - t1.tv_sec) * 1e3 + (now.tv_nsec - t1.tv_nsec) / 1e6;
-      wait_ms = since >= kDrainMs ? 0 : static_cast<int>(kDrainMs - since) + 1;
+      // Whatever poll would say: writers that keep the pipe full would hold the loop otherwise;
+      // and a stop signal, passed on to a group that is gone, ends nothing else.
+      if (since >= kDrainMs || stop_noted()) {
+        run.output_left_open = since >= kDrainMs;
+        break;
+      }
+      wait_ms = static_cast<int>(kDrainMs - since) + 1;
     }
     const int ready = ::poll(fds, 3, wait_ms);
     if (ready < 0) {
@@ -403,10 +409,18 @@ Result<AppRun> run_app_once(const std::string& command, const std::vector<std::s
   if (!exited) ::clock_gettime(CLOCK_MONOTONIC, &t1);
   kill_group_while_unreaped(pid);
   int st = 0;
-  while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  pid_t waited = 0;
+  while ((waited = ::waitpid(pid, &st, 0)) < 0 && errno == EINTR) {
   }
+  const int wait_errno = waited < 0 ? errno : 0;
   set_waited_child(0);
   throw_if_stopped();
+  // SIGCHLD ignored (SA_NOCLDWAIT) reaps the shell at once: its status is gone, and 0 would read
+  // as success (autotune sets SIGCHLD to its default at start; a library caller may not).
+  if (wait_errno != 0)
+    return make_error(ErrorCode::kSystem, std::string("cannot get the exit status of /bin/sh: ") +
+                                              std::strerror(wait_errno) +
+                                              (wait_errno == ECHILD ? " (is SIGCHLD ignored? set it to SIG_DFL)" : ""));
   run.ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
   run.wait_status = st;
   run.stdout_hash = h;

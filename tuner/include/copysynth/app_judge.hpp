@@ -164,7 +164,8 @@ struct AppRun {
 /// killed where the caller ignores SIGCHLD (the shell is reaped at once, and its group's id could
 /// be another's). Without pidfd_open (Linux < 5.3, or a seccomp filter denying it) the pipes' end
 /// is waited for first, and timed. Errors:
-/// kSystem when the pipes cannot be made or the shell cannot be spawned.
+/// kSystem when the pipes cannot be made, the shell cannot be spawned, or its exit status cannot
+/// be had (a caller that ignores SIGCHLD: the shell is reaped at once, and nothing is killed).
 Result<AppRun> run_app_once(const std::string& command, const std::vector<std::string>& env, bool show_output);
 
 /// "exited with status 1", "was killed by signal 11 (Segmentation fault)".

@@ -202,8 +202,9 @@ VerifyReport verify_routine(const Routine& r, const VerifyOptions& opt = {});
 /// (VerifyReport::out_of_memory: the routine was not checked, not found wrong).
 Status check_routine(const Routine& r, const VerifyOptions& opt = {});
 
-/// The error a verification that did not pass is reported as, in one wording wherever a routine is
-/// verified (check_routine, the search, the library writer): kSystem "SUBJECT could not be verified:
+/// The error a verification that did not pass is reported as, in one wording (check_routine, the
+/// library writer, and the search's winner where its code fails; the search stops at a
+/// verification without memory on its own, tune() in tuner.hpp): kSystem "SUBJECT could not be verified:
 /// WHAT (kVerifyNoMemory)TAIL" when rep.out_of_memory (the harness could not map its test buffers
 /// or allocate its own tables, so the routine was not checked), else kVerifyFailed "SUBJECT failed verification: SUMMARY TAIL"
 /// (VerifyReport::summary()). An empty Status when rep.ok().

@@ -266,6 +266,17 @@ TEST_CASE("fd: a thread spawns programs while another builds routines; none inhe
   CHECK(said.rfind("built=", 0) == 0);
 }
 
+namespace {
+/// Appends "fallback=copies" when the process-wide memcpy (still glibc's where no routine could be
+/// built) copies 300 bytes right, "fallback=WRONG" otherwise.
+void say_fallback_copies(std::string& s) {
+  char src[300], dst[300] = {};
+  for (int i = 0; i < 300; ++i) src[i] = static_cast<char>(i);
+  copysynth::memcpy(dst, src, sizeof src);
+  s += std::string("fallback=") + (std::memcmp(dst, src, sizeof src) == 0 ? "copies" : "WRONG") + "\n";
+}
+}  // namespace
+
 TEST_CASE("denied executable memory (seccomp): kJitUnavailable, not a verification failure; glibc's routines stay") {
   auto [rc, said] = in_child([](std::string& s) {
     // Refuse mmap, mprotect and pkey_mprotect with PROT_EXEC as SELinux deny_execmem does (EACCES).
@@ -289,11 +300,7 @@ TEST_CASE("denied executable memory (seccomp): kJitUnavailable, not a verificati
     const copysynth_status st = copysynth_tune(COPYSYNTH_OP_MEMCPY, 1.0);
     s += "copysynth_tune=" + std::string(copysynth_status_name(st)) + "\n";
     s += "c_message=" + std::string(copysynth_last_error()) + "\n";
-    // The process-wide memcpy is still glibc's and copies.
-    char src[300], dst[300] = {};
-    for (int i = 0; i < 300; ++i) src[i] = static_cast<char>(i);
-    copysynth::memcpy(dst, src, sizeof src);
-    s += std::string("fallback=") + (std::memcmp(dst, src, sizeof src) == 0 ? "copies" : "WRONG") + "\n";
+    say_fallback_copies(s);
     return 0;
   });
   REQUIRE_MESSAGE(rc == 0, "child status " << rc << ": " << said);
@@ -334,10 +341,7 @@ TEST_CASE("denied mremap or shared mmap (seccomp, EPERM): kJitUnavailable naming
       auto r = make_routine(small_params(4));
       s += "make_routine=" + std::string(r ? "ok" : error_code_name(r.error().code)) + "\n";
       if (!r) s += "message=" + r.error().message + "\n";
-      char src[300], dst[300] = {};
-      for (int i = 0; i < 300; ++i) src[i] = static_cast<char>(i);
-      copysynth::memcpy(dst, src, sizeof src);
-      s += std::string("fallback=") + (std::memcmp(dst, src, sizeof src) == 0 ? "copies" : "WRONG") + "\n";
+      say_fallback_copies(s);
       return 0;
     });
     REQUIRE_MESSAGE(rc == 0, "child status " << rc << ": " << said);

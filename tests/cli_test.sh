@@ -769,6 +769,11 @@ check "--workload 'NAME (cold)' of the data directory: exit 1 before any search 
 # and with -q too.
 check "a profile of 3 calls: the search warns once" \
   bash -c "test \$(grep -c '^autotune: warning: memcpy on profile:.*prog.prof: only 3 calls: a tuning for so few says little' '$tmp/perr') -eq 1"
+# A refused winner is measured again by a second autotune sharing stderr, which said the warning
+# again (seen once on Debian 13, where the winner on these 3 calls came out refused).
+"$at" --quick --budget 1 --min-speedup 50 --workload "profile:$tmp/prog.prof" --emit "$tmp/refused.json" >/dev/null 2>"$tmp/perr15"; rc=$?
+check "... and once when a second process measures the refused winner again (rc=$rc)" \
+  bash -c "test $rc -eq 0 && grep -q 'in a second process' '$tmp/perr15' && test \$(grep -c '^autotune: warning: memcpy on profile:.*prog.prof: only 3 calls' '$tmp/perr15') -eq 1"
 "$at" -q --quick --budget 1 --op memcpy --workload "profile:$tmp/prog.prof" >/dev/null 2>"$tmp/perr13"; rc=$?
 check "... and with -q (rc=$rc)" \
   bash -c "test $rc -eq 0 && test \$(grep -c '^autotune: warning: memcpy on profile:.*prog.prof: only 3 calls' '$tmp/perr13') -eq 1"

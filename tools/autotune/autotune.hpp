@@ -25,6 +25,10 @@ struct Options {
   std::string isa = "host";
   std::string workload_name = "seeds";
   bool workload_given = false;  ///< --workload was on the command line
+  /// --remeasure (hidden): this process measures a refused winner again for a parent autotune
+  /// (measure_in_new_process), whose stderr it shares: what the parent said about the workload
+  /// (a profile of few calls) is not said twice.
+  bool remeasure = false;
   std::vector<copysynth::Operation> ops;  ///< --op, resolved ("all", "memset"), in order
   bool ops_given = false;       ///< --op was on the command line
   double budget = 30;           ///< seconds

@@ -117,7 +117,7 @@ int run_from(const Options& o) {
   }
   // A profile of few calls: what is measured on it says as little as a tuning for it would.
   for (std::size_t i = 0; i < entries.size(); ++i)
-    if (!workloads[i].warning.empty())
+    if (!workloads[i].warning.empty() && !o.remeasure)
       std::cerr << "autotune: warning: " << name_of(entries[i]->operation) << " on " << workloads[i].name << ": "
                 << workloads[i].warning << "\n";
   // The routine of every operation to be measured (--op), and with --report --versus the other

@@ -367,6 +367,7 @@ int run_main(int argc, char** argv) {
                "read, stdout only compared between configurations, and stderr shown when a run fails)");
   app.add_flag("--list-params", list_params, "Print every tunable parameter with unit, range and default, then exit");
   app.add_flag("-q,--quiet", o.quiet, "No progress lines on stderr");
+  app.add_flag("--remeasure", o.remeasure, "(internal: a second process measuring a refused winner)")->group("");
   app.footer(
       "Examples:\n"
       "  autotune --emit best.json            tune (about a minute), print the table, write best.json\n"

@@ -51,7 +51,7 @@ Result<WisdomEntry> measure_in_new_process(const Options& o, const Wisdom& head,
   const std::string in = dir.path + "/in.json", out = dir.path + "/out.json";
   COPYSYNTH_TRY(save_wisdom(one, in));
   std::vector<std::string> args{"/proc/self/exe", "--from", in,  "--op",   std::string(name_of(e.operation)),
-                                "--workload",     o.workload_name, "--emit", out, "--quiet"};
+                                "--workload",     o.workload_name, "--emit", out, "--quiet", "--remeasure"};
   if (o.cold) args.emplace_back("--cold");
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());

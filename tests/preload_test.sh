@@ -561,6 +561,10 @@ else
   under full_rec env COPYSYNTH_PROFILE="$tmp/full/p.prof" xz -q -d -c "$tmp/ref.xz" >/dev/null 2>/dev/null
   check "a record that does not fit: none of it left in the file ($(stat -c %s "$tmp/full/p.prof") bytes)" \
     test "$(stat -c %s "$tmp/full/p.prof")" -eq 0
+  # xz closes its stderr before exit (so the shim says nothing there); profile_probe keeps it.
+  under full_probe env COPYSYNTH_PROFILE="$tmp/full/p.prof" "$pprobe" --no-fork >/dev/null 2>"$tmp/full_probe.err"
+  check "... and a line names the file and the reason: $(grep -m1 'copysynth-preload' "$tmp/full_probe.err")" \
+    grep -qF "could not be written to $tmp/full/p.prof (COPYSYNTH_PROFILE): no space left on the file system; it is lost" "$tmp/full_probe.err"
   rm -f "$tmp/full/fill"
   under full_rec2 env COPYSYNTH_PROFILE="$tmp/full/p.prof" xz -q -d -c "$tmp/ref.xz" >/dev/null 2>/dev/null
   cp "$tmp/full/p.prof" "$tmp/full_after.prof"
@@ -577,8 +581,8 @@ fi
   ${asan_env[@]+"${asan_env[@]}"} "$pprobe" --no-fork --status 3 >/dev/null 2>"$tmp/fsize.err")
 rc=$?
 check "a record past the file size limit (ulimit -f 4): the program keeps its exit status, no SIGXFSZ (rc=$rc, want 3)" test $rc -eq 3
-check "... none of the record left in the file ($(stat -c %s "$tmp/fsize.prof") bytes), and a line says it is lost" \
-  bash -c "test \$(stat -c %s '$tmp/fsize.prof') -eq 0 && grep -q 'the profile record could not be written' '$tmp/fsize.err'"
+check "... none of the record left in the file ($(stat -c %s "$tmp/fsize.prof") bytes), and a line says it is lost, where and why" \
+  bash -c "test \$(stat -c %s '$tmp/fsize.prof') -eq 0 && grep -qF 'the profile record could not be written to $tmp/fsize.prof (COPYSYNTH_PROFILE): the file size limit (ulimit -f) was reached; it is lost' '$tmp/fsize.err'"
 # ... and where the program closed stderr and reused descriptor 2 for a file of its own, that line
 # is not written into that file (it was).
 : >"$tmp/fsize2.prof"

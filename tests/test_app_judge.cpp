@@ -7,10 +7,13 @@
 #include <gnu/libc-version.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -239,6 +242,66 @@ TEST_CASE("app: run_app_once and time_app_rounds on /bin/sh: status, output, err
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().code == ErrorCode::kInvalidArgument);
   CHECK(bad.error().message.find("`false` exited with status 1 with the system routines") != std::string::npos);
+}
+
+namespace {
+/// The pid a command wrote into `file`, or -1.
+pid_t pid_in(const std::filesystem::path& file) {
+  std::FILE* f = std::fopen(file.c_str(), "r");
+  if (!f) return -1;
+  long pid = -1;
+  if (std::fscanf(f, "%ld", &pid) != 1) pid = -1;
+  std::fclose(f);
+  return static_cast<pid_t>(pid);
+}
+/// The process is gone or a zombie (killed, and not reaped yet), within about 2 s: a killed
+/// process closes its files before it becomes a zombie, so the run's end can come first.
+bool gone(pid_t pid) {
+  for (int i = 0; i < 200; ++i) {
+    std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+    if (!f) return true;
+    char state = '?';
+    const int n = std::fscanf(f, "%*d (%*[^)]) %c", &state);
+    std::fclose(f);
+    if (n == 1 && (state == 'Z' || state == 'X')) return true;
+    ::usleep(10000);
+  }
+  return false;
+}
+}  // namespace
+
+TEST_CASE("app: run_app_once: the run ends at the shell's exit; its group is killed, a process of another session "
+          "holding stdout is left after the drain") {
+  if (::syscall(SYS_pidfd_open, ::getpid(), 0) < 0) {
+    MESSAGE("pidfd_open is not available here (" << std::strerror(errno) << "): run_app_once waits for the pipes");
+    return;
+  }
+  char tmpl[] = "/tmp/copysynth-test-app-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl) != nullptr);
+  const std::filesystem::path dir = tmpl;
+  // A background job in the command's process group keeps stdout open: it is killed when the
+  // shell exits, and nothing is said of the output.
+  auto job = run_app_once("sleep 30 & echo $! > '" + (dir / "job").string() + "'; echo done", {}, false);
+  REQUIRE(job.ok());
+  CHECK(job->succeeded());
+  CHECK_FALSE(job->output_left_open);
+  const pid_t job_pid = pid_in(dir / "job");
+  REQUIRE(job_pid > 0);
+  CHECK(gone(job_pid));
+  // A process that left the group (setsid) keeps stdout open: it is not killed (its id is not the
+  // group's), the pipes are read for a bounded time, and the run says so.
+  const std::string pidfile = (dir / "session").string();
+  auto left = run_app_once("setsid sh -c 'echo $$ > " + pidfile + ".tmp; mv " + pidfile + ".tmp " + pidfile +
+                               "; exec sleep 30' & while ! test -s " + pidfile + "; do sleep 0.01; done; echo done",
+                           {}, false);
+  const pid_t left_pid = pid_in(pidfile);
+  if (left_pid > 0) ::kill(left_pid, SIGKILL);
+  REQUIRE(left.ok());
+  CHECK(left->succeeded());
+  CHECK(left->output_left_open);
+  CHECK(left_pid > 0);
+  CHECK(left->stdout_hash == job->stdout_hash);  // "done\n" both times: what the shell wrote was read
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("app: check_command_loads: which programs loaded the candidate's LD_PRELOAD object") {

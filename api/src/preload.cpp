@@ -217,7 +217,7 @@ namespace copysynth::preload {
 
 const char* env(const char* name) { return secure_getenv(name); }
 
-std::size_t write_all(int fd, const char* p, std::size_t n) noexcept {
+std::size_t write_all(int fd, const char* p, std::size_t n, int* error) noexcept {
   const int saved = errno;
   // SIGPIPE (a pipe whose reader left: EPIPE) and SIGXFSZ (the file size limit, RLIMIT_FSIZE or
   // `ulimit -f`: EFBIG) would end the program; blocked, the write fails with the errno instead.
@@ -235,6 +235,7 @@ std::size_t write_all(int fd, const char* p, std::size_t n) noexcept {
     const ssize_t k = ::write(fd, p + off, n - off);
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) {
+      if (error) *error = k < 0 ? errno : 0;
       // The failed write raised its signal for this thread, now pending: taken here, unless one
       // was pending before (the program's own, delivered when the mask is restored).
       const int sig = k < 0 && errno == EPIPE && !pipe_was_pending    ? SIGPIPE

@@ -18,8 +18,10 @@ const char* env(const char* name);
 /// written. SIGPIPE and SIGXFSZ are blocked meanwhile and the one the write raised is consumed
 /// (not one the program had pending): a report to a pipe or FIFO whose reader has gone, or a
 /// profile record past the file size limit (`ulimit -f`), must not kill the program (at exit,
-/// before the C library flushes its stdout). Async-signal-safe.
-std::size_t write_all(int fd, const char* p, std::size_t n) noexcept;
+/// before the C library flushes its stdout). errno is left as it was; where fewer than `n` bytes
+/// were written and `error` is given, *error is the failed write's errno (0 where write returned
+/// 0). Async-signal-safe.
+std::size_t write_all(int fd, const char* p, std::size_t n, int* error = nullptr) noexcept;
 
 /// write_all of `line` and a newline (errors are ignored).
 void write_line(int fd, std::string line);

@@ -426,12 +426,55 @@ constexpr std::size_t kOpText = 256 + (kProfileExactSizes + kBuckets) * (3 * 20 
 /// database, an output file) found the line in that file.
 KeptFile g_stderr_id;
 
-/// `line` (with its newline) on stderr, if descriptor 2 is still the stderr of the start.
-/// Async-signal-safe (fstat, write).
-void say_lost(const char* line, std::size_t n) {
+/// What a failed open or write of the profile file met, in words (a constant string; strerror
+/// may translate, which is not async-signal-safe). nullptr for an errno not named here.
+const char* errno_words(int e) {
+  switch (e) {
+    case 0: return "the write stopped short";
+    case ENOSPC: return "no space left on the file system";
+    case EDQUOT: return "the disk quota is used up";
+    case EFBIG: return "the file size limit (ulimit -f) was reached";
+    case EPIPE: return "the FIFO's reader has gone";
+    case ENXIO: return "the FIFO has no reader";
+    case EACCES: return "permission denied";
+    case EPERM: return "operation not permitted";
+    case EROFS: return "the file system is read-only";
+    case ENOENT: return "its directory no longer exists";
+    case EIO: return "an I/O error";
+    case EMFILE: return "the process has no descriptor left";
+    case ENFILE: return "the system has no descriptor left";
+    default: return nullptr;
+  }
+}
+
+/// Says on stderr, in one line, that the record is lost: where it was to go, and why (`why`, or
+/// the words for `error` when `why` is nullptr). Only while descriptor 2 is still the stderr of
+/// the start. Async-signal-safe (a stack buffer, fstat, write).
+void say_lost(const char* why, int error = 0) {
   struct stat st {};
-  if (g_stderr_id.fd == 2 && ::fstat(2, &st) == 0 && st.st_dev == g_stderr_id.dev && st.st_ino == g_stderr_id.ino)
-    write_all(2, line, n);
+  if (g_stderr_id.fd != 2 || ::fstat(2, &st) != 0 || st.st_dev != g_stderr_id.dev || st.st_ino != g_stderr_id.ino)
+    return;
+  char buf[1024];
+  Out out{buf, buf + sizeof buf};
+  out.str("copysynth-preload: the profile record could not be written to ");
+  const std::size_t n = g_path ? g_path->size() : 0;
+  if (n > 600) {
+    out.str("...");
+    out.put(g_path->data() + n - 600, 600);
+  } else if (n) {
+    out.put(g_path->data(), n);
+  }
+  out.str(" (COPYSYNTH_PROFILE): ");
+  if (why) {
+    out.str(why);
+  } else if (const char* words = errno_words(error)) {
+    out.str(words);
+  } else {
+    out.str("errno ");
+    out.u64(static_cast<unsigned>(error));
+  }
+  out.str("; it is lost\n");
+  write_all(2, buf, static_cast<std::size_t>(out.p - buf));
 }
 
 /// Appends one record (reason "exit" or "signal") to the profile file. Async-signal-safe: no
@@ -456,10 +499,7 @@ void write_record(const char* reason) {
   if (mem == MAP_FAILED) {
     // `ulimit -v` reached (each thread that ever copied keeps its record's address space): the
     // record was lost without a word before.
-    static const char kNoMemory[] =
-        "copysynth-preload: the profile record could not be written (COPYSYNTH_PROFILE): no memory to format it "
-        "(the address-space limit, ulimit -v?); it is lost\n";
-    say_lost(kNoMemory, sizeof kNoMemory - 1);
+    say_lost("no memory to format it (the address-space limit, ulimit -v?)");
     return;
   }
   auto* sums = static_cast<OpCounts*>(mem);
@@ -554,6 +594,7 @@ void write_record(const char* reason) {
   out.str("]}\n");
 
   const int fd = out.ok ? kept_file_fd(g_file, g_path->c_str()) : -1;
+  int error = fd < 0 ? errno : 0;
   bool stored = false;
   if (fd >= 0) {
     ::flock(fd, LOCK_EX);
@@ -566,7 +607,7 @@ void write_record(const char* reason) {
     // no size to go back to, and nothing is cut.
     struct stat before, after;
     const bool sized = ::fstat(fd, &before) == 0 && S_ISREG(before.st_mode);
-    const std::size_t wrote = write_all(fd, text, n);  // SIGPIPE, SIGXFSZ blocked: a FIFO whose reader left, ulimit -f
+    const std::size_t wrote = write_all(fd, text, n, &error);  // SIGPIPE, SIGXFSZ blocked: a FIFO whose reader left, ulimit -f
     stored = wrote == n;
     if (!stored && sized && ::fstat(fd, &after) == 0 &&
         after.st_size == before.st_size + static_cast<off_t>(wrote)) {
@@ -574,12 +615,8 @@ void write_record(const char* reason) {
     }
     ::flock(fd, LOCK_UN);
   }
-  if (!stored) {
-    // One line on stderr (async-signal-safe: a constant string): a full disk, /dev/full, a file
-    // the program closed and that cannot be opened again.
-    static const char kLost[] = "copysynth-preload: the profile record could not be written (COPYSYNTH_PROFILE); it is lost\n";
-    say_lost(kLost, sizeof kLost - 1);  // stderr past `ulimit -f`, or a pipe nobody reads
-  }
+  if (!stored)  // a full disk, /dev/full, a file the program closed and that cannot be opened again
+    say_lost(out.ok ? nullptr : "its text overflowed the writer's buffer (a copysynth bug)", error);
   ::munmap(mem, total);
 }
 

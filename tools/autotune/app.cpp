@@ -76,20 +76,19 @@ Status check_app_before_search(const Options& o) {
   // be found to after the whole search, blamed on the tuned routine. Where it does, the command
   // runs once more without it, so that a first run's own effect (a stamp file, a cache) is not
   // taken for the preload's or for output that differs from run to run.
-  const auto ok = [](const AppRun& r) { return WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == 0; };
-  if (ok(preloaded) && preloaded.stdout_hash == plain.stdout_hash) return {};
+  if (preloaded.succeeded() && preloaded.stdout_hash == plain.stdout_hash) return {};
   auto again = run_app_once(o.app_command, {}, o.app_output);
   throw_if_stopped();
   if (!again) return again.error();
-  if (ok(*again) && ok(preloaded) && again->stdout_hash == preloaded.stdout_hash) return {};  // the first run's own
+  if (again->succeeded() && preloaded.succeeded() && again->stdout_hash == preloaded.stdout_hash) return {};  // the first run's own
   const std::string cmd = "the command `" + o.app_command + "` ";
-  if (!ok(*again))
+  if (!again->succeeded())
     return make_error(ErrorCode::kInvalidArgument,
                       cmd + "succeeds once but " + describe_wait_status(again->wait_status) +
                           " when run again without any preload: --app runs it many times, so give a command that "
                           "can be run again (one that removes what it makes, or writes to a fresh place each time)");
   const std::string with = "with " + stand_in + " preloaded (an empty stub that changes no routine)";
-  if (!ok(preloaded))
+  if (!preloaded.succeeded())
     return make_error(ErrorCode::kInvalidArgument,
                       cmd + describe_wait_status(preloaded.wait_status) + " " + with +
                           " and succeeds without it: it fails whenever a library is preloaded (does it test "

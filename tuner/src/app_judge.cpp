@@ -455,9 +455,9 @@ Error command_fails(const std::string& command, const AppRun& r, const std::stri
                         stderr_lines(r.stderr_tail));
 }
 
-bool succeeded(const AppRun& r) { return WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == 0; }
-
 }  // namespace
+
+bool AppRun::succeeded() const { return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0; }
 
 Result<std::vector<std::string>> check_command_loads(const std::string& command, const AppConfig& cfg,
                                                      const std::string& dir, AppRun* run) {
@@ -520,7 +520,7 @@ Result<std::vector<std::string>> check_command_loads(const std::string& command,
 Status check_app_command(const AppRoundsOptions& opt, AppRun* run) {
   auto r = run_app_once(opt.command, {}, opt.show_output);
   if (!r) return r.error();
-  if (!succeeded(*r)) return command_fails(opt.command, *r, "the system routines (no preload)");
+  if (!r->succeeded()) return command_fails(opt.command, *r, "the system routines (no preload)");
   if (run) *run = *r;
   return {};
 }
@@ -542,7 +542,7 @@ Result<AppTimes> time_app_rounds(const std::vector<AppConfig>& configs, const Ap
                    "output open after the shell exited; it is not killed, and its output 2 s after the exit "
                    "is not read (its time is not counted)");
     }
-    const bool ok = succeeded(*r);
+    const bool ok = r->succeeded();
     if (!ok && c == 0) return command_fails(opt.command, *r, configs[0].description);
     if (!ok)
       return make_error(ErrorCode::kVerifyFailed,
@@ -672,7 +672,7 @@ Result<AppConfig> prepare_app_candidate(const Wisdom& w, const AppCandidate& c, 
     check.push_back("COPYSYNTH_APP_PRELOAD=" + (ec ? preload : mapped.string()));
     auto r = run_app_once("exec /bin/grep -qF -- \"$COPYSYNTH_APP_PRELOAD\" /proc/self/maps", check, false);
     if (!r) return r.error();
-    if (!WIFEXITED(r->wait_status) || WEXITSTATUS(r->wait_status) != 0)
+    if (!r->succeeded())
       return make_error(ErrorCode::kVerifyFailed, "the library " + preload +
                                                       " was not loaded by a program under LD_PRELOAD (so the program "
                                                       "would run glibc's routines): " +

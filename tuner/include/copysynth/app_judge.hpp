@@ -148,6 +148,8 @@ struct AppRun {
   /// stdout or stderr was still open 2 s after the shell exited and its group was killed: a
   /// process that left the group (`setsid`) holds it; its later output was not read.
   bool output_left_open = false;
+  /// The shell exited with status 0 (the command succeeded, as --app requires of every run).
+  bool succeeded() const;
 };
 
 /// Runs `/bin/sh -c command` with this process's environment less LD_PRELOAD and every COPYSYNTH_

@@ -99,6 +99,7 @@ struct Candidate {
 /// failed, which made a search under `ulimit -v` quietly leave out the candidates with long
 /// lengths (rep bands, non-temporal stores) and end with another winner than without the limit.
 struct VerifyOutOfMemory {
+  std::string subject;  ///< "a candidate", "the winner (its full check ...)"
   std::string what;
 };
 
@@ -218,7 +219,8 @@ class Search {
     {
       VerifyOptions vo = opt_.verify;
       vo.large_edge_stride = 1;
-      const VerifyReport full = checked(result.routine, vo);
+      const VerifyReport full =
+          checked(result.routine, vo, "the winner (its full check: every length near every edge)");
       if (!full.ok())
         return verification_error(full, "the winner " + result.routine.name(),
                                   " (its full check: every length near every edge)")
@@ -1311,12 +1313,13 @@ class Search {
     return out;
   }
 
-  /// verify_routine, counted in stats_ (cases and wall time).
-  VerifyReport checked(const Routine& r, const VerifyOptions& vo) {
+  /// verify_routine, counted in stats_ (cases and wall time). `subject` names the routine in the
+  /// error when the harness could not map its buffers.
+  VerifyReport checked(const Routine& r, const VerifyOptions& vo, const char* subject = "a candidate") {
     const double t = now();
     VerifyReport rep = verify_routine(r, vo);
     // The harness's failure, not the candidate's: the search stops, said as such (tune()).
-    if (rep.out_of_memory) throw VerifyOutOfMemory{r.name() + ": " + rep.failure->what};
+    if (rep.out_of_memory) throw VerifyOutOfMemory{subject, r.name() + ": " + rep.failure->what};
     stats_.verify_cases += rep.cases;
     stats_.verify_seconds += now() - t;
     return rep;
@@ -2596,7 +2599,7 @@ Result<TuneResult> tune(const Workload& w, const TuneOptions& opt) {
     Search s(w, opt);
     return s.run();
   } catch (const VerifyOutOfMemory& e) {
-    return make_error(ErrorCode::kSystem, "the search stopped: a candidate could not be verified (" + e.what + "; " +
+    return make_error(ErrorCode::kSystem, "the search stopped: " + e.subject + " could not be verified (" + e.what + "; " +
                                               kVerifyNoMemory + "); raise the limit, or give the search more memory");
   } catch (const std::bad_alloc&) {
     return make_error(ErrorCode::kSystem, std::string("the search ran out of memory (") + kVerifyNoMemory +

@@ -244,6 +244,14 @@ mkdir -p "${bspath%/x.S}"
 "$at" --from "$tmp/best.json" --emit-asm "$bspath" >/dev/null 2>&1; rc=$?
 check "--emit-asm into a directory named 'a*' + backslash + newline: the file builds with the preprocessor too (rc=$rc)" \
   bash -c "test $rc -eq 0 && g++ -c -x assembler-with-cpp -o '$tmp/bs.o' \"\$1\"" _ "$bspath"
+# A wisdom file's CPU brand with '*', a backslash, a CR and '/': GCC's preprocessor takes the lone
+# CR for a newline and joins it to the backslash, which ended the header's comment and assembled
+# the brand's own instructions (a hostile-user test: a symbol `evil` before the routine's).
+sed 's|"brand": "[^"]*"|"brand": "X*\\\\\\r/ .globl evil; evil: ud2 /*"|' "$tmp/best.json" >"$tmp/evil.json"
+"$at" --from "$tmp/evil.json" --emit-asm "$tmp/evil.S" >/dev/null 2>&1; rc=$?
+check "--emit-asm of a wisdom whose CPU brand holds '*', backslash, CR, '/': the brand stays in the comment (rc=$rc)" \
+  bash -c "test $rc -eq 0 && grep -qF 'evil' '$tmp/evil.S' && g++ -c -x assembler-with-cpp -o '$tmp/evil.o' '$tmp/evil.S' &&
+           ! nm '$tmp/evil.o' | grep -qw evil && nm '$tmp/evil.o' | grep -q ' T memcpy_copysynth'"
 # `--emit-asm -`: the same text to standard output (as gcc -o -), no file named "-" made.
 (cd "$tmp" && "$at" --from "$tmp/best.json" --emit-asm - >"$tmp/stdout.S" 2>"$tmp/e"); rc=$?
 check "--emit-asm - writes the .S to standard output, the same as the file but for the command line (rc=$rc)" \

@@ -116,6 +116,24 @@ TEST_CASE("make_routine: errors name what is wrong") {
   auto l = make_routine(CopyParams{}, ladder);
   REQUIRE_FALSE(l.ok());
   CHECK(l.error().code == ErrorCode::kInvalidArgument);
+
+  // Verification options that would never end (every length up to 2^64 - 1; a stride of 0) were
+  // taken as given and hung make_routine (a hostile-user test): refused, naming the field.
+  BuildOptions endless;
+  endless.verify.dense_max = ~std::uint64_t{0};
+  endless.verify.max_size = 100;
+  auto e = make_routine(CopyParams{}, endless);
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.error().code == ErrorCode::kInvalidArgument);
+  CHECK_MESSAGE(contains(e.error().message, "dense_max"), e.error().message);
+  BuildOptions stride0;
+  stride0.verify.overlap_stride = 0;
+  CopyParams move;
+  move.operation = Operation::kMemmove;
+  auto s0 = make_routine(move, stride0);
+  REQUIRE_FALSE(s0.ok());
+  CHECK(s0.error().code == ErrorCode::kInvalidArgument);
+  CHECK_MESSAGE(contains(s0.error().message, "overlap_stride"), s0.error().message);
 }
 
 TEST_CASE("make_routine from a wisdom entry checks the code is the code tuned") {
@@ -320,6 +338,26 @@ TEST_CASE("tune_and_install refuses a bad budget with the C API's message, insta
     CHECK_MESSAGE(contains(e.error().message, "budget_seconds must be between 1 and 86400, got "), e.error().message);
     CHECK(installed_name(Operation::kMemcpy) == "system");
   }
+}
+
+TEST_CASE("tune_and_install refuses an operation out of range and endless verification options, installing nothing") {
+  put_back_system_routines();
+  TuneOptions opt;
+  opt.budget_seconds = 1;
+  opt.operation = static_cast<Operation>(9);
+  auto e = tune_and_install(opt);
+  REQUIRE_FALSE(e.ok());
+  // It read as the default routine failing verification (kVerifyFailed: "a copysynth bug").
+  CHECK(e.error().code == ErrorCode::kInvalidArgument);
+  CHECK_MESSAGE(contains(e.error().message, "TuneOptions::operation 9 is not an operation"), e.error().message);
+  TuneOptions endless;
+  endless.budget_seconds = 1;
+  endless.verify.random_sizes = 1u << 30;
+  auto v = tune_and_install(endless);
+  REQUIRE_FALSE(v.ok());
+  CHECK(v.error().code == ErrorCode::kInvalidArgument);
+  CHECK_MESSAGE(contains(v.error().message, "random_sizes"), v.error().message);
+  CHECK(installed_name(Operation::kMemcpy) == "system");
 }
 
 TEST_CASE("tune_and_install: a short in-process tune installs its verified winner") {

@@ -611,6 +611,80 @@ TEST_CASE("install swaps the process-wide routine atomically while other threads
   CHECK((installed_memcpy() == &std::memcpy));
 }
 
+// Regression (round 43): fork() in one thread while another held the registry's lock (an
+// install, uninstall or installed_name) left the lock held for ever in the child, whose first
+// installed_name or install hung (a hostile-user test: copysynth_load_wisdom in a forked child).
+// Each child has 10 s (alarm) to take the lock: a hang shows as SIGALRM, not as a stuck test.
+TEST_CASE("fork while another thread takes the install lock: the child can install and ask") {
+  std::atomic<bool> stop{false};
+  std::thread busy([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      uninstall(Operation::kClearPage);
+      (void)installed_name(Operation::kClearPage);
+    }
+  });
+  int hung = 0, other = 0;
+  for (int i = 0; i < 100; ++i) {
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      alarm(10);
+      const bool ok = installed_name(Operation::kMemcpy) == "system";
+      uninstall(Operation::kClearPage);
+      _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) ++hung;
+    else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++other;
+    if (hung) break;  // one is enough (before the fix about one fork in ten hung)
+  }
+  stop = true;
+  busy.join();
+  CHECK(hung == 0);
+  CHECK(other == 0);
+}
+
+TEST_CASE("check_verify_options: options that would not end are refused; verify_routine checks nothing then") {
+  CHECK(check_verify_options(VerifyOptions{}).ok());
+  CHECK(check_verify_options(VerifyOptions::quick()).ok());
+  CHECK(check_verify_options(VerifyOptions::startup()).ok());
+  const auto refused = [](void (*set)(VerifyOptions&), const char* field) {
+    VerifyOptions o;
+    set(o);
+    const Status st = check_verify_options(o);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().code == ErrorCode::kInvalidArgument);
+    CHECK_MESSAGE(st.error().message.find(field) != std::string::npos, st.error().message);
+  };
+  refused([](VerifyOptions& o) { o.dense_max = ~std::uint64_t{0}; }, "dense_max");
+  refused([](VerifyOptions& o) { o.edge_radius = ~std::uint64_t{0}; }, "edge_radius");
+  refused([](VerifyOptions& o) { o.random_sizes = 1u << 20; }, "random_sizes");
+  refused([](VerifyOptions& o) { o.large_pairs = 1u << 20; }, "large_pairs");
+  refused([](VerifyOptions& o) { o.overlap_dense = 1u << 20; }, "overlap_dense");
+  refused([](VerifyOptions& o) { o.overlap_stride = 0; }, "overlap_stride");
+  // dense_max above max_size is cut at max_size, not refused.
+  VerifyOptions cut = grid_options();
+  cut.max_size = 512;
+  cut.dense_max = 2000;
+  CHECK(check_verify_options(cut).ok());
+  CopyParams p;
+  p.vector_width = 16;
+  const Routine r = build(p);
+  VerifyOptions bad;
+  bad.overlap_stride = 0;
+  const VerifyReport rep = verify_routine(r, bad);
+  CHECK_FALSE(rep.ok());
+  CHECK(rep.invalid_options);
+  CHECK(rep.cases == 0);
+  const Status st = check_routine(r, bad);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().code == ErrorCode::kInvalidArgument);
+  CHECK_MESSAGE(st.error().message.find("could not be verified: invalid verification options: overlap_stride") !=
+                    std::string::npos,
+                st.error().message);
+}
+
 TEST_CASE("install_all publishes all routines or none") {
   const VerifyOptions fast = grid_options();
   CopyParams c, m;

@@ -60,11 +60,14 @@ copysynth_status copysynth_load_wisdom(const char* path) {
     if (path && !*path)
       return make_error(ErrorCode::kInvalidArgument,
                         "the wisdom path is empty; pass a file name, or NULL for $COPYSYNTH_WISDOM");
-    const char* p = path ? path : std::getenv("COPYSYNTH_WISDOM");
+    // secure_getenv, as the shim: in a set-user-ID or set-group-ID program (AT_SECURE) the
+    // variable is not the program's to trust, and reads as not set.
+    const char* p = path ? path : secure_getenv("COPYSYNTH_WISDOM");
     if (!p || !*p)
       return make_error(ErrorCode::kInvalidArgument,
                         std::string("copysynth_load_wisdom(NULL) reads the file named by COPYSYNTH_WISDOM, which is ") +
-                            (p ? "empty" : "not set") +
+                            (p ? "empty" : getenv("COPYSYNTH_WISDOM") ? "ignored in a set-user-ID or set-group-ID program"
+                                                                       : "not set") +
                             "; set it (e.g. COPYSYNTH_WISDOM=best.json, written by `autotune --emit best.json`) or "
                             "pass a path");
     auto r = install_wisdom(p);

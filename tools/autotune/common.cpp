@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "autotune.hpp"
+#include "copysynth/c_format.hpp"
 
 namespace autotune {
 
@@ -95,7 +96,32 @@ std::string shell_line(int argc, char** argv) {
       return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
              std::string_view("_@%+=:,./-").find(c) != std::string_view::npos;
     });
-    if (!plain) {
+    const bool control = std::any_of(a.begin(), a.end(), [](char c) {
+      return static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) == 0x7f;
+    });
+    if (control) {
+      // bash's $'...': a CR or a newline written as \r, \n keeps the line one line of text in a
+      // C comment (comment_safe writes control characters in caret notation) and pastes back.
+      std::string q = "$'";
+      for (std::size_t k = 0; k < a.size(); ++k) {
+        const auto u = static_cast<unsigned char>(a[k]);
+        if (a[k] == '\\' || a[k] == '\'') {
+          q += '\\';
+          q += a[k];
+        } else if (a[k] == '\n') {
+          q += "\\n";
+        } else if (a[k] == '\r') {
+          q += "\\r";
+        } else if (a[k] == '\t') {
+          q += "\\t";
+        } else if (u < 0x20 || u == 0x7f || (a[k] == '/' && k > 0 && a[k - 1] == '*')) {
+          q += copysynth::format_c("\\x%02x", u);  // '/' after '*': never "*/" in a C comment
+        } else {
+          q += a[k];
+        }
+      }
+      a = q + "'";
+    } else if (!plain) {
       std::string q = "'";
       for (std::size_t k = 0; k < a.size(); ++k) {
         if (a[k] == '\'') q += "'\\''";

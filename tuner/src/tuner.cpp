@@ -2591,6 +2591,13 @@ Status check_budget(double budget_seconds) {
 
 Result<TuneResult> tune(const Workload& w, const TuneOptions& opt) {
   COPYSYNTH_TRY(check_budget(opt.budget_seconds));
+  // An operation out of the enum's range read as the default routine failing its verification
+  // (kVerifyFailed, which the API calls a copysynth bug): the caller's error, said as such.
+  if (static_cast<unsigned>(opt.operation) > static_cast<unsigned>(Operation::kClearPage))
+    return make_error(ErrorCode::kInvalidArgument,
+                      "TuneOptions::operation " + std::to_string(static_cast<unsigned>(opt.operation)) +
+                          " is not an operation: memcpy, memmove, fill or clear_page (Operation::kMemcpy ... kClearPage)");
+  COPYSYNTH_TRY(check_verify_options(opt.verify));
   if (w.points.empty() && !w.is_distribution())
     return make_error(ErrorCode::kInvalidArgument, "workload \"" + w.name + "\" has no points");
   // Executable memory denied is no candidate's fault: say so (kJitUnavailable) before searching.

@@ -1,6 +1,8 @@
 // copysynth — process-wide routine slots (see install.hpp).
 #include "copysynth/install.hpp"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -23,10 +25,26 @@ struct Registry {
   std::vector<std::unique_ptr<Routine>> keep;  // every routine ever installed; never freed
   std::string names[4] = {"system", "system", "system", "system"};
 };
+Registry* g_registry = nullptr;
+
+// fork() in one thread while another holds the registry's lock (install_all, uninstall,
+// installed_name) left it held for ever in the child, whose next install or installed_name hung
+// (a hostile-user test: copysynth_load_wisdom in a child forked while another thread loaded
+// wisdom). The lock is taken around fork() and released on both sides.
+void lock_for_fork() noexcept { g_registry->mu.lock(); }
+void unlock_after_fork() noexcept { g_registry->mu.unlock(); }
+
 Registry& registry() {
-  static Registry* r = new Registry;  // never destroyed: routines may run during exit
+  static Registry* r = [] {
+    g_registry = new Registry;  // never destroyed: routines may run during exit
+    pthread_atfork(&lock_for_fork, &unlock_after_fork, &unlock_after_fork);
+    return g_registry;
+  }();
   return *r;
 }
+// Made at program start, before main() and its threads: a fork() while another thread was in
+// the first registry() call left the child waiting on that initialisation for ever.
+[[maybe_unused]] const bool g_registry_made = (registry(), true);
 
 }  // namespace
 

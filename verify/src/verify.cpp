@@ -333,7 +333,7 @@ void fill_random(std::uint8_t* p, std::size_t n, std::uint64_t seed) {
 std::set<std::uint64_t> test_sizes(const std::vector<std::uint64_t>& edges, const VerifyOptions& opt,
                                    std::mt19937_64& rng, VerifyReport& rep) {
   std::set<std::uint64_t> sizes;
-  for (std::uint64_t n = 0; n <= opt.dense_max; ++n) sizes.insert(n);
+  for (std::uint64_t n = 0; n <= opt.dense_max && n <= opt.max_size; ++n) sizes.insert(n);
   for (std::uint64_t e : edges) {
     if (e > opt.max_size) {
       rep.skipped_edges.push_back(e);
@@ -816,7 +816,32 @@ VerifyReport verify_routine_unguarded(const Routine& r, const VerifyOptions& opt
 }
 }  // namespace
 
+Status check_verify_options(const VerifyOptions& opt) {
+  const auto refuse = [](const std::string& what) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "invalid verification options: " + what + " (start from VerifyOptions{}, quick() or startup())");
+  };
+  constexpr std::uint64_t kMiB = 1 << 20;
+  if (opt.dense_max > kMiB)
+    return refuse("dense_max " + std::to_string(opt.dense_max) + " is above 1048576 (every length up to it is checked)");
+  if (opt.edge_radius > kMiB) return refuse("edge_radius " + std::to_string(opt.edge_radius) + " is above 1048576");
+  if (opt.random_sizes > 65536) return refuse("random_sizes " + std::to_string(opt.random_sizes) + " is above 65536");
+  if (opt.large_pairs > 4096)
+    return refuse("large_pairs " + std::to_string(opt.large_pairs) + " is above 4096 (there are 64 x 64 offset pairs)");
+  if (opt.overlap_dense > 4096)
+    return refuse("overlap_dense " + std::to_string(opt.overlap_dense) +
+                  " is above 4096 (every length up to it is checked with every distance)");
+  if (opt.overlap_stride == 0) return refuse("overlap_stride is 0 (at least 1: every k-th distance)");
+  return {};
+}
+
 VerifyReport verify_routine(const Routine& r, const VerifyOptions& opt) {
+  if (auto st = check_verify_options(opt); !st) {
+    VerifyReport rep;
+    rep.failure = VerifyFailure{0, 0, 0, Placement::kInterior, 0, st.error().message};
+    rep.invalid_options = true;
+    return rep;
+  }
   // The harness's own tables (lengths, cases) are allocated too: where ulimit -v leaves no room
   // for them, the routine was not checked, as where its buffers could not be mapped.
   try {
@@ -837,6 +862,8 @@ Status verification_error(const VerifyReport& rep, const std::string& subject, c
   if (rep.ok()) return {};
   // Not the routine's fault: said as the system's, with what to do (it read as a routine that
   // failed verification, which the API calls a copysynth bug).
+  if (rep.invalid_options)
+    return make_error(ErrorCode::kInvalidArgument, subject + " could not be verified: " + rep.failure->what + tail);
   if (rep.out_of_memory)
     return make_error(ErrorCode::kSystem,
                       subject + " could not be verified: " + rep.failure->what + " (" + kVerifyNoMemory + ")" + tail);

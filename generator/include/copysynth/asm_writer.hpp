@@ -87,9 +87,11 @@ struct AsmText {
 /// bug: report the params).
 Result<AsmText> write_asm(const CopyPlan& plan, const AsmFlavor& flavor, const AsmOptions& opt);
 
-/// `s` made safe inside a C comment: every `*/` (which would end it) written `* /`, and a space
-/// put after every newline that follows a backslash (the preprocessor joins the two lines before
-/// it looks for `*/`, so `*\` newline `/` would end it too). write_asm()
+/// `s` made safe inside a C comment: control characters but newline and tab written in caret
+/// notation (CR as ^M: the preprocessor takes a lone CR for a newline), every `*/` (which would
+/// end it) written `* /`, and a space put after every newline that follows a backslash or `??/`
+/// (the preprocessor joins the two lines before it looks for `*/`, so `*\` newline `/` would end
+/// it too). write_asm()
 /// passes its header lines and notes through it; other writers of comments in .S files do too.
 std::string comment_safe(std::string s);
 

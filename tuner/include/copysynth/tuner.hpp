@@ -178,8 +178,9 @@ inline constexpr double kMaxBudgetSeconds = 86400;
 /// got nan". tune(), and so tune_and_install() and copysynth_tune(), give this message.
 Status check_budget(double budget_seconds);
 
-/// Tunes opt.operation for `w` on the host. Errors: kInvalidArgument for an empty workload or a
-/// budget check_budget() refuses (checked first, before anything runs); kVerifyFailed if the
+/// Tunes opt.operation for `w` on the host. Errors: kInvalidArgument for an empty workload, a
+/// budget check_budget() refuses, an operation outside Operation's values or verification options
+/// check_verify_options() refuses (checked first, before anything runs); kVerifyFailed if the
 /// default candidate does not pass (a copysynth bug) or the winner fails its full check; kSystem
 /// when any candidate's verification could not map its test buffers (ulimit -v:
 /// VerifyReport::out_of_memory; the search stops there rather than leave the candidate out as if

@@ -165,6 +165,9 @@ struct VerifyReport {
   /// own tables allocated (`ulimit -v`, no memory), so the routine was not checked, rather than
   /// found wrong.
   bool out_of_memory = false;
+  /// The failure is the caller's: the VerifyOptions were refused (check_verify_options), so
+  /// nothing was checked.
+  bool invalid_options = false;
   bool ok() const { return !failure.has_value(); }
   /// "passed: 123456 cases over 2800 lengths" or the failure with n, offsets and placement.
   std::string summary() const;
@@ -192,9 +195,17 @@ VerifyReport verify_clear_page(ClearPageFn fn, const VerifyOptions& opt = {});
 /// reason is added to `notes` (not a failure).
 VerifyReport verify_huge(const Routine& r, const VerifyOptions& opt = {});
 
+/// Options that would make a verification run without end or for days are refused, with what to
+/// change: kInvalidArgument when dense_max > 1 MiB (every length up to it, and up to max_size,
+/// is checked), edge_radius > 1 MiB, random_sizes > 65536, large_pairs > 4096 (there are 64 x 64
+/// offset pairs), overlap_dense > 4096 (every length up to it with every distance) or
+/// overlap_stride = 0 (a stride of 0 never ends). The defaults, startup() and quick() pass.
+Status check_verify_options(const VerifyOptions& opt);
+
 /// Verifies a routine by its operation (and its plan's edges), plus verify_huge when opt.huge
 /// and the static code checks (static_check.hpp) against the host's features when
-/// opt.static_check.
+/// opt.static_check. Options check_verify_options refuses check nothing: the report's failure
+/// says why, with VerifyReport::invalid_options set.
 VerifyReport verify_routine(const Routine& r, const VerifyOptions& opt = {});
 
 /// verify_routine as a Status: kVerifyFailed naming the routine's params and the first failing
@@ -206,7 +217,8 @@ Status check_routine(const Routine& r, const VerifyOptions& opt = {});
 /// library writer, and the search's winner where its code fails; the search stops at a
 /// verification without memory on its own, tune() in tuner.hpp): kSystem "SUBJECT could not be verified:
 /// WHAT (kVerifyNoMemory)TAIL" when rep.out_of_memory (the harness could not map its test buffers
-/// or allocate its own tables, so the routine was not checked), else kVerifyFailed "SUBJECT failed verification: SUMMARY TAIL"
+/// or allocate its own tables, so the routine was not checked), kInvalidArgument "SUBJECT could
+/// not be verified: WHAT" when rep.invalid_options, else kVerifyFailed "SUBJECT failed verification: SUMMARY TAIL"
 /// (VerifyReport::summary()). An empty Status when rep.ok().
 Status verification_error(const VerifyReport& rep, const std::string& subject, const std::string& tail = {});
 

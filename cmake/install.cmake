@@ -12,8 +12,8 @@
 #
 # Static libraries, not shared ones: the C++ API exposes C++ types (no stable ABI across compilers
 # and standard libraries), and the process-wide routine slots must exist once per program; a
-# static archive (position-independent) links into a program or into the user's own shared
-# library. Only the shim is a shared library: LD_PRELOAD needs one, and it keeps everything but
+# static archive links into a program (copysynth's objects are position-independent, Debian's
+# libasmjit.a is not, so not into a shared library of the user's on Debian). Only the shim is a shared library: LD_PRELOAD needs one, and it keeps everything but
 # memcpy/memmove/memset and their _chk forms local.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)

@@ -221,6 +221,16 @@ check "the plain file assembles with as" as --64 -o "$tmp/plain.o" "$tmp/plain.S
 check "two .S files joined into one assemble (labels named after each function)" \
   bash -c "cat '$tmp/plain.S' '$tmp/second.S' > '$tmp/joined.S' && as --64 -o '$tmp/joined.o' '$tmp/joined.S' &&
            nm '$tmp/joined.o' | grep -q ' T memcpy_copysynth' && nm '$tmp/joined.o' | grep -q ' T second_copy'"
+# Written again: the same text replaces it quietly; a file edited since (the linux flavour asks
+# for an EXPORT_SYMBOL line) is kept as FILE.bak first, and that is said.
+"$at" --from "$tmp/best.json" --emit-asm "$tmp/again.S" >/dev/null 2>&1
+"$at" --from "$tmp/best.json" --emit-asm "$tmp/again.S" >/dev/null 2>"$tmp/again.err"; rc=$?
+check "--emit-asm over its own unedited file: no backup (rc=$rc)" bash -c "test $rc -eq 0 && ! test -e '$tmp/again.S.bak'"
+echo "/* my edit */" >>"$tmp/again.S"
+"$at" -q --from "$tmp/best.json" --emit-asm "$tmp/again.S" >/dev/null 2>"$tmp/again.err"; rc=$?
+check "--emit-asm over an edited file keeps it as FILE.bak and says so (rc=$rc)" \
+  bash -c "test $rc -eq 0 && grep -qF 'my edit' '$tmp/again.S.bak' && ! grep -qF 'my edit' '$tmp/again.S' &&
+           grep -qF 'it is kept as $tmp/again.S.bak' '$tmp/again.err'"
 # The header's command line can be pasted back to a shell, and stays inside its C comment when
 # a path holds "*/" (quoted as *''/, the same argument to a shell; the file assembles).
 mkdir -p "$tmp/st*"
@@ -229,14 +239,17 @@ check "--emit-asm into a directory named 'st*': the header's command line gives 
   bash -c "test $rc -eq 0 && line=\$(sed -n 's/^ \* Command: //p' '$tmp/st*/x.S') &&
            eval \"set -- \$line\" && test \"\$5\" = '$tmp/st*/x.S' && test \$# -eq 5 &&
            grep -qF \"'$tmp/st*''/x.S'\" '$tmp/st*/x.S' && as --64 -o '$tmp/st.o' '$tmp/st*/x.S'"
-# A carriage return in a path (which a terminal would take as Enter when pasted): quoted too.
+# A carriage return in a path (which a terminal would take as Enter when pasted, and GCC's
+# preprocessor as a newline): written as bash's $'...\r...', no CR in the file, and bash gives the
+# path back.
 crpath="$tmp/c"$'\r'"r/x.S"
 mkdir -p "${crpath%/x.S}"
 "$at" --from "$tmp/best.json" --emit-asm "$crpath" >/dev/null 2>&1; rc=$?
 line=$(sed -n 's/^ \* Command: //p' "$crpath" 2>/dev/null)
 back=$(eval "set -- $line" && printf '%s' "${5-}")
 check "--emit-asm into a directory with a carriage return in its name: quoted, and the shell gives it back (rc=$rc)" \
-  bash -c "test $rc -eq 0 && test \"\$1\" = \"\$2\" && grep -qF \"'\$2'\" \"\$2\"" _ "$back" "$crpath"
+  bash -c "test $rc -eq 0 && test \"\$1\" = \"\$2\" && grep -qF \"\\\$'$tmp/c\\\\rr/x.S'\" \"\$2\" && ! grep -q \$'\\r' \"\$2\"" \
+  _ "$back" "$crpath"
 # A backslash and a newline after a '*' in a path: the preprocessor joins the lines before it looks
 # for the comment's end, so the header must keep them from forming one (gcc -c, not only as).
 bspath="$tmp/a*"$'\\\n'"/x.S"

@@ -83,6 +83,25 @@ check "tune_copy (C, copysynth::tune) refuses a 0 s budget with the tuner's mess
 check "tuned_copy (copysynth::copysynth alone) links no tuner library" \
   bash -c "! grep -q -E 'libcopysynth_tuner\.a|libcopysynth-tune\.a' '$tmp/app/CMakeFiles/tuned_copy.dir/link.txt'"
 
+# find_package(copysynth) from a C-only project (project(... LANGUAGES C)): CMake links with the
+# C compiler, which brings no C++ runtime (it was thousands of undefined references).
+mkdir -p "$tmp/c-only-src"
+cat >"$tmp/c-only-src/CMakeLists.txt" <<EOF_CMAKE
+cmake_minimum_required(VERSION 3.16)
+project(copysynth_c_only LANGUAGES C)
+find_package(copysynth 0.2 REQUIRED)
+add_executable(tuned_copy_c_only "$src/examples/installed/tuned_copy.c")
+target_link_libraries(tuned_copy_c_only PRIVATE copysynth::copysynth)
+EOF_CMAKE
+cmake -S "$tmp/c-only-src" -B "$tmp/c-only" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="$cc" \
+  >"$tmp/c-only.log" 2>&1 && cmake --build "$tmp/c-only" >>"$tmp/c-only.log" 2>&1
+rc=$?
+check "a C-only CMake project (LANGUAGES C) links copysynth::copysynth (rc=$rc)" test $rc -eq 0
+[ $rc -eq 0 ] || tail -20 "$tmp/c-only.log"
+COPYSYNTH_WISDOM=$wisdom "$tmp/c-only/tuned_copy_c_only" >"$tmp/c-only.out" 2>&1
+rc=$?
+check "... and it runs with the tuned memcpy (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'memcpy memcpy/.*: copies ok' '$tmp/c-only.out'"
+
 # pkg-config, from C.
 export PKG_CONFIG_PATH=$libdir/pkgconfig
 check "pkg-config knows copysynth $(pkg-config --modversion copysynth 2>/dev/null)" pkg-config --exists copysynth

@@ -25,9 +25,11 @@ Result<AsmFlavor> asm_flavor(const std::string& name) {
         "ASM_NOPn (asm/nops.h). Add EXPORT_SYMBOL({name}) if modules call it. The kernel uses",
         "vector registers only between kernel_fpu_begin() and kernel_fpu_end(): a drop-in",
         "arch/x86/lib routine needs a vector_width = 8 plan (GPRs and rep movs/stos).",
-        "Byte identity holds with SYM_FUNC_START adding no endbr64 and RET being ret; with",
-        "CONFIG_X86_KERNEL_IBT or CONFIG_RETHUNK the code stays correct but the loop heads move",
-        "off the alignment the padding gives (check with objdump -d).",
+        "Byte identity holds with SYM_FUNC_START adding no endbr64 and no padding and RET being",
+        "ret; with CONFIG_X86_KERNEL_IBT (endbr64), CONFIG_CALL_PADDING (16 bytes before the",
+        "entry), CONFIG_RETHUNK (RET a jump) or the straight-line-speculation mitigation (RET is",
+        "ret; int3) the code stays correct but the loop heads move off the alignment the padding",
+        "gives (check with objdump -d). Assemble without as -O, which shortens some instructions.",
     };
   } else if (name == "glibc") {
     f.prologue =
@@ -41,8 +43,9 @@ Result<AsmFlavor> asm_flavor(const std::string& name) {
     f.notes = {
         "glibc flavour: ENTRY_P2ALIGN/END and L() from sysdep.h (ENTRY_P2ALIGN: glibc 2.35 and",
         "later; older trees: ENTRY with a .p2align {p2align} before it). Byte identity holds with",
-        "ENTRY adding no endbr64; with CET (_CET_ENDBR) the code stays correct but the loop heads",
-        "move 4 bytes off the alignment the padding gives (check with objdump -d).",
+        "ENTRY adding no endbr64; with CET (_CET_ENDBR: Debian's glibc is built with it) the code",
+        "stays correct but the loop heads move 4 bytes off the alignment the padding gives (check",
+        "with objdump -d). Assemble without as -O, which shortens some instructions.",
     };
   } else if (name == "plain") {
     // Intel CET: the entry is an `endbr64` (IBT: the one instruction an indirect call or jump may
@@ -74,7 +77,8 @@ Result<AsmFlavor> asm_flavor(const std::string& name) {
                "Intel CET: {name} is an endbr64 in the 4 bytes before a {align}-byte boundary; the routine",
                "(exactly the JIT routine's bytes) starts on the boundary; the .note.gnu.property marks",
                "the object IBT and SHSTK compatible (readelf -n), so -fcf-protection links keep CET.",
-               "CFI: the routine never moves rsp, so .cfi_startproc/.cfi_endproc are its whole unwind table."};
+               "CFI: the routine never moves rsp, so .cfi_startproc/.cfi_endproc are its whole unwind table.",
+               "Assemble without as -O, which shortens some instructions (the same code, other bytes)."};
   } else {
     return make_error(ErrorCode::kInvalidArgument,
                       "unknown .S flavour \"" + name + "\": use linux, glibc or plain");

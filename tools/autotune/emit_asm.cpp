@@ -38,6 +38,8 @@ int run_emit_asm(const Options& o) {
   auto r = write_asm_file(*w, **e, a, o.cpu);
   if (!r) return fail(r.error());
   for (const auto& warning : r->warnings) std::cerr << "autotune: warning: " << warning << "\n";
+  if (!r->backup.empty())
+    std::cerr << "autotune: the earlier " << r->path << " held other text (edits?); it is kept as " << r->backup << "\n";
   o.progress("wrote " + (r->path == kAsmToStdout ? std::string("the .S file to standard output") : r->path) + ": " + r->symbol + ", " + o.flavor + " flavour, " + std::to_string(r->instructions) +
              " instructions, " + std::to_string(r->code_bytes) +
              " bytes of code (GNU as assembles it to exactly the JIT routine's bytes)");

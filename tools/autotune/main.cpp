@@ -276,7 +276,8 @@ int run_main(int argc, char** argv) {
                  "With --from: write the tuned routine (one operation: --op, default memcpy, or the only entry of a file without one) as a GNU "
                  "assembler file in AT&T syntax, e.g. memcpy_64.S. Assembled, it gives exactly the JIT "
                  "routine's bytes; a header comment gives the size ladder, the parameters, the CPU tuned "
-                 "on and this command line. Needs no matching host; the routine is verified (the "
+                 "on and this command line. A single-host wisdom file needs no matching host (a fleet file: the "
+                 "entry of this CPU); the routine is verified (the "
                  "conformance suite where this host can run it, static checks always) before it is written; "
                  "FILE - writes it to standard output")
       ->type_name("FILE");

@@ -30,6 +30,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -986,6 +987,22 @@ Result<AsmFileResult> write_asm_file(const Wisdom& w, const WisdomEntry& entry, 
       return make_error(ErrorCode::kSystem, std::string("error writing the .S file to standard output: ") +
                                                 std::strerror(e));
   } else {
+    // An earlier .S copysynth wrote (check_asm_destination lets only such a file be replaced) that
+    // holds other text, perhaps edits of the user's (the linux flavour's header asks for an
+    // EXPORT_SYMBOL line): kept as PATH.bak, as --emit keeps a wisdom file it cannot merge.
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(opt.path, ec)) {
+      std::ifstream in(opt.path, std::ios::binary);
+      const std::string old((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (!in.bad() && old != text->text) {
+        const std::string bak = free_backup_name(opt.path);
+        if (!std::filesystem::copy_file(opt.path, bak, ec) || ec)
+          return make_error(ErrorCode::kSystem, "--emit-asm " + opt.path + " holds other text than this run writes, " +
+                                                    "and it could not be kept as " + bak + " (" + ec.message() +
+                                                    "): nothing was written; move it away first");
+        res.backup = bak;
+      }
+    }
     // Whole or not at all: a full disk left a cut-off file, over a good earlier one (a new-user test).
     COPYSYNTH_TRY(write_file_replacing(opt.path, text->text, ".S file", ErrorCode::kSystem));
   }

@@ -136,6 +136,8 @@ struct AsmFileResult {
   bool executed = false;              ///< the conformance suite ran here (else static checks alone)
   std::size_t instructions = 0;       ///< instructions written (padding excluded)
   std::size_t code_bytes = 0;         ///< bytes of code it assembles to: exactly the JIT routine's
+  std::string backup;                 ///< where the earlier file at `path` was kept (PATH.bak), when
+                                      ///< it held other text; empty otherwise
   std::vector<std::string> warnings;  ///< what a user of the file should know (e.g. the linux
                                       ///< flavour with vector registers), one sentence each
 };

@@ -403,7 +403,9 @@ check "nothing written on error" test ! -e "$tmp/x.S"
 rc=$?
 check "--patch-table exits 0 (rc=$rc)" test $rc -eq 0
 check "--patch-table: the seeds' layout" grep -qE '^ +Len  Src/Dst align +old +new  speedup$' "$tmp/pt"
-check "--patch-table: old is the system memcpy, measured here" grep -q "old = system memcpy (glibc [0-9.]*), new = copysynth" "$tmp/pt"
+check "--patch-table: old is the system memcpy, measured here, and which variant" \
+  grep -qE "old = system memcpy \(glibc [0-9.]*, (the variant glibc picks for this CPU|GLIBC_TUNABLES=.*)\), new = copysynth" "$tmp/pt"
+check "--patch-table: the command that made it" grep -qF "Command: autotune -q --from $tmp/best.json --op memcpy --patch-table" "$tmp/pt"
 check "--patch-table: 77 rows" bash -c "grep -cE '^ *[0-9]+M? +[0-9]+/[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x$' '$tmp/pt' | grep -qx 77"
 
 # The program is the judge (--app): glibc and the tuned routines alternating, a verdict per

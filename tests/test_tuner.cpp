@@ -1462,6 +1462,9 @@ TEST_CASE("format_patch_table: the seeds' layout, old / new in ns per call, spee
   CHECK(row2.size() == header.size());
   // No caption: the header comes first.
   CHECK(format_patch_table({a}).rfind("   Len", 0) == 0);
+  // memset's table has no source: its alignment column is the destination's.
+  const std::string f = format_patch_table({a}, {}, /*fill=*/true);
+  CHECK_MESSAGE(std::regex_search(f, std::regex(R"(^ *Len +Dst align +old +new  speedup\n *4096 +4 +120\.0)")), f);
 }
 
 // Regression: tune() (and so tune_and_install) took a budget of 0, a negative one, NaN or 1e12;

@@ -5,6 +5,7 @@
 #include <gnu/libc-version.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -183,12 +184,37 @@ int run_from(const Options& o) {
     if (o.patch_table) {  // the seeds' matrix, whatever the entry was tuned on
       const Workload seeds = seeds_workload(e->operation);
       const auto points = measure_table(*r, seeds, 11, o.progress);
-      std::cout << format_patch_table(points, std::string(name_of(e->operation)) + " on " + o.cpu.brand() +
-                                                  ": old = " + baseline_name(e->operation) + " (glibc " +
-                                                  gnu_get_libc_version() + "), new = copysynth " + r->name() +
-                                                  ";\nns per call (TSC), medians of 3 passes x 11 rounds, both "
-                                                  "measured in the same run; speedup = old / new")
-                << std::flush;
+      // glibc runs the variant its ifunc picks for this CPU (or GLIBC_TUNABLES): a routine for a
+      // lower ISA level than this CPU's is compared with glibc's variant for the higher one, unless
+      // the user caps glibc as well; the caption says which, and how (a hostile-user finding).
+      IsaLevel needs = IsaLevel::kSSE2;
+      for (IsaLevel l : {IsaLevel::kSSE2, IsaLevel::kAVX2, IsaLevel::kAVX512}) {
+        needs = l;
+        if (validate(r->params(), IsaFeatures::for_level(l)).ok()) break;
+      }
+      const char* tunables = std::getenv("GLIBC_TUNABLES");
+      std::string caption = std::string(name_of(e->operation)) + " on " + o.cpu.brand() + ": old = " +
+                            baseline_name(e->operation) + " (glibc " + gnu_get_libc_version() +
+                            (tunables && *tunables ? std::string(", GLIBC_TUNABLES=") + tunables
+                                                   : std::string(", the variant glibc picks for this CPU")) +
+                            "), new = copysynth " + r->name() +
+                            ";\nns per call (TSC), medians of 3 passes x 11 rounds, both measured in the same run; "
+                            "speedup = old / new; " +
+                            (e->operation == Operation::kFill ? "Dst align: the destination's offset from a 64-byte "
+                                                                "boundary (memset has no source)"
+                                                              : "Src/Dst align: the offsets from a 64-byte boundary") +
+                            ".\nCommand: " + o.shell_command + "\n";
+      if (needs != IsaLevel::kAVX512 && o.cpu.features().has(Feature::kAVX512F) && !(tunables && *tunables))
+        caption += "Note: the routine needs " + std::string(isa_level_name(needs)) +
+                   ", and glibc ran its variant for this CPU's AVX-512; to compare with glibc's " +
+                   std::string(isa_level_name(needs)) +
+                   " variant, run again with GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ" +
+                   (needs == IsaLevel::kSSE2 ? ",-AVX2,-AVX_Fast_Unaligned_Load,-ERMS" : "") + "\n";
+      else if (needs == IsaLevel::kSSE2 && o.cpu.features().has(Feature::kAVX2) && !(tunables && *tunables))
+        caption += "Note: the routine needs sse2, and glibc ran its variant for this CPU's AVX2; to compare with "
+                   "glibc's SSE2 variant, run again with GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2,-AVX_Fast_Unaligned_Load,"
+                   "-ERMS\n";
+      std::cout << format_patch_table(points, caption, e->operation == Operation::kFill) << std::flush;
       out.entries.push_back(*e);
       continue;
     }

@@ -592,7 +592,7 @@ std::string format_table(const std::vector<MeasuredPoint>& points, Operation op)
   return o.str();
 }
 
-std::string format_patch_table(const std::vector<MeasuredPoint>& points, const std::string& caption) {
+std::string format_patch_table(const std::vector<MeasuredPoint>& points, const std::string& caption, bool fill) {
   std::ostringstream o;
   o.imbue(std::locale::classic());  // whatever std::locale::global() says
   if (!caption.empty()) o << caption << (caption.back() == '\n' ? "" : "\n");
@@ -609,7 +609,13 @@ std::string format_patch_table(const std::vector<MeasuredPoint>& points, const s
   std::size_t w[5] = {3, 13, 3, 3, 7};  // at least the headers' widths
   for (const auto& p : points) {
     char al[32], sp[32];
-    std::snprintf(al, sizeof al, "%u/%u", p.src_align, p.dst_align);
+    if (fill)
+      std::snprintf(al, sizeof al, "%u", p.dst_align);
+    else
+      if (fill)
+      std::snprintf(al, sizeof al, "%u", p.dst_align);
+    else
+      std::snprintf(al, sizeof al, "%u/%u", p.src_align, p.dst_align);
     snprintf_c(sp, sizeof sp, "%.2fx", p.baseline_ns / p.tuned_ns);
     rows.push_back({p.label.empty() ? size_label(p.size) : p.label, p.label.empty() ? al : "-", ns(p.baseline_ns),
                     ns(p.tuned_ns), sp});
@@ -627,7 +633,7 @@ std::string format_patch_table(const std::vector<MeasuredPoint>& points, const s
                   int(w[2]), r.old_ns.c_str(), int(w[3]), r.new_ns.c_str(), int(w[4]), r.speedup.c_str());
     return std::string(b);
   };
-  o << line({"Len", "Src/Dst align", "old", "new", "speedup"});
+  o << line({"Len", fill ? "Dst align" : "Src/Dst align", "old", "new", "speedup"});
   for (const Row& r : rows) o << line(r);
   char b[128];
   snprintf_c(b, sizeof b, "geometric-mean speedup over %zu points: %.2fx\n", points.size(), geomean_speedup(points));

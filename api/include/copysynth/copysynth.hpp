@@ -35,6 +35,10 @@
 // Unmodified programs get the same routines with LD_PRELOAD=libcopysynth-preload.so (README).
 #pragma once
 
+#if __cplusplus < 202002L
+#error "copysynth's C++ headers need C++20 (g++ -std=c++20); C programs include <copysynth/copysynth.h>"
+#endif
+
 #include <string>
 #include <vector>
 

@@ -174,8 +174,10 @@ std::string format_table(const std::vector<MeasuredPoint>& points, Operation op 
 /// speedup = old / new; then the geometric-mean speedup. Columns widen to fit. The
 /// caption, when not empty, comes first (say what old and new are and where they were measured).
 /// Distribution points (with a label) give one row each with the label in place of Len and
-/// alignments.
-std::string format_patch_table(const std::vector<MeasuredPoint>& points, const std::string& caption = {});
+/// alignments. `fill`: memset's table, whose alignment column is the destination's alone ("Dst
+/// align": memset has no source).
+std::string format_patch_table(const std::vector<MeasuredPoint>& points, const std::string& caption = {},
+                               bool fill = false);
 
 /// Geometric mean over the points of the baseline's ns per call over the tuned routine's where
 /// both are recorded, else of tuned over baseline GB/s (the same ratio for one length; a

@@ -102,6 +102,10 @@
 // (a short budget still decides it), no padding stage, no composite in the floor.
 #pragma once
 
+#if __cplusplus < 202002L
+#error "copysynth's C++ headers need C++20 (g++ -std=c++20); C programs include <copysynth/copysynth.h>"
+#endif
+
 #include <cstdint>
 #include <functional>
 #include <optional>

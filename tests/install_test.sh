@@ -38,7 +38,7 @@ check "no test or example binary is installed" bash -c "! find '$prefix' -name '
 
 # The installed autotune finds its own shipped distributions (<exe>/../share/copysynth/...), from
 # any directory, with COPYSYNTH_DATA_DIR unset. OnlyInstalled.csv exists in the prefix alone, so
-# the source tree's data/ (compiled in as another place to look) cannot be what answers.
+# neither the build tree's copy of data/ nor the configured prefix can be what answers.
 dist=$prefix/share/copysynth/size-distributions
 cp "$dist/MemcpyGoogleQ.csv" "$dist/OnlyInstalled.csv"
 mkdir "$tmp/elsewhere"

@@ -541,6 +541,11 @@ TEST_CASE("wisdom: check_cpu accepts this CPU model's capped-ISA wisdom, never a
     const Status amx = check_cpu(w, host);
     REQUIRE_FALSE(amx.ok());
     CHECK_MESSAGE(contains(amx.error().message, "this host lacks amx"), amx.error().message);
+    // A name with a space in it is quoted ("this host lacks  avx2" hid it).
+    w.cpu_signature = "GenuineIntel-6-143:sse2, avx2";
+    const Status spaced = check_cpu(w, host);
+    REQUIRE_FALSE(spaced.ok());
+    CHECK_MESSAGE(contains(spaced.error().message, "this host lacks \" avx2\""), spaced.error().message);
   }
   SUBCASE("an unreadable signature is refused unless identical") {
     w.cpu_signature = "not a signature";
@@ -1129,7 +1134,7 @@ TEST_CASE("fleet: malformed fleet files are rejected with the JSON path") {
   SUBCASE("a fleet inside a fleet") {
     json j = good;
     j["hosts"][0] = good;
-    expect(j, ErrorCode::kWisdomMismatch, "hosts[0]");
+    expect(j, ErrorCode::kWisdomMismatch, "hosts[0]: this is a fleet file");  // was "hosts[0].this is"
   }
   SUBCASE("two hosts with one signature") {
     json j = good;

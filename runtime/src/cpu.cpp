@@ -215,8 +215,9 @@ bool signature_runs_on(const std::string& tuned, const std::string& host, std::s
   if (t->vendor != h->vendor || t->family != h->family || t->model != h->model) return say("another CPU model");
   std::string lacks;
   for (const auto& f : t->features)
-    if (std::find(h->features.begin(), h->features.end(), f) == h->features.end())
-      lacks += (lacks.empty() ? "" : ", ") + f;
+    if (std::find(h->features.begin(), h->features.end(), f) == h->features.end())  // " sse2" quoted: visible
+      lacks += (lacks.empty() ? "" : ", ") +
+               (f.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos ? f : "\"" + f + "\"");
   if (!lacks.empty()) return say("this host lacks " + lacks + ", which the wisdom's routines may use");
   return true;
 }

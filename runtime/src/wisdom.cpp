@@ -802,7 +802,7 @@ Result<json> read_json(const std::string& path, WisdomPoints points) {
     return make_error(ErrorCode::kWisdomMalformed,
                       path + " nests its JSON more than " + std::to_string(kMaxWisdomDepth) +
                           " levels deep, and a wisdom file nests at most 8: it is not a wisdom file (or was "
-                          "edited); re-run autotune --emit " + path);
+                          "edited); if it held wisdom, make it again with autotune --emit " + path);
   json j = points == WisdomPoints::kSkip ? parse_points_cut(*text, cut)
                                          : json::parse(*text, nullptr, /*allow_exceptions=*/false);
   // The other file autotune reads (COPYSYNTH_PROFILE writes it): JSON Lines, so "not valid JSON"
@@ -812,7 +812,8 @@ Result<json> read_json(const std::string& path, WisdomPoints points) {
                                                        path + " to tune for it (autotune --emit writes wisdom)");
   if (j.is_discarded())
     return make_error(ErrorCode::kWisdomMalformed,
-                      path + " is not valid JSON (truncated or edited?); re-run autotune --emit " + path);
+                      path + " is not valid JSON (truncated or edited?); if it held wisdom, make it again with "
+                             "autotune --emit " + path);
   return j;
 }
 
@@ -884,7 +885,13 @@ Result<Fleet> fleet_from_json(const json& j) {
     const json& h = (**hosts)[i];
     if (!h.is_object()) return malformed(path, "must be an object (a single-host wisdom document)");
     auto w = wisdom_from_json(h);
-    if (!w) return make_error(w.error().code, path + "." + w.error().message);
+    if (!w) {
+      // "hosts[0].entries[1].params: ..." for a field's error; "hosts[0]: this is a fleet file ..."
+      // for a message about the whole document (it read "hosts[0].this is a fleet file").
+      const std::string& m = w.error().message;
+      const std::size_t at = m.find_first_of(" :.[");
+      return make_error(w.error().code, path + (at == std::string::npos || m[at] == ' ' ? ": " : ".") + m);
+    }
     if (f.find(w->cpu_signature))
       return malformed(path + ".cpu.signature", "a second host with signature \"" + w->cpu_signature +
                                                     "\"; keep one (autotune --merge combines them)");

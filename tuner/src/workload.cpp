@@ -108,14 +108,12 @@ std::vector<std::string> data_dirs() {
   if (const char* e = std::getenv("COPYSYNTH_DATA_DIR"); e && *e) add(e);
 #ifdef COPYSYNTH_EXE_RELATIVE_DATA_DIR
   // <the running program's directory>/../share/copysynth/size-distributions: where `cmake
-  // --install --prefix P` puts them for P/bin/autotune, whatever P is.
+  // --install --prefix P` puts them for P/bin/autotune, whatever P is, and where the build tree
+  // has a copy for its programs (tuner/CMakeLists.txt).
   std::error_code ec;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec && exe.is_absolute())
     add((exe.parent_path() / COPYSYNTH_EXE_RELATIVE_DATA_DIR).lexically_normal().string());
-#endif
-#ifdef COPYSYNTH_SOURCE_DATA_DIR
-  add(COPYSYNTH_SOURCE_DATA_DIR);
 #endif
 #ifdef COPYSYNTH_INSTALL_DATA_DIR
   add(COPYSYNTH_INSTALL_DATA_DIR);

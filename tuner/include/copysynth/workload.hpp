@@ -128,9 +128,9 @@ Result<SizeDistribution> load_distribution(const std::string& name_or_path);
 
 /// Where shipped distributions are looked for, in order: $COPYSYNTH_DATA_DIR (when set and not
 /// empty); ../share/copysynth/size-distributions next to the running program (/proc/self/exe: an
-/// autotune installed under any prefix finds its own); the source tree's data/size-distributions
-/// (compiled in); share/copysynth/size-distributions of the prefix configured at build time
-/// (CMAKE_INSTALL_PREFIX). Each directory once.
+/// autotune installed under any prefix finds its own, and a program of the build tree the copy
+/// of data/size-distributions the build made there); share/copysynth/size-distributions of the
+/// prefix configured at build time (CMAKE_INSTALL_PREFIX). Each directory once.
 std::vector<std::string> data_dirs();
 
 /// Names of the shipped distributions found in data_dirs() (without .csv), sorted.

@@ -224,8 +224,9 @@ check "two .S files joined into one assemble (labels named after each function)"
 # Written again: the same text replaces it quietly; a file edited since (the linux flavour asks
 # for an EXPORT_SYMBOL line) is kept as FILE.bak first, and that is said.
 "$at" --from "$tmp/best.json" --emit-asm "$tmp/again.S" >/dev/null 2>&1
-"$at" --from "$tmp/best.json" --emit-asm "$tmp/again.S" >/dev/null 2>"$tmp/again.err"; rc=$?
-check "--emit-asm over its own unedited file: no backup (rc=$rc)" bash -c "test $rc -eq 0 && ! test -e '$tmp/again.S.bak'"
+"$at" -q --from "$tmp/best.json" --emit-asm "$tmp/again.S" >/dev/null 2>"$tmp/again.err"; rc=$?
+check "--emit-asm over its own unedited file, with another command line (-q): no backup (rc=$rc)" \
+  bash -c "test $rc -eq 0 && ! test -e '$tmp/again.S.bak'"
 echo "/* my edit */" >>"$tmp/again.S"
 "$at" -q --from "$tmp/best.json" --emit-asm "$tmp/again.S" >/dev/null 2>"$tmp/again.err"; rc=$?
 check "--emit-asm over an edited file keeps it as FILE.bak and says so (rc=$rc)" \

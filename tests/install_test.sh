@@ -92,15 +92,21 @@ project(copysynth_c_only LANGUAGES C)
 find_package(copysynth 0.2 REQUIRED)
 add_executable(tuned_copy_c_only "$src/examples/installed/tuned_copy.c")
 target_link_libraries(tuned_copy_c_only PRIVATE copysynth::copysynth)
+add_executable(tune_copy_c_only "$src/examples/installed/tune_copy.c")
+target_link_libraries(tune_copy_c_only PRIVATE copysynth::tune)
 EOF_CMAKE
 cmake -S "$tmp/c-only-src" -B "$tmp/c-only" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="$cc" \
   >"$tmp/c-only.log" 2>&1 && cmake --build "$tmp/c-only" >>"$tmp/c-only.log" 2>&1
 rc=$?
-check "a C-only CMake project (LANGUAGES C) links copysynth::copysynth (rc=$rc)" test $rc -eq 0
+check "a C-only CMake project (LANGUAGES C) links copysynth::copysynth and copysynth::tune (rc=$rc)" test $rc -eq 0
 [ $rc -eq 0 ] || tail -20 "$tmp/c-only.log"
 COPYSYNTH_WISDOM=$wisdom "$tmp/c-only/tuned_copy_c_only" >"$tmp/c-only.out" 2>&1
 rc=$?
 check "... and it runs with the tuned memcpy (rc=$rc)" bash -c "test $rc -eq 0 && grep -q 'memcpy memcpy/.*: copies ok' '$tmp/c-only.out'"
+"$tmp/c-only/tune_copy_c_only" 0 >"$tmp/c-only-tune.out" 2>&1
+rc=$?
+check "... and its tune_copy reaches the tuner's budget check (rc=$rc)" \
+  bash -c "test $rc -eq 1 && grep -q 'budget_seconds must be between 1 and 86400' '$tmp/c-only-tune.out'"
 
 # pkg-config, from C.
 export PKG_CONFIG_PATH=$libdir/pkgconfig

@@ -61,6 +61,14 @@ bool capped_signature_differs() {
   return CpuInfo::host().capped(cap_below_host()).signature() != CpuInfo::host().signature();
 }
 
+/// `r` (a Result or a Status) failed with `code` and a message that holds `text`.
+template <class R>
+void expect_error(const R& r, ErrorCode code, const std::string& text) {
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == code);
+  CHECK_MESSAGE(contains(r.error().message, text), r.error().message);
+}
+
 void put_back_system_routines() {
   for (Operation op : {Operation::kMemcpy, Operation::kMemmove, Operation::kFill, Operation::kClearPage}) uninstall(op);
 }
@@ -98,10 +106,7 @@ TEST_CASE("make_routine: a verified routine from parameters, with typed entry po
 TEST_CASE("make_routine: errors name what is wrong") {
   CopyParams p;
   p.unroll = 3;
-  auto r = make_routine(p);
-  REQUIRE_FALSE(r.ok());
-  CHECK(r.error().code == ErrorCode::kInvalidParams);
-  CHECK_MESSAGE(contains(r.error().message, "unroll"), r.error().message);
+  expect_error(make_routine(p), ErrorCode::kInvalidParams, "unroll");
 
   CopyParams wide;
   wide.vector_width = 32;
@@ -122,18 +127,12 @@ TEST_CASE("make_routine: errors name what is wrong") {
   BuildOptions endless;
   endless.verify.dense_max = ~std::uint64_t{0};
   endless.verify.max_size = 100;
-  auto e = make_routine(CopyParams{}, endless);
-  REQUIRE_FALSE(e.ok());
-  CHECK(e.error().code == ErrorCode::kInvalidArgument);
-  CHECK_MESSAGE(contains(e.error().message, "dense_max"), e.error().message);
+  expect_error(make_routine(CopyParams{}, endless), ErrorCode::kInvalidArgument, "dense_max");
   BuildOptions stride0;
   stride0.verify.overlap_stride = 0;
   CopyParams move;
   move.operation = Operation::kMemmove;
-  auto s0 = make_routine(move, stride0);
-  REQUIRE_FALSE(s0.ok());
-  CHECK(s0.error().code == ErrorCode::kInvalidArgument);
-  CHECK_MESSAGE(contains(s0.error().message, "overlap_stride"), s0.error().message);
+  expect_error(make_routine(move, stride0), ErrorCode::kInvalidArgument, "overlap_stride");
 }
 
 TEST_CASE("make_routine from a wisdom entry checks the code is the code tuned") {
@@ -345,18 +344,12 @@ TEST_CASE("tune_and_install refuses an operation out of range and endless verifi
   TuneOptions opt;
   opt.budget_seconds = 1;
   opt.operation = static_cast<Operation>(9);
-  auto e = tune_and_install(opt);
-  REQUIRE_FALSE(e.ok());
   // It read as the default routine failing verification (kVerifyFailed: "a copysynth bug").
-  CHECK(e.error().code == ErrorCode::kInvalidArgument);
-  CHECK_MESSAGE(contains(e.error().message, "TuneOptions::operation 9 is not an operation"), e.error().message);
+  expect_error(tune_and_install(opt), ErrorCode::kInvalidArgument, "TuneOptions::operation 9 is not an operation");
   TuneOptions endless;
   endless.budget_seconds = 1;
   endless.verify.random_sizes = 1u << 30;
-  auto v = tune_and_install(endless);
-  REQUIRE_FALSE(v.ok());
-  CHECK(v.error().code == ErrorCode::kInvalidArgument);
-  CHECK_MESSAGE(contains(v.error().message, "random_sizes"), v.error().message);
+  expect_error(tune_and_install(endless), ErrorCode::kInvalidArgument, "random_sizes");
   CHECK(installed_name(Operation::kMemcpy) == "system");
 }
 

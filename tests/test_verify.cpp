@@ -663,7 +663,7 @@ TEST_CASE("check_verify_options: options that would not end are refused; verify_
   refused([](VerifyOptions& o) { o.large_pairs = 1u << 20; }, "large_pairs");
   refused([](VerifyOptions& o) { o.overlap_dense = 1u << 20; }, "overlap_dense");
   refused([](VerifyOptions& o) { o.overlap_stride = 0; }, "overlap_stride");
-  // dense_max above max_size is cut at max_size, not refused.
+  // dense_max above max_size is cut at max_size, not refused: at most the 513 lengths 0..512.
   VerifyOptions cut = grid_options();
   cut.max_size = 512;
   cut.dense_max = 2000;
@@ -671,6 +671,9 @@ TEST_CASE("check_verify_options: options that would not end are refused; verify_
   CopyParams p;
   p.vector_width = 16;
   const Routine r = build(p);
+  const VerifyReport within = verify_routine(r, cut);
+  CHECK(within.ok());
+  CHECK_MESSAGE(within.sizes <= 513, within.sizes);
   VerifyOptions bad;
   bad.overlap_stride = 0;
   const VerifyReport rep = verify_routine(r, bad);

@@ -66,7 +66,9 @@ copysynth_status copysynth_load_wisdom(const char* path) {
     if (!p || !*p)
       return make_error(ErrorCode::kInvalidArgument,
                         std::string("copysynth_load_wisdom(NULL) reads the file named by COPYSYNTH_WISDOM, which is ") +
-                            (p ? "empty" : getenv("COPYSYNTH_WISDOM") ? "ignored in a set-user-ID or set-group-ID program"
+                            (p ? "empty" : getenv("COPYSYNTH_WISDOM") ? "ignored in a program run with privileges "
+                                                                                      "(set-user-ID, set-group-ID, file "
+                                                                                      "capabilities: secure_getenv)"
                                                                        : "not set") +
                             "; set it (e.g. COPYSYNTH_WISDOM=best.json, written by `autotune --emit best.json`) or "
                             "pass a path");

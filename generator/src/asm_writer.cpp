@@ -581,15 +581,17 @@ Result<AsmText> asm_body(const AnnotatedCode& code, const AsmFlavor& flavor, con
 }
 
 std::string comment_safe(std::string s) {
-  // Control characters but newline and tab in caret notation (CR as ^M): GCC's preprocessor takes a
-  // lone CR for a newline, so `*\` CR `/` ended the comment and let a crafted wisdom file's CPU
-  // brand put its own instructions into the file (a hostile-user test); form feed and vertical
-  // tab may sit between a backslash and its newline.
+  // Control characters (newline and CR included; tab is kept) in caret notation: GCC's
+  // preprocessor takes a lone CR for a newline, so `*\` CR `/` ended the comment and let a crafted
+  // wisdom file's CPU brand put its own instructions into the file, and a newline in a brand wrote
+  // header lines of its own (a second "Command:"): hostile-user and review findings. With no
+  // line break left in the text, a backslash (or ??/) can join only the writer's own next line,
+  // which starts " *", so no `*/` forms.
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
     const auto u = static_cast<unsigned char>(c);
-    if ((u < 0x20 && c != '\n' && c != '\t') || u == 0x7f) {
+    if ((u < 0x20 && c != '\t') || u == 0x7f) {
       out += '^';
       out += static_cast<char>(u ^ 0x40);
     } else {
@@ -598,14 +600,6 @@ std::string comment_safe(std::string s) {
   }
   s = std::move(out);
   for (std::size_t at = s.find("*/"); at != std::string::npos; at = s.find("*/", at)) s.replace(at, 2, "* /");
-  // The preprocessor joins a backslash (or the trigraph ??/ where trigraphs are on) and the
-  // newline after it (GCC: spaces between too) before it looks for the comment's end, so `*\`
-  // newline `/` would end it: a space after such a newline keeps the joined text from doing so.
-  for (std::size_t at = s.find('\n'); at != std::string::npos; at = s.find('\n', at + 1)) {
-    std::size_t b = at;
-    while (b > 0 && (s[b - 1] == ' ' || s[b - 1] == '\t')) --b;
-    if ((b > 0 && s[b - 1] == '\\') || (b >= 3 && s.compare(b - 3, 3, "?\?/") == 0)) s.insert(at + 1, " ");
-  }
   return s;
 }
 

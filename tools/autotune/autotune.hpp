@@ -106,8 +106,8 @@ std::string utc_now();
 /// than ASCII letters, digits and `_@%+=:,./-` in single quotes, a `'` in it as `'\''`,
 /// and a `*/` in it as `*''/` (the same argument to a shell), so that the line can stand in a
 /// C comment (.S headers) as it is. An argument with a control character (CR, newline, ...) in
-/// bash's $'...' instead (`\r`, `\n`, `\xHH`; `*/` as `*\x2f`): one line of text that bash, zsh
-/// and ksh take back (not dash).
+/// bash's $'...' instead (`\r`, `\n`, `\NNN` in octal; `*/` as `*\057`): one line of text that
+/// bash, zsh and ksh take back (not dash).
 std::string shell_line(int argc, char** argv);
 
 // The modes; each returns the exit status.

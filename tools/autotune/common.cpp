@@ -115,7 +115,7 @@ std::string shell_line(int argc, char** argv) {
         } else if (a[k] == '\t') {
           q += "\\t";
         } else if (u < 0x20 || u == 0x7f || (a[k] == '/' && k > 0 && a[k - 1] == '*')) {
-          q += copysynth::format_c("\\x%02x", u);  // '/' after '*': never "*/" in a C comment
+          q += copysynth::format_c("\\%03o", u);  // '/' after '*' too: never "*/" in a C comment
         } else {
           q += a[k];
         }

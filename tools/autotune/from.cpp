@@ -204,16 +204,17 @@ int run_from(const Options& o) {
                                                                 "boundary (memset has no source)"
                                                               : "Src/Dst align: the offsets from a 64-byte boundary") +
                             ".\nCommand: " + o.shell_command + "\n";
-      if (needs != IsaLevel::kAVX512 && o.cpu.features().has(Feature::kAVX512F) && !(tunables && *tunables))
+      // glibc's choice is the host's, whatever --isa caps (o.cpu is the capped CPU).
+      const IsaFeatures& glibc_sees = CpuInfo::host().features();
+      if (needs != IsaLevel::kAVX512 && glibc_sees.has(Feature::kAVX512F) && !(tunables && *tunables))
         caption += "Note: the routine needs " + std::string(isa_level_name(needs)) +
                    ", and glibc ran its variant for this CPU's AVX-512; to compare with glibc's " +
                    std::string(isa_level_name(needs)) +
                    " variant, run again with GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ" +
-                   (needs == IsaLevel::kSSE2 ? ",-AVX2,-AVX_Fast_Unaligned_Load,-ERMS" : "") + "\n";
-      else if (needs == IsaLevel::kSSE2 && o.cpu.features().has(Feature::kAVX2) && !(tunables && *tunables))
+                   (needs == IsaLevel::kSSE2 ? ",-AVX2,-AVX_Fast_Unaligned_Load" : "") + "\n";
+      else if (needs == IsaLevel::kSSE2 && glibc_sees.has(Feature::kAVX2) && !(tunables && *tunables))
         caption += "Note: the routine needs sse2, and glibc ran its variant for this CPU's AVX2; to compare with "
-                   "glibc's SSE2 variant, run again with GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2,-AVX_Fast_Unaligned_Load,"
-                   "-ERMS\n";
+                   "glibc's SSE2 variant, run again with GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2,-AVX_Fast_Unaligned_Load\n";
       std::cout << format_patch_table(points, caption, e->operation == Operation::kFill) << std::flush;
       out.entries.push_back(*e);
       continue;

@@ -146,11 +146,12 @@ void require_bits(std::ostringstream& o, std::uint32_t mask, const char* reg, co
 /// archive.
 /// Every function has unwind information (.cfi_*: an .eh_frame entry), so that a debugger, a
 /// profiler's unwinder or backtrace() can walk through it, as through glibc's string functions.
+/// `header`: lines already safe inside a C comment (each field through comment_safe).
 std::string guard_asm(const GuardSpec& g, const std::string& signature, const std::string& header) {
   std::ostringstream o;
   o << "/* copysynth-tuned: the CPU guard of the exported routines.\n"
     << "   The guard accepts " << comment_safe(signature) << ".\n"
-    << comment_safe(header) << "*/\n\n";
+    << header << "*/\n\n";
   o << "\t.text\n"
        "\t.p2align 4\n"
        "/* int copysynth_tuned_active(void): 1 when this CPU is the one the routines were tuned for\n"
@@ -253,7 +254,7 @@ std::string entry_asm(Operation op, bool chk, const std::string& header) {
   const std::string sym = chk ? "__" + c + "_chk" : c;
   std::ostringstream o;
   o << "/* copysynth-tuned: the exported " << sym << " (the guard is in guard.S).\n"
-    << comment_safe(header) << "*/\n\n"
+    << header << "*/\n\n"
     << "\t.text\n"
     << "\t.hidden " << tuned << ", " << base << ", __copysynth_decide, __copysynth_cpu_state\n"
     << "\t.p2align 4\n"
@@ -754,8 +755,9 @@ Result<LibraryResult> write_tuned_library(const Wisdom& w, const LibraryOptions&
     return make_error(ErrorCode::kInvalidArgument, "cannot write in " + opt.dir + " (" + ec.message() + ")");
   auto flavor = asm_flavor("plain");
   if (!flavor) return flavor.error();
-  const std::string header_lines = "   Wisdom: " + opt.wisdom_path + ", tuned on " + w.cpu_signature + ".\n   Command: " +
-                                   opt.command + "\n";
+  // Each field made comment-safe as one line (comment_safe): the lines are the writer's own.
+  const std::string header_lines = "   Wisdom: " + comment_safe(opt.wisdom_path) + ", tuned on " +
+                                   comment_safe(w.cpu_signature) + ".\n   Command: " + comment_safe(opt.command) + "\n";
   std::vector<std::string> sources;
   for (const auto& r : routines) {
     AsmOptions ao;
@@ -990,16 +992,26 @@ Result<AsmFileResult> write_asm_file(const Wisdom& w, const WisdomEntry& entry, 
     // An earlier .S copysynth wrote (check_asm_destination lets only such a file be replaced) that
     // holds other text, perhaps edits of the user's (the linux flavour's header asks for an
     // EXPORT_SYMBOL line): kept as PATH.bak, as --emit keeps a wisdom file it cannot merge.
+    // Lines that change from run to run without anyone editing the file (the command line, the
+    // host it was verified on) do not count: a rerun with -q, or on another host, is no edit.
+    const auto edited_text = [](const std::string& t) {
+      std::string out;
+      std::istringstream in(t);
+      for (std::string l; std::getline(in, l);)
+        if (l.rfind(" * Command: ", 0) != 0 && l.rfind(" * Verified: ", 0) != 0) out += l + "\n";
+      return out;
+    };
     std::error_code ec;
     if (std::filesystem::is_regular_file(opt.path, ec)) {
       std::ifstream in(opt.path, std::ios::binary);
       const std::string old((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      if (!in.bad() && old != text->text) {
+      if (in && edited_text(old) != edited_text(text->text)) {
+        // Written from memory, whole or not at all (a copy cut short by a full disk was left).
         const std::string bak = free_backup_name(opt.path);
-        if (!std::filesystem::copy_file(opt.path, bak, ec) || ec)
+        if (auto st = write_file_replacing(bak, old, ".S file's backup", ErrorCode::kSystem); !st)
           return make_error(ErrorCode::kSystem, "--emit-asm " + opt.path + " holds other text than this run writes, " +
-                                                    "and it could not be kept as " + bak + " (" + ec.message() +
-                                                    "): nothing was written; move it away first");
+                                                    "and it could not be kept: " + st.error().message +
+                                                    "; nothing was written: move it away first");
         res.backup = bak;
       }
     }

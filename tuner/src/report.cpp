@@ -612,9 +612,6 @@ std::string format_patch_table(const std::vector<MeasuredPoint>& points, const s
     if (fill)
       std::snprintf(al, sizeof al, "%u", p.dst_align);
     else
-      if (fill)
-      std::snprintf(al, sizeof al, "%u", p.dst_align);
-    else
       std::snprintf(al, sizeof al, "%u/%u", p.src_align, p.dst_align);
     snprintf_c(sp, sizeof sp, "%.2fx", p.baseline_ns / p.tuned_ns);
     rows.push_back({p.label.empty() ? size_label(p.size) : p.label, p.label.empty() ? al : "-", ns(p.baseline_ns),

@@ -831,7 +831,9 @@ Status check_verify_options(const VerifyOptions& opt) {
   if (opt.overlap_dense > 4096)
     return refuse("overlap_dense " + std::to_string(opt.overlap_dense) +
                   " is above 4096 (every length up to it is checked with every distance)");
-  if (opt.overlap_stride == 0) return refuse("overlap_stride is 0 (at least 1: every k-th distance)");
+  if (opt.overlap_stride == 0 || opt.overlap_stride > 4096)
+    return refuse("overlap_stride " + std::to_string(opt.overlap_stride) +
+                  " is not from 1 to 4096 (every k-th distance; 0 never ends)");
   return {};
 }
 

@@ -84,8 +84,8 @@ copysynth_clear_page_fn copysynth_get_clear_page(void);
 /* Loads wisdom written by `autotune --emit` (or a fleet file of `autotune --merge`) and installs
  * the routines tuned for this CPU: memcpy, memmove, fill and clear_page, those the file has. path
  * NULL: the file named by the environment variable COPYSYNTH_WISDOM (COPYSYNTH_INVALID_ARGUMENT
- * when it is not set or empty, and in a set-user-ID or set-group-ID program, where it is read
- * with secure_getenv as the LD_PRELOAD shim reads it). An empty path ("") is COPYSYNTH_INVALID_ARGUMENT, not NULL. Only
+ * when it is not set or empty, and in a program run with privileges, set-user-ID, set-group-ID
+ * or with file capabilities, where it is read with secure_getenv as the LD_PRELOAD shim reads it). An empty path ("") is COPYSYNTH_INVALID_ARGUMENT, not NULL. Only
  * a regular file of at most 64 MiB is read (a directory, FIFO or device is COPYSYNTH_WISDOM_IO,
  * unread). Start-up verification costs a few ms (VerifyOptions::startup()). On error nothing
  * changes. */

@@ -87,11 +87,11 @@ struct AsmText {
 /// bug: report the params).
 Result<AsmText> write_asm(const CopyPlan& plan, const AsmFlavor& flavor, const AsmOptions& opt);
 
-/// `s` made safe inside a C comment: control characters but newline and tab written in caret
-/// notation (CR as ^M: the preprocessor takes a lone CR for a newline), every `*/` (which would
-/// end it) written `* /`, and a space put after every newline that follows a backslash or `??/`
-/// (the preprocessor joins the two lines before it looks for `*/`, so `*\` newline `/` would end
-/// it too). write_asm()
+/// `s` made safe as one line inside a C comment: control characters but tab written in caret
+/// notation (newline as ^J, CR as ^M: the preprocessor takes a lone CR for a newline, and a
+/// backslash before a line break joins the lines, so `*\` CR `/` would end the comment; a
+/// newline would start a header line of its own) and every `*/` (which would end it) written
+/// `* /`. write_asm()
 /// passes its header lines and notes through it; other writers of comments in .S files do too.
 std::string comment_safe(std::string s);
 

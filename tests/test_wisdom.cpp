@@ -1417,6 +1417,10 @@ TEST_CASE("free_backup_name: PATH.bak, then PATH.bak.1, .2, ...") {
   CHECK(free_backup_name(path) == path + ".bak.1");
   write_file(path + ".bak.1", "x");
   CHECK(free_backup_name(path) == path + ".bak.2");
+  // A dangling symbolic link holds its name: written through, it would create the file it names.
+  std::filesystem::create_symlink(dir.path + "/elsewhere", path + ".bak.2");
+  CHECK(free_backup_name(path) == path + ".bak.3");
+  CHECK_FALSE(std::filesystem::exists(dir.path + "/elsewhere"));
 }
 
 // Regression: `autotune --emit /dev/null` as root moved /dev/null aside to /dev/null.bak and

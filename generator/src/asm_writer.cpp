@@ -6,6 +6,7 @@
 // disp8*N). Zydis 4.x (Debian libzydis-dev) decodes and formats: the decoder API is the one
 // verify/src/static_check.cpp uses, the formatter runs in ZYDIS_FORMATTER_STYLE_ATT.
 #include "copysynth/asm_writer.hpp"
+#include "copysynth/c_format.hpp"
 
 #include <Zydis/Zydis.h>
 
@@ -587,19 +588,31 @@ std::string comment_safe(std::string s) {
   // header lines of its own (a second "Command:"): hostile-user and review findings. With no
   // line break left in the text, a backslash (or ??/) can join only the writer's own next line,
   // which starts " *", so no `*/` forms.
+  // The C1 controls (U+0080..U+009F) and the bidirectional overrides and isolates (U+202A..U+202E,
+  // U+2066..U+2069: GCC's -Wbidi-chars, "Trojan source") in UTF-8 are written <U+XXXX>.
   std::string out;
   out.reserve(s.size());
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if ((u < 0x20 && c != '\t') || u == 0x7f) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto u = static_cast<unsigned char>(s[i]);
+    const auto at = [&](std::size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
+    if ((u < 0x20 && s[i] != '\t') || u == 0x7f) {
       out += '^';
       out += static_cast<char>(u ^ 0x40);
+    } else if (u == 0xc2 && at(1) >= 0x80 && at(1) <= 0x9f) {
+      out += format_c("<U+%04X>", at(1));
+      i += 1;
+    } else if (u == 0xe2 && ((at(1) == 0x80 && at(2) >= 0xaa && at(2) <= 0xae) ||
+                             (at(1) == 0x81 && at(2) >= 0xa6 && at(2) <= 0xa9))) {
+      out += format_c("<U+%04X>", 0x2000u | ((at(1) & 0x3fu) << 6) | (at(2) & 0x3fu));
+      i += 2;
     } else {
-      out += c;
+      out += s[i];
     }
   }
   s = std::move(out);
+  // `*/` would end the comment, `/*` makes clang's -Wcomment warn (an error under -Werror).
   for (std::size_t at = s.find("*/"); at != std::string::npos; at = s.find("*/", at)) s.replace(at, 2, "* /");
+  for (std::size_t at = s.find("/*"); at != std::string::npos; at = s.find("/*", at)) s.replace(at, 2, "/ *");
   return s;
 }
 

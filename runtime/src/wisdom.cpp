@@ -996,7 +996,12 @@ Fleet merge_fleets(const std::vector<Fleet>& inputs, std::vector<std::string>* n
 std::string free_backup_name(const std::string& path) {
   std::error_code ec;
   std::string bak = path + ".bak";
-  for (int i = 1; std::filesystem::exists(bak, ec); ++i) bak = path + ".bak." + std::to_string(i);
+  // symlink_status: a name held by a symbolic link is taken even when the link dangles (written
+  // through, it would create the file the link names: a hostile-user finding).
+  const auto taken = [&](const std::string& p) {
+    return std::filesystem::symlink_status(p, ec).type() != std::filesystem::file_type::not_found;
+  };
+  for (int i = 1; taken(bak); ++i) bak = path + ".bak." + std::to_string(i);
   return bak;
 }
 

@@ -413,11 +413,13 @@ std::string readme(const Wisdom& w, const LibraryOptions& opt, const std::string
                    const std::vector<LibRoutine>& routines, const std::vector<std::string>& exported) {
   std::ostringstream o;
   o << "libcopysynth-tuned: memcpy routines tuned by copysynth " << COPYSYNTH_VERSION << "\n\n"
-    << "Tuned on:  " << (w.cpu_brand.empty() ? w.cpu_vendor : w.cpu_brand) << "\n"
-    << "CPU:       " << w.cpu_signature << " (vendor-family-model:features)\n"
-    << "Runs them: " << guard << "\n"
-    << "Wisdom:    " << opt.wisdom_path << " (" << w.created << ")\n"
-    << "Command:   " << opt.command << "\n\n"
+    // The wisdom's and the command line's text as one line each (comment_safe's caret notation):
+    // a newline in a brand wrote a "Command:" line of its own here.
+    << "Tuned on:  " << comment_safe(w.cpu_brand.empty() ? w.cpu_vendor : w.cpu_brand) << "\n"
+    << "CPU:       " << comment_safe(w.cpu_signature) << " (vendor-family-model:features)\n"
+    << "Runs them: " << comment_safe(guard) << "\n"
+    << "Wisdom:    " << comment_safe(opt.wisdom_path) << " (" << comment_safe(w.created) << ")\n"
+    << "Command:   " << comment_safe(opt.command) << "\n\n"
     << "Routines (each passed copysynth's full conformance suite on the tuning host; the code in\n"
     << "these files was read back after linking and is byte for byte the verified code):\n";
   for (const auto& r : routines)
@@ -871,6 +873,11 @@ Status check_asm_destination(const std::string& path, const std::string& wisdom_
     std::string first;
     if (fs::is_regular_file(path, ec)) {  // a FIFO's open() would block: only regular files are read
       std::ifstream in(path);
+      if (!in)
+        return make_error(ErrorCode::kInvalidArgument, "--emit-asm " + path + " exists and cannot be read (" +
+                                                           std::strerror(errno) +
+                                                           "), so whether copysynth wrote it is not known; not "
+                                                           "overwriting it: remove it or pick another name");
       std::getline(in, first);
     }
     if (first.find("written by copysynth") == std::string::npos)

@@ -1,5 +1,6 @@
 // copysynth — performance report (see report.hpp).
 #include "copysynth/report.hpp"
+#include "copysynth/workload.hpp"
 
 #include <immintrin.h>
 #include <sys/mman.h>
@@ -827,9 +828,19 @@ Result<ReportResult> run_report(const Routine& tuned, const Workload& w, const R
   if (!sections.distributions.empty()) {
     const ReportTable& d =
         res.distributions.emplace(report_distributions(tuned, sections.distributions, opt, /*with_cold=*/true));
-    out("\nproduction size distributions, ns per call (lower is better; cold: each call's lines in none of the "
-        "caches, calls spread over 256 MiB):\n" +
-        d.format());
+    if (d.rows.empty()) {
+      // A binary moved out of its tree found none: the section printed its header and no row, and
+      // the targets read as if none applied (a hostile-user finding).
+      std::string dirs;
+      for (const auto& dir : data_dirs()) dirs += (dirs.empty() ? "" : ", ") + dir;
+      out("\nproduction size distributions: none of them was found (looked in " + dirs +
+          "), so this section and its targets are left out; set COPYSYNTH_DATA_DIR to the size-distributions "
+          "folder (data/size-distributions of the source tree)\n");
+    } else {
+      out("\nproduction size distributions, ns per call (lower is better; cold: each call's lines in none of the "
+          "caches, calls spread over 256 MiB):\n" +
+          d.format());
+    }
   }
   if (sections.replay) {
     ReportTable& d = res.distributions.emplace(report_replays(tuned, {w}, opt));

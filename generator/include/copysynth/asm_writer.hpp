@@ -90,8 +90,9 @@ Result<AsmText> write_asm(const CopyPlan& plan, const AsmFlavor& flavor, const A
 /// `s` made safe as one line inside a C comment: control characters but tab written in caret
 /// notation (newline as ^J, CR as ^M: the preprocessor takes a lone CR for a newline, and a
 /// backslash before a line break joins the lines, so `*\` CR `/` would end the comment; a
-/// newline would start a header line of its own) and every `*/` (which would end it) written
-/// `* /`. write_asm()
+/// newline would start a header line of its own), the C1 controls and the bidirectional
+/// overrides and isolates in UTF-8 as <U+XXXX>, every `*/` (which would end it) written `* /`
+/// and every `/*` (clang's -Wcomment) `/ *`. write_asm()
 /// passes its header lines and notes through it; other writers of comments in .S files do too.
 std::string comment_safe(std::string s);
 

@@ -196,8 +196,8 @@ VerifyReport verify_clear_page(ClearPageFn fn, const VerifyOptions& opt = {});
 VerifyReport verify_huge(const Routine& r, const VerifyOptions& opt = {});
 
 /// Fields that would make a verification never end, or take memory or time without bound, are
-/// refused, with what to change: kInvalidArgument when dense_max > 1 MiB (every length up to it,
-/// and up to max_size, is checked), edge_radius > 1 MiB, random_sizes > 65536, large_pairs > 4096
+/// refused, with what to change: kInvalidArgument when dense_max > 64 KiB (every length up to it,
+/// and up to max_size, is checked), edge_radius > 64 KiB, random_sizes > 65536, large_pairs > 4096
 /// (there are 64 x 64 offset pairs), overlap_dense > 4096 (every length up to it with every
 /// distance) or overlap_stride outside 1..4096 (0 never ends). Each field is checked alone: large
 /// values of several together can still take hours. The defaults, startup() and quick() pass.

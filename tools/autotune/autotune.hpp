@@ -105,7 +105,8 @@ std::string utc_now();
 /// A command line as a POSIX shell takes it back: an argument that is empty or holds a byte other
 /// than ASCII letters, digits and `_@%+=:,./-` in single quotes, a `'` in it as `'\''`,
 /// and a `*/` in it as `*''/` (the same argument to a shell), so that the line can stand in a
-/// C comment (.S headers) as it is. An argument with a control character (CR, newline, ...) in
+/// C comment (.S headers); comment_safe still writes a `/*`, a C1 control or a bidirectional
+/// override in it otherwise there, so such an argument does not paste back. An argument with a control character (CR, newline, ...) in
 /// bash's $'...' instead (`\r`, `\n`, `\NNN` in octal; `*/` as `*\057`): one line of text that
 /// bash, zsh and ksh take back (not dash).
 std::string shell_line(int argc, char** argv);

@@ -136,8 +136,9 @@ struct AsmFileResult {
   bool executed = false;              ///< the conformance suite ran here (else static checks alone)
   std::size_t instructions = 0;       ///< instructions written (padding excluded)
   std::size_t code_bytes = 0;         ///< bytes of code it assembles to: exactly the JIT routine's
-  std::string backup;                 ///< where the earlier file at `path` was kept (PATH.bak), when
-                                      ///< it held other text; empty otherwise
+  std::string backup;                 ///< where the earlier file at `path` was kept (PATH.bak, or
+                                      ///< PATH.bak.N when that is taken), when it held other text
+                                      ///< than the Command and Verified lines; empty otherwise
   std::vector<std::string> warnings;  ///< what a user of the file should know (e.g. the linux
                                       ///< flavour with vector registers), one sentence each
 };

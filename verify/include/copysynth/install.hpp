@@ -13,8 +13,9 @@
 // fork(): the registry's lock (install, install_all, uninstall, installed_name) is taken around
 // every fork() (pthread_atfork) and released on both sides, so a child forked while another
 // thread held it can install and ask. So a fork() from a signal handler that interrupted one of
-// those calls in the same thread, or from a pthread_atfork prepare handler registered before
-// copysynth's, waits for ever; the copies themselves (the slots) take no lock.
+// those calls in the same thread waits for ever, and so does a pthread_atfork handler (prepare,
+// parent or child) registered before copysynth's that calls one of them: it runs while
+// copysynth's handler holds the lock. The copies themselves (the slots) take no lock.
 #pragma once
 
 #include <cstddef>

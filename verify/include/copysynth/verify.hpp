@@ -197,7 +197,7 @@ VerifyReport verify_huge(const Routine& r, const VerifyOptions& opt = {});
 
 /// Fields that would make a verification never end, or take memory or time without bound, are
 /// refused, with what to change: kInvalidArgument when dense_max > 64 KiB (every length up to it,
-/// and up to max_size, is checked), edge_radius > 64 KiB, random_sizes > 65536, large_pairs > 4096
+/// or up to max_size where that is lower, is checked), edge_radius > 64 KiB, random_sizes > 65536, large_pairs > 4096
 /// (there are 64 x 64 offset pairs), overlap_dense > 4096 (every length up to it with every
 /// distance) or overlap_stride outside 1..4096 (0 never ends). Each field is checked alone: large
 /// values of several together can still take hours. The defaults, startup() and quick() pass.
@@ -219,7 +219,7 @@ Status check_routine(const Routine& r, const VerifyOptions& opt = {});
 /// verification without memory on its own, tune() in tuner.hpp): kSystem "SUBJECT could not be verified:
 /// WHAT (kVerifyNoMemory)TAIL" when rep.out_of_memory (the harness could not map its test buffers
 /// or allocate its own tables, so the routine was not checked), kInvalidArgument "SUBJECT could
-/// not be verified: WHAT" when rep.invalid_options, else kVerifyFailed "SUBJECT failed verification: SUMMARY TAIL"
+/// not be verified: WHAT TAIL" when rep.invalid_options, else kVerifyFailed "SUBJECT failed verification: SUMMARY TAIL"
 /// (VerifyReport::summary()). An empty Status when rep.ok().
 Status verification_error(const VerifyReport& rep, const std::string& subject, const std::string& tail = {});
 

@@ -179,6 +179,12 @@ Status validate_domains(const CopyParams& p) {
   return result;
 }
 
+IsaLevel lowest_isa_level(const CopyParams& p) {
+  for (IsaLevel l : {IsaLevel::kSSE2, IsaLevel::kAVX2})
+    if (validate(p, IsaFeatures::for_level(l)).ok()) return l;
+  return IsaLevel::kAVX512;
+}
+
 Status validate(const CopyParams& p, const IsaFeatures& target) {
   COPYSYNTH_TRY(validate_domains(p));
   const bool stores_only = p.operation.value == Operation::kFill || p.operation.value == Operation::kClearPage;

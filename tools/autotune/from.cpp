@@ -187,11 +187,7 @@ int run_from(const Options& o) {
       // glibc runs the variant its ifunc picks for this CPU (or GLIBC_TUNABLES): a routine for a
       // lower ISA level than this CPU's is compared with glibc's variant for the higher one, unless
       // the user caps glibc as well; the caption says which, and how (a hostile-user finding).
-      IsaLevel needs = IsaLevel::kSSE2;
-      for (IsaLevel l : {IsaLevel::kSSE2, IsaLevel::kAVX2, IsaLevel::kAVX512}) {
-        needs = l;
-        if (validate(r->params(), IsaFeatures::for_level(l)).ok()) break;
-      }
+      const IsaLevel needs = lowest_isa_level(r->params());
       const char* tunables = std::getenv("GLIBC_TUNABLES");
       std::string caption = std::string(name_of(e->operation)) + " on " + o.cpu.brand() + ": old = " +
                             baseline_name(e->operation) + " (glibc " + gnu_get_libc_version() +

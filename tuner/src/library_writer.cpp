@@ -928,10 +928,7 @@ Result<AsmFileResult> write_asm_file(const Wisdom& w, const WisdomEntry& entry, 
                                                         name + " --emit FILE");
     }
   } else {
-    for (IsaLevel l : {IsaLevel::kSSE2, IsaLevel::kAVX2, IsaLevel::kAVX512}) {
-      level = l;
-      if (validate(plan.params, IsaFeatures::for_level(l)).ok()) break;
-    }
+    level = lowest_isa_level(plan.params);
   }
   const IsaFeatures target = IsaFeatures::for_level(level);
   auto bytes = assemble(plan);

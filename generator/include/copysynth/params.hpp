@@ -496,6 +496,11 @@ struct CopyParams {
 /// kUnsupportedIsa names the missing feature and the widths the target allows.
 Status validate(const CopyParams& p, const IsaFeatures& target);
 
+/// The lowest ISA level (sse2, avx2, avx512) whose features validate() accepts `p` on: what a
+/// routine of these params needs at least (the .S writer's default --target, the patch table's
+/// comparison with glibc's variant). kAVX512 for params no level accepts (validate() says why).
+IsaLevel lowest_isa_level(const CopyParams& p);
+
 /// Checks only the domains (no ISA check). Same errors as validate().
 Status validate_domains(const CopyParams& p);
 
